@@ -1,0 +1,37 @@
+import { type LogLevel } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { SwaggerModule } from '@nestjs/swagger';
+import { AppModule } from './app.module.js';
+import { loadConfig, type AppConfig } from './config/app-config.js';
+import { LOG_LEVELS } from './config/environment.js';
+import { ProblemDetailsFilter } from './common/problem-details.filter.js';
+import { buildOpenApiDocument } from './openapi/openapi-document.js';
+
+export interface CreateAppOptions {
+  readonly config?: AppConfig;
+  readonly logger?: false;
+}
+
+/** Builds the application exactly as `main` serves it; tests and scripts use this too. */
+export async function createApp(options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
+  const config = options.config ?? loadConfig(process.env);
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot(config),
+    new FastifyAdapter({ routerOptions: { maxParamLength: 200 } }),
+    { logger: options.logger ?? levelsFrom(config.logLevel), abortOnError: false },
+  );
+  app.useGlobalFilters(new ProblemDetailsFilter());
+  app.enableShutdownHooks();
+  const document = buildOpenApiDocument(app);
+  SwaggerModule.setup('docs', app, document, {
+    jsonDocumentUrl: 'openapi.json',
+    yamlDocumentUrl: 'openapi.yaml',
+  });
+  return app;
+}
+
+function levelsFrom(level: AppConfig['logLevel']): LogLevel[] {
+  return LOG_LEVELS.slice(0, LOG_LEVELS.indexOf(level) + 1);
+}
+

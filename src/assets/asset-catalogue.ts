@@ -1,0 +1,20 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { DEFAULT_CATALOGUE } from './default-catalogue.js';
+
+/** The symbols this service sells, all quoted in USD. */
+@Injectable()
+export class AssetCatalogue {
+  readonly symbols: readonly string[];
+  private readonly known: ReadonlySet<string>;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    this.symbols = config.assets ?? DEFAULT_CATALOGUE;
+    this.known = new Set(this.symbols);
+  }
+
+  /** `symbol` must already be upper-case. */
+  has(symbol: string): boolean {
+    return this.known.has(symbol);
+  }
+}

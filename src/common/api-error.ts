@@ -1,0 +1,39 @@
+/** Stable machine codes of every error the API answers with (the `code` member). */
+export enum ErrorCode {
+  InvalidSymbol = 'invalid_symbol',
+  InvalidSymbolList = 'invalid_symbol_list',
+  UnknownSymbol = 'unknown_symbol',
+  PriceUnavailable = 'price_unavailable',
+  RouteNotFound = 'route_not_found',
+  BadRequest = 'bad_request',
+  MethodNotAllowed = 'method_not_allowed',
+  InternalError = 'internal_error',
+}
+
+/** The HTTP status each code is answered with; services never speak HTTP themselves. */
+export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
+  [ErrorCode.InvalidSymbol]: 400,
+  [ErrorCode.InvalidSymbolList]: 400,
+  [ErrorCode.UnknownSymbol]: 404,
+  [ErrorCode.PriceUnavailable]: 503,
+  [ErrorCode.RouteNotFound]: 404,
+  [ErrorCode.BadRequest]: 400,
+  [ErrorCode.MethodNotAllowed]: 405,
+  [ErrorCode.InternalError]: 500,
+};
+
+/** A domain error: a stable code, a sentence for the client, and optional response headers. */
+export class ApiError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(detail);
+    this.name = 'ApiError';
+  }
+
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+}

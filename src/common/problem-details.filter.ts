@@ -1,0 +1,60 @@
+import {
+  Catch,
+  HttpException,
+  HttpStatus,
+  Logger,
+  type ArgumentsHost,
+  type ExceptionFilter,
+} from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, ErrorCode } from './api-error.js';
+import { PROBLEM_CONTENT_TYPE, problem, type ProblemDetails } from './problem-details.js';
+
+/**
+ * The one place errors become HTTP: domain ApiErrors keep their code, Nest's HTTP exceptions
+ * are mapped by status, anything else is a logged 500 that reveals nothing internal.
+ */
+@Catch()
+export class ProblemDetailsFilter implements ExceptionFilter {
+  private readonly logger = new Logger(ProblemDetailsFilter.name);
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const request = http.getRequest<FastifyRequest>();
+    const reply = http.getResponse<FastifyReply>();
+    const instance = request.url.split('?')[0];
+
+    if (exception instanceof ApiError) {
+      for (const [name, value] of Object.entries(exception.headers)) void reply.header(name, value);
+      this.send(reply, problem(exception.status, exception.code, exception.detail, instance));
+      return;
+    }
+    if (exception instanceof HttpException) {
+      this.send(reply, fromHttpException(exception, instance));
+      return;
+    }
+    this.logger.error(
+      `Unhandled error on ${request.method} ${instance}`,
+      exception instanceof Error ? exception.stack : String(exception),
+    );
+    this.send(reply, problem(500, ErrorCode.InternalError, 'The server failed to answer.', instance));
+  }
+
+  private send(reply: FastifyReply, body: ProblemDetails): void {
+    void reply.status(body.status).header('content-type', PROBLEM_CONTENT_TYPE).send(body);
+  }
+}
+
+function fromHttpException(exception: HttpException, instance: string | undefined): ProblemDetails {
+  const status = exception.getStatus();
+  const code =
+    status === HttpStatus.NOT_FOUND
+      ? ErrorCode.RouteNotFound
+      : status === HttpStatus.METHOD_NOT_ALLOWED
+        ? ErrorCode.MethodNotAllowed
+        : status >= 500
+          ? ErrorCode.InternalError
+          : ErrorCode.BadRequest;
+  const detail = status >= 500 ? 'The server failed to answer.' : exception.message;
+  return problem(status, code, detail, instance);
+}

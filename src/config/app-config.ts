@@ -1,0 +1,144 @@
+import { isURL, validateSync } from 'class-validator';
+import { BUILT_IN_VENUE_IDS } from '../markets/venues.js';
+import { EnvironmentVariables, type LogLevelName } from './environment.js';
+
+/** The typed configuration every other module reads; built once from the environment. */
+export interface AppConfig {
+  readonly http: { readonly port: number; readonly host: string };
+  readonly logLevel: LogLevelName;
+  readonly markets: {
+    readonly enabled: readonly string[];
+    readonly baseUrls: Readonly<Record<string, string>>;
+    readonly timeoutMs: number;
+  };
+  /** Symbols to sell instead of the default catalogue; undefined means the default. */
+  readonly assets: readonly string[] | undefined;
+  readonly pricing: {
+    readonly refreshMs: number;
+    readonly staleMs: number;
+    readonly minSources: number;
+    readonly maxDeviation: number;
+  };
+}
+
+export const APP_CONFIG = Symbol('AppConfig');
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const INTEGER = /^[+-]?\d+$/;
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)$/;
+
+/** Builds and validates the configuration; throws a ConfigError naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined>): AppConfig {
+  const variables = readEnvironment(env);
+  const problems = validateSync(variables).flatMap((error) =>
+    Object.values(error.constraints ?? {}).map((message) => `${message} (got "${String(error.value)}")`),
+  );
+  const markets = parseMarkets(variables.MARKETS, problems);
+  const baseUrls = parseMarketUrls(env, problems);
+  const assets = variables.ASSETS === undefined ? undefined : parseAssets(variables.ASSETS, problems);
+  if (variables.PRICE_STALE_MS <= variables.PRICE_REFRESH_MS) {
+    problems.push('PRICE_STALE_MS must be greater than PRICE_REFRESH_MS');
+  }
+  if (variables.PRICE_MIN_SOURCES > markets.length && markets.length > 0) {
+    problems.push(
+      `PRICE_MIN_SOURCES (${variables.PRICE_MIN_SOURCES}) cannot exceed the number of enabled MARKETS (${markets.length})`,
+    );
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  return {
+    http: { port: variables.PORT, host: variables.HOST },
+    logLevel: variables.LOG_LEVEL,
+    markets: {
+      enabled: markets,
+      baseUrls,
+      timeoutMs: variables.MARKET_TIMEOUT_MS,
+    },
+    assets,
+    pricing: {
+      refreshMs: variables.PRICE_REFRESH_MS,
+      staleMs: variables.PRICE_STALE_MS,
+      minSources: variables.PRICE_MIN_SOURCES,
+      maxDeviation: variables.PRICE_MAX_DEVIATION,
+    },
+  };
+}
+
+/** Copies set variables onto the defaults, turning numeric ones into numbers (NaN when malformed). */
+function readEnvironment(env: Record<string, string | undefined>): EnvironmentVariables {
+  const variables = new EnvironmentVariables();
+  const target = variables as unknown as Record<string, unknown>;
+  for (const key of environmentKeys()) {
+    const raw = env[key]?.trim();
+    if (raw === undefined || raw === '') continue;
+    const fallback = target[key];
+    if (typeof fallback === 'number') {
+      const pattern = Number.isInteger(fallback) ? INTEGER : DECIMAL;
+      target[key] = pattern.test(raw) ? Number(raw) : Number.NaN;
+    } else {
+      target[key] = raw;
+    }
+  }
+  return variables;
+}
+
+function environmentKeys(): string[] {
+  return [...new Set([...Object.keys(new EnvironmentVariables()), 'MARKETS', 'ASSETS'])];
+}
+
+export function marketUrlVariable(id: string): string {
+  return `MARKET_${id.toUpperCase()}_URL`;
+}
+
+function parseMarkets(value: string | undefined, problems: string[]): string[] {
+  if (value === undefined) return [...BUILT_IN_VENUE_IDS];
+  const ids = splitList(value).map((id) => id.toLowerCase());
+  const unknown = ids.filter((id) => !BUILT_IN_VENUE_IDS.includes(id));
+  if (unknown.length > 0) {
+    problems.push(
+      `MARKETS names unknown venue(s) ${unknown.join(', ')}; known: ${BUILT_IN_VENUE_IDS.join(', ')}`,
+    );
+  }
+  if (new Set(ids).size !== ids.length) problems.push('MARKETS lists a venue twice');
+  return ids.filter((id) => BUILT_IN_VENUE_IDS.includes(id));
+}
+
+const URL_OPTIONS = { require_tld: false, require_protocol: true, protocols: ['http', 'https'] };
+
+/** Reads MARKET_<ID>_URL for every built-in venue: a base URL replacing the venue's scheme and host. */
+function parseMarketUrls(
+  env: Record<string, string | undefined>,
+  problems: string[],
+): Record<string, string> {
+  const urls: Record<string, string> = {};
+  for (const id of BUILT_IN_VENUE_IDS) {
+    const variable = marketUrlVariable(id);
+    const url = env[variable]?.trim();
+    if (url === undefined || url === '') continue;
+    if (isURL(url, URL_OPTIONS)) urls[id] = url.replace(/\/+$/, '');
+    else problems.push(`${variable} must be an http(s) URL (got "${url}")`);
+  }
+  return urls;
+}
+
+const SYMBOL = /^[A-Z0-9]{1,15}$/;
+
+function parseAssets(value: string, problems: string[]): string[] {
+  const symbols = splitList(value).map((symbol) => symbol.toUpperCase());
+  const malformed = symbols.filter((symbol) => !SYMBOL.test(symbol));
+  if (malformed.length > 0) {
+    problems.push(`ASSETS has malformed symbol(s) ${malformed.join(', ')}; use letters and digits`);
+  }
+  if (new Set(symbols).size !== symbols.length) problems.push('ASSETS lists a symbol twice');
+  return symbols;
+}
+
+function splitList(value: string): string[] {
+  return value.split(',').map((item) => item.trim());
+}

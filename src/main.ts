@@ -1,0 +1,17 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { createApp } from './app.js';
+import { APP_CONFIG, ConfigError, type AppConfig } from './config/app-config.js';
+
+async function bootstrap(): Promise<void> {
+  const app = await createApp();
+  const { http } = app.get<AppConfig>(APP_CONFIG);
+  await app.listen(http.port, http.host);
+  Logger.log(`Serving on ${await app.getUrl()} (docs at /docs, OpenAPI at /openapi.json)`, 'Main');
+}
+
+bootstrap().catch((error: unknown) => {
+  if (error instanceof ConfigError) console.error(error.message);
+  else console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,25 @@
+/** Currencies a venue may quote an asset in; USDT and USDC are converted to USD downstream. */
+export type QuoteCurrency = 'USD' | 'USDT' | 'USDC';
+
+/** One venue's observation of one instrument, already in our symbol naming. */
+export interface RawQuote {
+  readonly source: string;
+  /** Base asset in the catalogue's naming (`BTC`, not `XBT`). */
+  readonly symbol: string;
+  readonly quote: QuoteCurrency;
+  /** Last traded price in units of `quote`; finite and positive. */
+  readonly price: number;
+  /** 24 h traded volume in base units, when the venue reports it. */
+  readonly volume?: number;
+  /** Epoch milliseconds when the venue observed the price (or when we received it). */
+  readonly observedAt: number;
+}
+
+/** A market venue that can report many instruments in one call. */
+export interface PriceSource {
+  readonly id: string;
+  fetchQuotes(): Promise<RawQuote[]>;
+}
+
+/** Multi-provider token: every enabled PriceSource, in MARKETS order. */
+export const PRICE_SOURCES = Symbol('PriceSources');

@@ -1,0 +1,15 @@
+import { getVenueJson } from './venue-http.js';
+
+/** Where and how a source reaches its venue: the base URL (scheme + host) and the time-out. */
+export class VenueConnection {
+  constructor(
+    readonly baseUrl: string,
+    readonly timeoutMs: number,
+    readonly now: () => number = Date.now,
+  ) {}
+
+  /** GETs the venue's own path and query under the configured base URL. */
+  getJson(pathAndQuery: string): Promise<unknown> {
+    return getVenueJson(`${this.baseUrl}${pathAndQuery}`, { timeoutMs: this.timeoutMs });
+  }
+}

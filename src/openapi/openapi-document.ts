@@ -1,0 +1,27 @@
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+
+export const OPENAPI_VERSION = '3.1.0';
+export const API_VERSION = '1.0.0';
+
+/** Generates the OpenAPI document from the controllers; no traffic is served to build it. */
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setOpenAPIVersion(OPENAPI_VERSION)
+    .setTitle('x402 Crypto Price API')
+    .setDescription(
+      'Current cryptocurrency prices in USD, aggregated from several public market venues ' +
+        '(median of the venues that agree, stale and outlying quotes dropped). No accounts and no ' +
+        'API keys: each priced request is paid on its own with the x402 protocol, in USDC on Base. ' +
+        'Errors are application/problem+json (RFC 9457) with a stable `code`; requests that fail ' +
+        'validation or cannot be answered are never charged.',
+    )
+    .setVersion(API_VERSION)
+    .addTag('assets', 'What can be priced (free)')
+    .addTag('tickers', 'Prices, paid per request with x402')
+    .addTag('health', 'Liveness and readiness (free)')
+    .build();
+  return SwaggerModule.createDocument(app, config, {
+    operationIdFactory: (_controller, method) => method,
+  });
+}

@@ -1,0 +1,45 @@
+import { ApiError, ErrorCode } from '../common/api-error.js';
+
+export const SYMBOL_PATTERN = /^[A-Za-z0-9]{1,15}$/;
+export const MIN_LIST_SYMBOLS = 2;
+export const MAX_LIST_SYMBOLS = 5;
+
+/** A path symbol, case-insensitive, to its upper-case form; malformed input is a 400. */
+export function parseSymbol(raw: string): string {
+  if (!SYMBOL_PATTERN.test(raw)) {
+    throw new ApiError(
+      ErrorCode.InvalidSymbol,
+      `"${printable(raw)}" is not a symbol: use 1 to 15 letters or digits, such as BTC.`,
+    );
+  }
+  return raw.toUpperCase();
+}
+
+/** A comma-separated list of 2 to 5 distinct symbols, upper-cased, in the order given. */
+export function parseSymbolList(raw: string): string[] {
+  const items = raw.split(',');
+  const empty = items.findIndex((item) => item === '');
+  if (empty !== -1) {
+    throw new ApiError(
+      ErrorCode.InvalidSymbolList,
+      `Item ${empty + 1} of the symbol list is empty; separate symbols with single commas.`,
+    );
+  }
+  const symbols = items.map(parseSymbol);
+  if (symbols.length < MIN_LIST_SYMBOLS || symbols.length > MAX_LIST_SYMBOLS) {
+    throw new ApiError(
+      ErrorCode.InvalidSymbolList,
+      `Ask for ${MIN_LIST_SYMBOLS} to ${MAX_LIST_SYMBOLS} symbols; got ${symbols.length}.`,
+    );
+  }
+  const duplicate = symbols.find((symbol, index) => symbols.indexOf(symbol) !== index);
+  if (duplicate !== undefined) {
+    throw new ApiError(ErrorCode.InvalidSymbolList, `${duplicate} is listed more than once.`);
+  }
+  return symbols;
+}
+
+function printable(raw: string): string {
+  const clipped = raw.length > 32 ? `${raw.slice(0, 32)}…` : raw;
+  return clipped.replace(/[^\x20-\x7e]/g, '?');
+}

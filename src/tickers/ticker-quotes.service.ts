@@ -1,0 +1,79 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { isFresh, type PriceSnapshot } from '../aggregation/price-snapshot.js';
+import { SNAPSHOT_STORE, type SnapshotStore } from '../aggregation/snapshot-store.js';
+import { AssetCatalogue } from '../assets/asset-catalogue.js';
+import { ApiError, ErrorCode } from '../common/api-error.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+
+/** Which symbols a ticker request asks for. */
+export type TickerSelection =
+  | { readonly kind: 'one'; readonly symbol: string }
+  | { readonly kind: 'many'; readonly symbols: readonly string[] }
+  | { readonly kind: 'all' };
+
+/** The prices a request will be answered with, all from one snapshot. */
+export interface TickerQuotes {
+  readonly timestamp: string;
+  readonly prices: Record<string, number>;
+}
+
+/**
+ * Decides whether a ticker request can be answered (404 for unknown symbols, 503 when the
+ * snapshot has no fresh price) and picks the prices, reading only the snapshot store.
+ */
+@Injectable()
+export class TickerQuotesService {
+  constructor(
+    private readonly catalogue: AssetCatalogue,
+    @Inject(SNAPSHOT_STORE) private readonly store: SnapshotStore,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async quote(selection: TickerSelection): Promise<TickerQuotes> {
+    const symbols = this.requestedSymbols(selection);
+    const snapshot = await this.store.current();
+    const prices = this.freshPrices(snapshot, symbols);
+    if (snapshot === undefined) throw this.unavailable('No prices have been aggregated yet.');
+    if (selection.kind === 'all') {
+      if (prices.size * 2 < symbols.length) {
+        throw this.unavailable(`Only ${prices.size} of ${symbols.length} assets have a trustworthy price.`);
+      }
+    } else {
+      const missing = symbols.filter((symbol) => !prices.has(symbol));
+      if (missing.length > 0) {
+        throw this.unavailable(`No trustworthy price for ${missing.join(', ')} right now.`);
+      }
+    }
+    return { timestamp: new Date(snapshot.asOf).toISOString(), prices: Object.fromEntries(prices) };
+  }
+
+  private requestedSymbols(selection: TickerSelection): readonly string[] {
+    if (selection.kind === 'all') return this.catalogue.symbols;
+    const symbols = selection.kind === 'one' ? [selection.symbol] : selection.symbols;
+    const unknown = symbols.filter((symbol) => !this.catalogue.has(symbol));
+    if (unknown.length > 0) {
+      throw new ApiError(
+        ErrorCode.UnknownSymbol,
+        `${unknown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not supported; GET /v1/assets lists the supported symbols.`,
+      );
+    }
+    return symbols;
+  }
+
+  private freshPrices(snapshot: PriceSnapshot | undefined, symbols: readonly string[]): Map<string, number> {
+    const now = Date.now();
+    const prices = new Map<string, number>();
+    for (const symbol of symbols) {
+      const price = snapshot?.prices.get(symbol);
+      if (price !== undefined && isFresh(price, now, this.config.pricing.staleMs)) {
+        prices.set(symbol, price.price);
+      }
+    }
+    return prices;
+  }
+
+  private unavailable(detail: string): ApiError {
+    const retryAfter = Math.max(1, Math.ceil(this.config.pricing.refreshMs / 1000));
+    return new ApiError(ErrorCode.PriceUnavailable, detail, { 'retry-after': String(retryAfter) });
+  }
+}

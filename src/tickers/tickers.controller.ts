@@ -1,0 +1,76 @@
+import { Controller, Get, UseGuards } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiProblemResponses } from '../common/api-problem-responses.js';
+import { Paid } from '../payments/paid.decorator.js';
+import { MAX_LIST_SYMBOLS, MIN_LIST_SYMBOLS } from './symbols.js';
+import type { TickerQuotes } from './ticker-quotes.service.js';
+import { ResolvedQuotes, Selects, TickerRequestGuard } from './ticker-request.guard.js';
+import { TickerDto, TickersDto } from './tickers.dto.js';
+
+const UNAVAILABLE = 'No fresh, agreed price right now; retry after `Retry-After` seconds. Not charged.';
+
+@ApiTags('tickers')
+@Controller('v1')
+@UseGuards(TickerRequestGuard)
+export class TickersController {
+  @Get('ticker/:symbol')
+  @Selects('one')
+  @Paid('$0.002')
+  @ApiOperation({ operationId: 'getTicker', summary: 'Current USD price of one asset' })
+  @ApiParam({
+    name: 'symbol',
+    description: 'Asset symbol, case-insensitive.',
+    example: 'BTC',
+    schema: { type: 'string', minLength: 1, maxLength: 15, pattern: '^[A-Za-z0-9]+$' },
+  })
+  @ApiOkResponse({ type: TickerDto })
+  @ApiProblemResponses({
+    400: 'The symbol is malformed. Not charged.',
+    404: 'The symbol is not supported (see listAssets). Not charged.',
+    503: UNAVAILABLE,
+  })
+  getTicker(@ResolvedQuotes() quotes: TickerQuotes): TickerDto {
+    return { timestamp: quotes.timestamp, currency: 'USD', price: quotes.prices };
+  }
+
+  @Get('tickers/:symbols')
+  @Selects('many')
+  @Paid('$0.008')
+  @ApiOperation({
+    operationId: 'getTickers',
+    summary: `Current USD prices of ${MIN_LIST_SYMBOLS} to ${MAX_LIST_SYMBOLS} assets`,
+  })
+  @ApiParam({
+    name: 'symbols',
+    description: `${MIN_LIST_SYMBOLS} to ${MAX_LIST_SYMBOLS} distinct symbols, comma-separated, case-insensitive.`,
+    example: 'BTC,ETH,SOL',
+    schema: {
+      type: 'string',
+      minLength: 1,
+      pattern: '^[A-Za-z0-9]{1,15}(,[A-Za-z0-9]{1,15}){1,4}$',
+    },
+  })
+  @ApiOkResponse({ type: TickersDto })
+  @ApiProblemResponses({
+    400: 'An item is empty or malformed, the count is outside 2-5, or a symbol repeats. Not charged.',
+    404: 'A symbol is not supported (see listAssets). Not charged.',
+    503: UNAVAILABLE,
+  })
+  getTickers(@ResolvedQuotes() quotes: TickerQuotes): TickersDto {
+    return { timestamp: quotes.timestamp, currency: 'USD', prices: quotes.prices };
+  }
+
+  @Get('all-tickers')
+  @Selects('all')
+  @Paid('$0.010')
+  @ApiOperation({
+    operationId: 'getAllTickers',
+    summary: 'Current USD prices of every asset',
+    description: 'Every catalogue asset that has a fresh, agreed price; assets without one are left out.',
+  })
+  @ApiOkResponse({ type: TickersDto })
+  @ApiProblemResponses({ 503: 'Most assets have no fresh, agreed price right now. Not charged.' })
+  getAllTickers(@ResolvedQuotes() quotes: TickerQuotes): TickersDto {
+    return { timestamp: quotes.timestamp, currency: 'USD', prices: quotes.prices };
+  }
+}

@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { AggregationModule } from '../aggregation/aggregation.module.js';
+import { AssetsModule } from '../assets/assets.module.js';
+import { TickerQuotesService } from './ticker-quotes.service.js';
+import { TickerRequestGuard } from './ticker-request.guard.js';
+import { TickersController } from './tickers.controller.js';
+
+@Module({
+  imports: [AssetsModule, AggregationModule],
+  controllers: [TickersController],
+  providers: [TickerQuotesService, TickerRequestGuard],
+})
+export class TickersModule {}
