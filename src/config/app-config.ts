@@ -35,9 +35,14 @@ const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)$/;
 
 /** Builds and validates the configuration; throws a ConfigError naming every bad variable. */
 export function loadConfig(env: Record<string, string | undefined>): AppConfig {
-  const variables = readEnvironment(env);
-  const problems = validateSync(variables).flatMap((error) =>
-    Object.values(error.constraints ?? {}).map((message) => `${message} (got "${String(error.value)}")`),
+  const problems: string[] = [];
+  const variables = readEnvironment(env, problems);
+  problems.push(
+    ...validateSync(variables).flatMap((error) =>
+      Object.values(error.constraints ?? {}).map(
+        (message) => `${message} (got "${String(error.value)}")`,
+      ),
+    ),
   );
   const markets = parseMarkets(variables.MARKETS, problems);
   const baseUrls = parseMarketUrls(env, problems);
@@ -45,12 +50,12 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
   if (variables.PRICE_STALE_MS <= variables.PRICE_REFRESH_MS) {
     problems.push('PRICE_STALE_MS must be greater than PRICE_REFRESH_MS');
   }
-  if (variables.PRICE_MIN_SOURCES > markets.length && markets.length > 0) {
+  if (markets !== undefined && variables.PRICE_MIN_SOURCES > markets.length) {
     problems.push(
       `PRICE_MIN_SOURCES (${variables.PRICE_MIN_SOURCES}) cannot exceed the number of enabled MARKETS (${markets.length})`,
     );
   }
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (problems.length > 0 || markets === undefined) throw new ConfigError(problems);
 
   return {
     http: { port: variables.PORT, host: variables.HOST },
@@ -70,8 +75,11 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
   };
 }
 
-/** Copies set variables onto the defaults, turning numeric ones into numbers (NaN when malformed). */
-function readEnvironment(env: Record<string, string | undefined>): EnvironmentVariables {
+/** Copies set variables onto the defaults, turning numeric ones into numbers. */
+function readEnvironment(
+  env: Record<string, string | undefined>,
+  problems: string[],
+): EnvironmentVariables {
   const variables = new EnvironmentVariables();
   const target = variables as unknown as Record<string, unknown>;
   for (const key of environmentKeys()) {
@@ -79,8 +87,9 @@ function readEnvironment(env: Record<string, string | undefined>): EnvironmentVa
     if (raw === undefined || raw === '') continue;
     const fallback = target[key];
     if (typeof fallback === 'number') {
-      const pattern = Number.isInteger(fallback) ? INTEGER : DECIMAL;
-      target[key] = pattern.test(raw) ? Number(raw) : Number.NaN;
+      const integer = Number.isInteger(fallback);
+      if ((integer ? INTEGER : DECIMAL).test(raw)) target[key] = Number(raw);
+      else problems.push(`${key} must be ${integer ? 'an integer' : 'a decimal number'} (got "${raw}")`);
     } else {
       target[key] = raw;
     }
@@ -96,17 +105,21 @@ export function marketUrlVariable(id: string): string {
   return `MARKET_${id.toUpperCase()}_URL`;
 }
 
-function parseMarkets(value: string | undefined, problems: string[]): string[] {
+/** The enabled venues, or undefined (with the problem recorded) when MARKETS is wrong. */
+function parseMarkets(value: string | undefined, problems: string[]): string[] | undefined {
   if (value === undefined) return [...BUILT_IN_VENUE_IDS];
   const ids = splitList(value).map((id) => id.toLowerCase());
   const unknown = ids.filter((id) => !BUILT_IN_VENUE_IDS.includes(id));
   if (unknown.length > 0) {
-    problems.push(
-      `MARKETS names unknown venue(s) ${unknown.join(', ')}; known: ${BUILT_IN_VENUE_IDS.join(', ')}`,
-    );
+    const names = unknown.map((id) => (id === '' ? '(empty)' : id)).join(', ');
+    problems.push(`MARKETS names unknown venue(s) ${names}; known: ${BUILT_IN_VENUE_IDS.join(', ')}`);
+    return undefined;
   }
-  if (new Set(ids).size !== ids.length) problems.push('MARKETS lists a venue twice');
-  return ids.filter((id) => BUILT_IN_VENUE_IDS.includes(id));
+  if (new Set(ids).size !== ids.length) {
+    problems.push('MARKETS lists a venue twice');
+    return undefined;
+  }
+  return ids;
 }
 
 const URL_OPTIONS = { require_tld: false, require_protocol: true, protocols: ['http', 'https'] };

@@ -31,7 +31,7 @@ export class EnvironmentVariables {
   LOG_LEVEL: LogLevelName = 'log';
 
   @IsOptional()
-  @Matches(COMMA_LIST, { message: 'MARKETS must be a comma-separated list of venue ids' })
+  @IsString()
   MARKETS?: string;
 
   @IsInt()

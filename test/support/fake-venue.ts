@@ -1,0 +1,77 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** How a fake venue answers one path: a recorded body, or one of the ways venues misbehave. */
+export type VenueBehaviour =
+  | { readonly kind: 'json'; readonly body: unknown }
+  | { readonly kind: 'raw'; readonly status: number; readonly body: string; readonly contentType?: string; readonly headers?: Readonly<Record<string, string>> }
+  | { readonly kind: 'hang' }
+  | { readonly kind: 'hang-mid-body'; readonly prefix: string }
+  | { readonly kind: 'reset' };
+
+/**
+ * A venue on loopback: answers each path (with its query) as told and records every request.
+ * Unknown paths get a 404, as a real venue would.
+ */
+export class FakeVenue {
+  readonly requests: string[] = [];
+  private readonly behaviours = new Map<string, VenueBehaviour>();
+  private readonly hanging = new Set<ServerResponse>();
+
+  private constructor(
+    private readonly server: Server,
+    readonly url: string,
+  ) {}
+
+  static async start(behaviours: Readonly<Record<string, VenueBehaviour>> = {}): Promise<FakeVenue> {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const venue = new FakeVenue(server, `http://127.0.0.1:${port}`);
+    server.on('request', (request, response) => venue.handle(request, response));
+    for (const [path, behaviour] of Object.entries(behaviours)) venue.on(path, behaviour);
+    return venue;
+  }
+
+  on(pathAndQuery: string, behaviour: VenueBehaviour): this {
+    this.behaviours.set(pathAndQuery, behaviour);
+    return this;
+  }
+
+  async close(): Promise<void> {
+    for (const response of this.hanging) response.destroy();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private handle(request: IncomingMessage, response: ServerResponse): void {
+    const path = request.url ?? '/';
+    this.requests.push(path);
+    const behaviour = this.behaviours.get(path);
+    if (behaviour === undefined) {
+      response.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"not found"}');
+      return;
+    }
+    switch (behaviour.kind) {
+      case 'json':
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(behaviour.body));
+        return;
+      case 'raw':
+        response
+          .writeHead(behaviour.status, { 'content-type': behaviour.contentType ?? 'text/plain', ...behaviour.headers })
+          .end(behaviour.body);
+        return;
+      case 'hang':
+        this.hanging.add(response);
+        return;
+      case 'hang-mid-body':
+        this.hanging.add(response);
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.write(behaviour.prefix);
+        return;
+      case 'reset':
+        request.socket.destroy();
+        return;
+    }
+  }
+}
