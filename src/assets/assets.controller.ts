@@ -14,7 +14,7 @@ export class AssetsController {
     summary: 'List the assets that can be priced',
     description: 'Free. Every symbol accepted by the ticker endpoints, each quoted in USD.',
   })
-  @ApiOkResponse({ type: AssetListDto })
+  @ApiOkResponse({ type: AssetListDto, description: 'The asset catalogue.' })
   listAssets(): AssetListDto {
     const assets = this.catalogue.symbols.map((symbol) => ({ symbol, quote: 'USD' as const }));
     return { count: assets.length, assets };

@@ -16,14 +16,14 @@ export class HealthController {
 
   @Get('live')
   @ApiOperation({ operationId: 'getLiveness', summary: 'The process is up (free)' })
-  @ApiOkResponse({ type: HealthDto })
+  @ApiOkResponse({ type: HealthDto, description: 'Alive.' })
   live(): HealthDto {
     return { status: 'ok' };
   }
 
   @Get('ready')
   @ApiOperation({ operationId: 'getReadiness', summary: 'A price snapshot has been aggregated (free)' })
-  @ApiOkResponse({ type: HealthDto })
+  @ApiOkResponse({ type: HealthDto, description: 'Ready to serve prices.' })
   @ApiProblemResponses({ 503: 'No snapshot has any price yet.' })
   async ready(): Promise<HealthDto> {
     const snapshot = await this.store.current();

@@ -20,10 +20,10 @@ export class TickersController {
   @ApiParam({
     name: 'symbol',
     description: 'Asset symbol, case-insensitive.',
-    example: 'BTC',
+    examples: { bitcoin: { value: 'BTC' }, lowerCase: { value: 'eth' } },
     schema: { type: 'string', minLength: 1, maxLength: 15, pattern: '^[A-Za-z0-9]+$' },
   })
-  @ApiOkResponse({ type: TickerDto })
+  @ApiOkResponse({ type: TickerDto, description: 'The price of the symbol.' })
   @ApiProblemResponses({
     400: 'The symbol is malformed. Not charged.',
     404: 'The symbol is not supported (see listAssets). Not charged.',
@@ -43,14 +43,14 @@ export class TickersController {
   @ApiParam({
     name: 'symbols',
     description: `${MIN_LIST_SYMBOLS} to ${MAX_LIST_SYMBOLS} distinct symbols, comma-separated, case-insensitive.`,
-    example: 'BTC,ETH,SOL',
+    examples: { three: { value: 'BTC,ETH,SOL' }, two: { value: 'btc,doge' } },
     schema: {
       type: 'string',
       minLength: 1,
       pattern: '^[A-Za-z0-9]{1,15}(,[A-Za-z0-9]{1,15}){1,4}$',
     },
   })
-  @ApiOkResponse({ type: TickersDto })
+  @ApiOkResponse({ type: TickersDto, description: 'The price of each symbol.' })
   @ApiProblemResponses({
     400: 'An item is empty or malformed, the count is outside 2-5, or a symbol repeats. Not charged.',
     404: 'A symbol is not supported (see listAssets). Not charged.',
@@ -68,7 +68,7 @@ export class TickersController {
     summary: 'Current USD prices of every asset',
     description: 'Every catalogue asset that has a fresh, agreed price; assets without one are left out.',
   })
-  @ApiOkResponse({ type: TickersDto })
+  @ApiOkResponse({ type: TickersDto, description: 'Every asset that has a price right now.' })
   @ApiProblemResponses({ 503: 'Most assets have no fresh, agreed price right now. Not charged.' })
   getAllTickers(@ResolvedQuotes() quotes: TickerQuotes): TickersDto {
     return { timestamp: quotes.timestamp, currency: 'USD', prices: quotes.prices };

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 /** How a fake venue answers one path: a recorded body, or one of the ways venues misbehave. */
 export type VenueBehaviour =
-  | { readonly kind: 'json'; readonly body: unknown }
+  | { readonly kind: 'json'; readonly body: () => unknown }
   | { readonly kind: 'raw'; readonly status: number; readonly body: string; readonly contentType?: string; readonly headers?: Readonly<Record<string, string>> }
   | { readonly kind: 'hang' }
   | { readonly kind: 'hang-mid-body'; readonly prefix: string }
@@ -54,7 +54,7 @@ export class FakeVenue {
     }
     switch (behaviour.kind) {
       case 'json':
-        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(behaviour.body));
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(behaviour.body()));
         return;
       case 'raw':
         response

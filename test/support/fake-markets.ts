@@ -1,0 +1,111 @@
+import { FakeVenue, type VenueBehaviour } from './fake-venue.js';
+import { fixtureCopy } from './fixtures.js';
+
+/** The moment the recorded fixtures were captured (see test/fixtures/markets/README.md). */
+export const FIXTURE_MOMENT_MS = Date.parse('2026-11-20T12:00:00Z');
+
+type Json = Record<string, unknown>;
+
+/** How each built-in venue is replayed: its real paths, its fixtures, and where its prices sit. */
+interface VenueReplay {
+  readonly paths: Readonly<Record<string, string>>;
+  /** Moves the recorded venue timestamps forward so the replay looks live. */
+  readonly freshen: (body: unknown, shiftMs: number) => void;
+  /** Multiplies every price in a response, to play a venue that is wildly wrong. */
+  readonly scale: (body: unknown, factor: number) => void;
+}
+
+const scaleDecimal = (value: unknown, factor: number): string => String(Number(value) * factor);
+
+export const VENUE_REPLAYS = {
+  coinbase: {
+    paths: { '/api/v3/brokerage/market/products': 'coinbase' },
+    freshen: () => undefined,
+    scale: (body, factor) => {
+      for (const product of (body as { products: Json[] }).products) {
+        product.price = scaleDecimal(product.price, factor);
+      }
+    },
+  },
+  kraken: {
+    paths: { '/0/public/Ticker': 'kraken-ticker', '/0/public/AssetPairs': 'kraken-assetpairs' },
+    freshen: () => undefined,
+    scale: (body, factor) => {
+      const result = (body as { result?: Record<string, { c?: string[] }> }).result ?? {};
+      for (const ticker of Object.values(result)) {
+        if (Array.isArray(ticker.c)) ticker.c[0] = scaleDecimal(ticker.c[0], factor);
+      }
+    },
+  },
+  bitstamp: {
+    paths: { '/api/v2/ticker/': 'bitstamp' },
+    freshen: (body, shiftMs) => {
+      for (const row of body as Json[]) {
+        row.timestamp = String(Math.floor(Number(row.timestamp) + shiftMs / 1000));
+      }
+    },
+    scale: (body, factor) => {
+      for (const row of body as Json[]) row.last = scaleDecimal(row.last, factor);
+    },
+  },
+} satisfies Record<string, VenueReplay>;
+
+export type ReplayedVenue = keyof typeof VENUE_REPLAYS;
+export const REPLAYED_VENUES = Object.keys(VENUE_REPLAYS) as ReplayedVenue[];
+
+export interface FakeMarketsOptions {
+  /** Venues to start; every replayable venue by default. */
+  readonly venues?: readonly ReplayedVenue[];
+  /** Per venue, a price factor (10 = every price ten times too high). */
+  readonly scale?: Partial<Record<ReplayedVenue, number>>;
+}
+
+/**
+ * Every venue as a real HTTP server on loopback, replaying its recorded responses with
+ * timestamps moved to the present. Individual paths can be re-pointed at misbehaviours.
+ */
+export class FakeMarkets {
+  private constructor(readonly venues: ReadonlyMap<ReplayedVenue, FakeVenue>) {}
+
+  static async start(options: FakeMarketsOptions = {}): Promise<FakeMarkets> {
+    const venues = new Map<ReplayedVenue, FakeVenue>();
+    for (const id of options.venues ?? REPLAYED_VENUES) {
+      const replay: VenueReplay = VENUE_REPLAYS[id];
+      const behaviours: Record<string, VenueBehaviour> = {};
+      for (const [path, fixture] of Object.entries(replay.paths)) {
+        behaviours[path] = { kind: 'json', body: () => replayBody(replay, fixture, options.scale?.[id]) };
+      }
+      venues.set(id, await FakeVenue.start(behaviours));
+    }
+    return new FakeMarkets(venues);
+  }
+
+  venue(id: ReplayedVenue): FakeVenue {
+    const venue = this.venues.get(id);
+    if (venue === undefined) throw new Error(`venue ${id} was not started`);
+    return venue;
+  }
+
+  /** Makes every path of a venue misbehave the same way. */
+  break(id: ReplayedVenue, behaviour: VenueBehaviour): void {
+    for (const path of Object.keys(VENUE_REPLAYS[id].paths)) this.venue(id).on(path, behaviour);
+  }
+
+  /** MARKETS and MARKET_<ID>_URL pointing the service at these venues. */
+  env(): Record<string, string> {
+    const env: Record<string, string> = { MARKETS: [...this.venues.keys()].join(',') };
+    for (const [id, venue] of this.venues) env[`MARKET_${id.toUpperCase()}_URL`] = venue.url;
+    return env;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.venues.values()].map((venue) => venue.close()));
+  }
+}
+
+function replayBody(replay: VenueReplay, fixture: string, factor: number | undefined): unknown {
+  const body = fixtureCopy<unknown>(fixture);
+  replay.freshen(body, Date.now() - FIXTURE_MOMENT_MS);
+  if (factor !== undefined && fixture !== 'kraken-assetpairs') replay.scale(body, factor);
+  return body;
+}

@@ -1,0 +1,38 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { PriceRefreshService } from '../../src/aggregation/price-refresh.service.js';
+import { createApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config/app-config.js';
+
+/** Test defaults: the timer stays out of a test's way (tests call refresh()), short venue time-outs. */
+const TEST_ENV: Record<string, string> = {
+  HOST: '127.0.0.1',
+  PORT: '0',
+  LOG_LEVEL: 'error',
+  PRICE_REFRESH_MS: '50000',
+  MARKET_TIMEOUT_MS: '1000',
+};
+
+export interface RunningApp {
+  readonly app: NestFastifyApplication;
+  readonly url: string;
+  /** Runs one refresh round now, as the timer would. */
+  refresh(): Promise<void>;
+  get(path: string, init?: RequestInit): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/** The real application, listening on a loopback port, configured through env variables. */
+export async function startApp(env: Record<string, string> = {}): Promise<RunningApp> {
+  const app = await createApp({ config: loadConfig({ ...TEST_ENV, ...env }), logger: false });
+  await app.listen(0, '127.0.0.1');
+  const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  return {
+    app,
+    url,
+    refresh: async () => {
+      await app.get(PriceRefreshService).refresh();
+    },
+    get: (path, init) => fetch(`${url}${path}`, init),
+    close: () => app.close(),
+  };
+}

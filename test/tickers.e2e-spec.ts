@@ -1,0 +1,261 @@
+import { DEFAULT_CATALOGUE } from '../src/assets/default-catalogue.js';
+import { expectRelativelyClose, medianOf, recordedUsdPrices } from './support/expected-prices.js';
+import { FakeMarkets } from './support/fake-markets.js';
+import { OpenApiContract } from './support/openapi-contract.js';
+import { startApp, type RunningApp } from './support/test-app.js';
+
+const contract = new OpenApiContract();
+const PROBLEM = 'application/problem+json';
+
+async function json(response: Response): Promise<Record<string, unknown>> {
+  return (await response.json()) as Record<string, unknown>;
+}
+
+async function expectOk(response: Response, operationId: string): Promise<Record<string, unknown>> {
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+  const body = await json(response);
+  contract.assertResponse(operationId, 200, 'application/json', body);
+  return body;
+}
+
+async function expectProblem(response: Response, status: number, code: string): Promise<Record<string, unknown>> {
+  expect(response.status).toBe(status);
+  expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  const body = await json(response);
+  expect(body).toMatchObject({ type: 'about:blank', status, code });
+  expect(typeof body.detail).toBe('string');
+  return body;
+}
+
+describe('price API over live (fake) venues', () => {
+  let markets: FakeMarkets;
+  let service: RunningApp;
+
+  beforeAll(async () => {
+    markets = await FakeMarkets.start();
+    service = await startApp(markets.env());
+    await service.refresh();
+  });
+
+  afterAll(async () => {
+    await service.close();
+    await markets.close();
+  });
+
+  it('calls each venue on its real path and query', () => {
+    expect(markets.venue('coinbase').requests).toContain('/api/v3/brokerage/market/products');
+    expect(markets.venue('kraken').requests).toEqual(expect.arrayContaining(['/0/public/AssetPairs', '/0/public/Ticker']));
+    expect(markets.venue('bitstamp').requests).toContain('/api/v2/ticker/');
+  });
+
+  describe('GET /v1/assets (listAssets)', () => {
+    it('lists the catalogue with USD quotes', async () => {
+      const body = await expectOk(await service.get('/v1/assets'), 'listAssets');
+      expect(Object.keys(body).sort()).toEqual(['assets', 'count']);
+      expect(body.count).toBe(DEFAULT_CATALOGUE.length);
+      expect(body.assets).toEqual(DEFAULT_CATALOGUE.map((symbol) => ({ symbol, quote: 'USD' })));
+    });
+  });
+
+  describe('GET /v1/ticker/{symbol} (getTicker)', () => {
+    it('serves the median of the venues, upper-cased, with exactly the documented fields', async () => {
+      const body = await expectOk(await service.get('/v1/ticker/btc'), 'getTicker');
+      expect(Object.keys(body).sort()).toEqual(['currency', 'price', 'timestamp']);
+      expect(body.currency).toBe('USD');
+      expect(body.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+      const price = body.price as Record<string, number>;
+      expect(Object.keys(price)).toEqual(['BTC']);
+      expectRelativelyClose(price.BTC!, medianOf(Object.values(recordedUsdPrices('BTC'))));
+    });
+
+    it.each(['ETH', 'sol', 'Doge', 'LTC', 'LINK', 'XRP'])('prices %s as the venues median', async (symbol) => {
+      const body = await expectOk(await service.get(`/v1/ticker/${symbol}`), 'getTicker');
+      const upper = symbol.toUpperCase();
+      expectRelativelyClose((body.price as Record<string, number>)[upper]!, medianOf(Object.values(recordedUsdPrices(upper))));
+    });
+
+    it.each([
+      ['/v1/ticker/BTC-USD', 400, 'invalid_symbol'],
+      ['/v1/ticker/%20', 400, 'invalid_symbol'],
+      ['/v1/ticker/ABCDEFGHIJKLMNOPQ', 400, 'invalid_symbol'],
+      ['/v1/ticker/NOTACOIN', 404, 'unknown_symbol'],
+      ['/v1/ticker/XMR', 404, 'unknown_symbol'],
+      ['/v1/ticker/', 404, 'route_not_found'],
+    ])('answers %s with %d %s', async (path, status, code) => {
+      const body = await expectProblem(await service.get(path), status, code);
+      if (status !== 404 || code !== 'route_not_found') contract.assertResponse('getTicker', status, PROBLEM, body);
+    });
+  });
+
+  describe('GET /v1/tickers/{symbols} (getTickers)', () => {
+    it('serves each symbol in the order asked', async () => {
+      const body = await expectOk(await service.get('/v1/tickers/sol,BTC,eth'), 'getTickers');
+      expect(Object.keys(body).sort()).toEqual(['currency', 'prices', 'timestamp']);
+      const prices = body.prices as Record<string, number>;
+      expect(Object.keys(prices)).toEqual(['SOL', 'BTC', 'ETH']);
+      for (const symbol of ['SOL', 'BTC', 'ETH']) {
+        expectRelativelyClose(prices[symbol]!, medianOf(Object.values(recordedUsdPrices(symbol))));
+      }
+    });
+
+    it('accepts five symbols', async () => {
+      const body = await expectOk(await service.get('/v1/tickers/BTC,ETH,SOL,XRP,ADA'), 'getTickers');
+      expect(Object.keys(body.prices as object)).toHaveLength(5);
+    });
+
+    it.each([
+      ['/v1/tickers/BTC', 400, 'invalid_symbol_list'],
+      ['/v1/tickers/BTC,ETH,SOL,XRP,ADA,LTC', 400, 'invalid_symbol_list'],
+      ['/v1/tickers/BTC,,ETH', 400, 'invalid_symbol_list'],
+      ['/v1/tickers/BTC,ETH,', 400, 'invalid_symbol_list'],
+      ['/v1/tickers/,', 400, 'invalid_symbol_list'],
+      ['/v1/tickers/BTC,btc', 400, 'invalid_symbol_list'],
+      ['/v1/tickers/BTC;ETH', 400, 'invalid_symbol'],
+      ['/v1/tickers/BTC,E%24H', 400, 'invalid_symbol'],
+      ['/v1/tickers/BTC,NOTACOIN', 404, 'unknown_symbol'],
+    ])('answers %s with %d %s', async (path, status, code) => {
+      const body = await expectProblem(await service.get(path), status, code);
+      contract.assertResponse('getTickers', status, PROBLEM, body);
+    });
+  });
+
+  describe('GET /v1/all-tickers (getAllTickers)', () => {
+    it('prices every catalogue asset', async () => {
+      const body = await expectOk(await service.get('/v1/all-tickers'), 'getAllTickers');
+      expect(Object.keys(body.prices as object).sort()).toEqual([...DEFAULT_CATALOGUE].sort());
+      expectRelativelyClose((body.prices as Record<string, number>).BTC!, medianOf(Object.values(recordedUsdPrices('BTC'))));
+    });
+  });
+
+  describe('errors outside the routes', () => {
+    it('answers an unknown route with a problem+json 404', async () => {
+      await expectProblem(await service.get('/v2/ticker/BTC'), 404, 'route_not_found');
+    });
+
+    it('answers a wrong method with a problem+json 404', async () => {
+      await expectProblem(await service.get('/v1/assets', { method: 'POST' }), 404, 'route_not_found');
+    });
+  });
+
+  it('keeps serving after a refresh round', async () => {
+    await service.refresh();
+    await expectOk(await service.get('/v1/ticker/BTC'), 'getTicker');
+  });
+});
+
+describe('prices that cannot be trusted', () => {
+  let markets: FakeMarkets | undefined;
+  let service: RunningApp | undefined;
+
+  afterEach(async () => {
+    await service?.close();
+    await markets?.close();
+    service = undefined;
+    markets = undefined;
+  });
+
+  it('answers 503 with Retry-After while the first refresh is still waiting on venues', async () => {
+    markets = await FakeMarkets.start();
+    for (const id of ['coinbase', 'kraken', 'bitstamp'] as const) markets.break(id, { kind: 'hang' });
+    service = await startApp({ ...markets.env(), PRICE_REFRESH_MS: '7000', PRICE_STALE_MS: '60000' });
+    for (const path of ['/v1/ticker/BTC', '/v1/tickers/BTC,ETH', '/v1/all-tickers']) {
+      const response = await service.get(path);
+      await expectProblem(response, 503, 'price_unavailable');
+      expect(response.headers.get('retry-after')).toBe('7');
+    }
+    await expectProblem(await service.get('/health/ready'), 503, 'price_unavailable');
+  });
+
+  it('still checks the symbols before saying 503', async () => {
+    markets = await FakeMarkets.start();
+    service = await startApp(markets.env());
+    await expectProblem(await service.get('/v1/ticker/NOTACOIN'), 404, 'unknown_symbol');
+    await expectProblem(await service.get('/v1/tickers/BTC'), 400, 'invalid_symbol_list');
+  });
+
+  it('ignores a single venue reporting ten times the price', async () => {
+    markets = await FakeMarkets.start({ scale: { kraken: 10 } });
+    service = await startApp(markets.env());
+    await service.refresh();
+    const body = await expectOk(await service.get('/v1/tickers/BTC,ETH'), 'getTickers');
+    for (const symbol of ['BTC', 'ETH']) {
+      const { coinbase, bitstamp } = recordedUsdPrices(symbol);
+      expectRelativelyClose((body.prices as Record<string, number>)[symbol]!, medianOf([coinbase, bitstamp]));
+    }
+  });
+
+  it('ignores a single venue reporting a tenth of the price', async () => {
+    markets = await FakeMarkets.start({ scale: { coinbase: 0.1 } });
+    service = await startApp(markets.env());
+    await service.refresh();
+    const body = await expectOk(await service.get('/v1/ticker/ETH'), 'getTicker');
+    const { kraken, bitstamp } = recordedUsdPrices('ETH');
+    expectRelativelyClose((body.price as Record<string, number>).ETH!, medianOf([kraken, bitstamp]));
+  });
+
+  it('gives no price when the only two venues disagree beyond the tolerance', async () => {
+    markets = await FakeMarkets.start({ venues: ['coinbase', 'bitstamp'], scale: { bitstamp: 1.1 } });
+    service = await startApp(markets.env());
+    await service.refresh();
+    const response = await service.get('/v1/ticker/BTC');
+    await expectProblem(response, 503, 'price_unavailable');
+    expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    await expectProblem(await service.get('/v1/all-tickers'), 503, 'price_unavailable');
+  });
+
+  it('serves from the remaining venues when one is down, hangs or sends garbage', async () => {
+    for (const fault of [
+      { kind: 'raw', status: 500, body: 'Internal Server Error' },
+      { kind: 'raw', status: 200, body: '<html>maintenance</html>', contentType: 'text/html' },
+      { kind: 'raw', status: 429, body: 'slow down', headers: { 'retry-after': '30' } },
+      { kind: 'hang' },
+      { kind: 'hang-mid-body', prefix: '{"products":[' },
+      { kind: 'reset' },
+    ] as const) {
+      markets = await FakeMarkets.start();
+      markets.break('coinbase', fault);
+      service = await startApp({ ...markets.env(), MARKET_TIMEOUT_MS: '300' });
+      await service.refresh();
+      const body = await expectOk(await service.get('/v1/ticker/BTC'), 'getTicker');
+      const { kraken, bitstamp } = recordedUsdPrices('BTC');
+      expectRelativelyClose((body.price as Record<string, number>).BTC!, medianOf([kraken, bitstamp]));
+      await service.close();
+      await markets.close();
+    }
+    service = undefined;
+    markets = undefined;
+  });
+
+  it('answers 503 when too few venues are left for the quorum', async () => {
+    markets = await FakeMarkets.start();
+    markets.break('coinbase', { kind: 'raw', status: 503, body: 'down' });
+    markets.break('kraken', { kind: 'raw', status: 200, body: '{"error":["EService:Unavailable"],"result":{}}' });
+    service = await startApp(markets.env());
+    await service.refresh();
+    await expectProblem(await service.get('/v1/ticker/BTC'), 503, 'price_unavailable');
+    await expectProblem(await service.get('/v1/all-tickers'), 503, 'price_unavailable');
+  });
+
+  it('keeps the last good price through a failed round, until it goes stale', async () => {
+    markets = await FakeMarkets.start();
+    service = await startApp({ ...markets.env(), PRICE_REFRESH_MS: '250', PRICE_STALE_MS: '1500' });
+    await service.refresh();
+    const before = await expectOk(await service.get('/v1/ticker/BTC'), 'getTicker');
+    for (const id of ['coinbase', 'kraken', 'bitstamp'] as const) markets.break(id, { kind: 'raw', status: 500, body: 'x' });
+    await service.refresh();
+    const during = await expectOk(await service.get('/v1/ticker/BTC'), 'getTicker');
+    expect(during.price).toEqual(before.price);
+    await new Promise((resolve) => setTimeout(resolve, 1700));
+    await expectProblem(await service.get('/v1/ticker/BTC'), 503, 'price_unavailable');
+  });
+
+  it('answers all-tickers while at least half the catalogue is priced, leaving out the rest', async () => {
+    markets = await FakeMarkets.start();
+    service = await startApp({ ...markets.env(), ASSETS: 'BTC,ETH,XMR,NOTLISTED' });
+    await service.refresh();
+    const body = await expectOk(await service.get('/v1/all-tickers'), 'getAllTickers');
+    expect(Object.keys(body.prices as object).sort()).toEqual(['BTC', 'ETH']);
+    await expectProblem(await service.get('/v1/ticker/XMR'), 503, 'price_unavailable');
+  });
+});
