@@ -34,4 +34,3 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
 function levelsFrom(level: AppConfig['logLevel']): LogLevel[] {
   return LOG_LEVELS.slice(0, LOG_LEVELS.indexOf(level) + 1);
 }
-

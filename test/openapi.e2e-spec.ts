@@ -4,7 +4,11 @@ import { createOpenApiJson } from './support/openapi-json.js';
 import { COMMITTED_OPENAPI_PATH } from './support/openapi-contract.js';
 import { startApp, type RunningApp } from './support/test-app.js';
 
-type Operation = { operationId: string; responses: Record<string, unknown>; 'x-x402-price'?: unknown };
+type Operation = {
+  operationId: string;
+  responses: Record<string, unknown>;
+  'x-x402-price'?: unknown;
+};
 
 describe('OpenAPI document', () => {
   const committed = readFileSync(COMMITTED_OPENAPI_PATH, 'utf8');
@@ -25,7 +29,7 @@ describe('OpenAPI document', () => {
   });
 
   it('is a valid OpenAPI 3.1 document', async () => {
-    const result = await new Validator().validate(document as unknown as object);
+    const result = await new Validator().validate(committed);
     expect(result.errors).toBeUndefined();
     expect(result.valid).toBe(true);
     expect(document.openapi).toBe('3.1.0');
@@ -56,7 +60,11 @@ describe('served documentation', () => {
   let service: RunningApp;
 
   beforeAll(async () => {
-    service = await startApp({ MARKETS: 'kraken,bitstamp', MARKET_KRAKEN_URL: 'http://127.0.0.1:9', MARKET_BITSTAMP_URL: 'http://127.0.0.1:9' });
+    service = await startApp({
+      MARKETS: 'kraken,bitstamp',
+      MARKET_KRAKEN_URL: 'http://127.0.0.1:9',
+      MARKET_BITSTAMP_URL: 'http://127.0.0.1:9',
+    });
   });
 
   afterAll(async () => {

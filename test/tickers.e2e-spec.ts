@@ -19,7 +19,11 @@ async function expectOk(response: Response, operationId: string): Promise<Record
   return body;
 }
 
-async function expectProblem(response: Response, status: number, code: string): Promise<Record<string, unknown>> {
+async function expectProblem(
+  response: Response,
+  status: number,
+  code: string,
+): Promise<Record<string, unknown>> {
   expect(response.status).toBe(status);
   expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   const body = await json(response);
@@ -45,7 +49,9 @@ describe('price API over live (fake) venues', () => {
 
   it('calls each venue on its real path and query', () => {
     expect(markets.venue('coinbase').requests).toContain('/api/v3/brokerage/market/products');
-    expect(markets.venue('kraken').requests).toEqual(expect.arrayContaining(['/0/public/AssetPairs', '/0/public/Ticker']));
+    expect(markets.venue('kraken').requests).toEqual(
+      expect.arrayContaining(['/0/public/AssetPairs', '/0/public/Ticker']),
+    );
     expect(markets.venue('bitstamp').requests).toContain('/api/v2/ticker/');
   });
 
@@ -69,11 +75,17 @@ describe('price API over live (fake) venues', () => {
       expectRelativelyClose(price.BTC!, medianOf(Object.values(recordedUsdPrices('BTC'))));
     });
 
-    it.each(['ETH', 'sol', 'Doge', 'LTC', 'LINK', 'XRP'])('prices %s as the venues median', async (symbol) => {
-      const body = await expectOk(await service.get(`/v1/ticker/${symbol}`), 'getTicker');
-      const upper = symbol.toUpperCase();
-      expectRelativelyClose((body.price as Record<string, number>)[upper]!, medianOf(Object.values(recordedUsdPrices(upper))));
-    });
+    it.each(['ETH', 'sol', 'Doge', 'LTC', 'LINK', 'XRP'])(
+      'prices %s as the venues median',
+      async (symbol) => {
+        const body = await expectOk(await service.get(`/v1/ticker/${symbol}`), 'getTicker');
+        const upper = symbol.toUpperCase();
+        expectRelativelyClose(
+          (body.price as Record<string, number>)[upper]!,
+          medianOf(Object.values(recordedUsdPrices(upper))),
+        );
+      },
+    );
 
     it.each([
       ['/v1/ticker/BTC-USD', 400, 'invalid_symbol'],
@@ -84,7 +96,8 @@ describe('price API over live (fake) venues', () => {
       ['/v1/ticker/', 404, 'route_not_found'],
     ])('answers %s with %d %s', async (path, status, code) => {
       const body = await expectProblem(await service.get(path), status, code);
-      if (status !== 404 || code !== 'route_not_found') contract.assertResponse('getTicker', status, PROBLEM, body);
+      if (status !== 404 || code !== 'route_not_found')
+        contract.assertResponse('getTicker', status, PROBLEM, body);
     });
   });
 
@@ -100,7 +113,10 @@ describe('price API over live (fake) venues', () => {
     });
 
     it('accepts five symbols', async () => {
-      const body = await expectOk(await service.get('/v1/tickers/BTC,ETH,SOL,XRP,ADA'), 'getTickers');
+      const body = await expectOk(
+        await service.get('/v1/tickers/BTC,ETH,SOL,XRP,ADA'),
+        'getTickers',
+      );
       expect(Object.keys(body.prices as object)).toHaveLength(5);
     });
 
@@ -124,7 +140,10 @@ describe('price API over live (fake) venues', () => {
     it('prices every catalogue asset', async () => {
       const body = await expectOk(await service.get('/v1/all-tickers'), 'getAllTickers');
       expect(Object.keys(body.prices as object).sort()).toEqual([...DEFAULT_CATALOGUE].sort());
-      expectRelativelyClose((body.prices as Record<string, number>).BTC!, medianOf(Object.values(recordedUsdPrices('BTC'))));
+      expectRelativelyClose(
+        (body.prices as Record<string, number>).BTC!,
+        medianOf(Object.values(recordedUsdPrices('BTC'))),
+      );
     });
   });
 
@@ -134,7 +153,11 @@ describe('price API over live (fake) venues', () => {
     });
 
     it('answers a wrong method with a problem+json 404', async () => {
-      await expectProblem(await service.get('/v1/assets', { method: 'POST' }), 404, 'route_not_found');
+      await expectProblem(
+        await service.get('/v1/assets', { method: 'POST' }),
+        404,
+        'route_not_found',
+      );
     });
   });
 
@@ -157,8 +180,13 @@ describe('prices that cannot be trusted', () => {
 
   it('answers 503 with Retry-After while the first refresh is still waiting on venues', async () => {
     markets = await FakeMarkets.start();
-    for (const id of ['coinbase', 'kraken', 'bitstamp'] as const) markets.break(id, { kind: 'hang' });
-    service = await startApp({ ...markets.env(), PRICE_REFRESH_MS: '7000', PRICE_STALE_MS: '60000' });
+    for (const id of ['coinbase', 'kraken', 'bitstamp'] as const)
+      markets.break(id, { kind: 'hang' });
+    service = await startApp({
+      ...markets.env(),
+      PRICE_REFRESH_MS: '7000',
+      PRICE_STALE_MS: '60000',
+    });
     for (const path of ['/v1/ticker/BTC', '/v1/tickers/BTC,ETH', '/v1/all-tickers']) {
       const response = await service.get(path);
       await expectProblem(response, 503, 'price_unavailable');
@@ -181,7 +209,10 @@ describe('prices that cannot be trusted', () => {
     const body = await expectOk(await service.get('/v1/tickers/BTC,ETH'), 'getTickers');
     for (const symbol of ['BTC', 'ETH']) {
       const { coinbase, bitstamp } = recordedUsdPrices(symbol);
-      expectRelativelyClose((body.prices as Record<string, number>)[symbol]!, medianOf([coinbase, bitstamp]));
+      expectRelativelyClose(
+        (body.prices as Record<string, number>)[symbol]!,
+        medianOf([coinbase, bitstamp]),
+      );
     }
   });
 
@@ -191,11 +222,17 @@ describe('prices that cannot be trusted', () => {
     await service.refresh();
     const body = await expectOk(await service.get('/v1/ticker/ETH'), 'getTicker');
     const { kraken, bitstamp } = recordedUsdPrices('ETH');
-    expectRelativelyClose((body.price as Record<string, number>).ETH!, medianOf([kraken, bitstamp]));
+    expectRelativelyClose(
+      (body.price as Record<string, number>).ETH!,
+      medianOf([kraken, bitstamp]),
+    );
   });
 
   it('gives no price when the only two venues disagree beyond the tolerance', async () => {
-    markets = await FakeMarkets.start({ venues: ['coinbase', 'bitstamp'], scale: { bitstamp: 1.1 } });
+    markets = await FakeMarkets.start({
+      venues: ['coinbase', 'bitstamp'],
+      scale: { bitstamp: 1.1 },
+    });
     service = await startApp(markets.env());
     await service.refresh();
     const response = await service.get('/v1/ticker/BTC');
@@ -219,7 +256,10 @@ describe('prices that cannot be trusted', () => {
       await service.refresh();
       const body = await expectOk(await service.get('/v1/ticker/BTC'), 'getTicker');
       const { kraken, bitstamp } = recordedUsdPrices('BTC');
-      expectRelativelyClose((body.price as Record<string, number>).BTC!, medianOf([kraken, bitstamp]));
+      expectRelativelyClose(
+        (body.price as Record<string, number>).BTC!,
+        medianOf([kraken, bitstamp]),
+      );
       await service.close();
       await markets.close();
     }
@@ -230,7 +270,11 @@ describe('prices that cannot be trusted', () => {
   it('answers 503 when too few venues are left for the quorum', async () => {
     markets = await FakeMarkets.start();
     markets.break('coinbase', { kind: 'raw', status: 503, body: 'down' });
-    markets.break('kraken', { kind: 'raw', status: 200, body: '{"error":["EService:Unavailable"],"result":{}}' });
+    markets.break('kraken', {
+      kind: 'raw',
+      status: 200,
+      body: '{"error":["EService:Unavailable"],"result":{}}',
+    });
     service = await startApp(markets.env());
     await service.refresh();
     await expectProblem(await service.get('/v1/ticker/BTC'), 503, 'price_unavailable');
@@ -242,7 +286,8 @@ describe('prices that cannot be trusted', () => {
     service = await startApp({ ...markets.env(), PRICE_REFRESH_MS: '250', PRICE_STALE_MS: '1500' });
     await service.refresh();
     const before = await expectOk(await service.get('/v1/ticker/BTC'), 'getTicker');
-    for (const id of ['coinbase', 'kraken', 'bitstamp'] as const) markets.break(id, { kind: 'raw', status: 500, body: 'x' });
+    for (const id of ['coinbase', 'kraken', 'bitstamp'] as const)
+      markets.break(id, { kind: 'raw', status: 500, body: 'x' });
     await service.refresh();
     const during = await expectOk(await service.get('/v1/ticker/BTC'), 'getTicker');
     expect(during.price).toEqual(before.price);

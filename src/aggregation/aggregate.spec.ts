@@ -46,18 +46,27 @@ describe('aggregate', () => {
   });
 
   it('serves the mean of the middle pair for an even count', () => {
-    expect(servedPrice([quote('a', 100), quote('b', 101), quote('c', 100.4), quote('d', 100.2)])).toBeCloseTo(100.3, 9);
+    expect(
+      servedPrice([quote('a', 100), quote('b', 101), quote('c', 100.4), quote('d', 100.2)]),
+    ).toBeCloseTo(100.3, 9);
   });
 
   it('takes the newest contributing observation as the price time', () => {
-    const outcome = outcomeFor([quote('a', 100, { observedAt: NOW - 5000 }), quote('b', 100, { observedAt: NOW - 2000 })]);
+    const outcome = outcomeFor([
+      quote('a', 100, { observedAt: NOW - 5000 }),
+      quote('b', 100, { observedAt: NOW - 2000 }),
+    ]);
     expect(outcome.status === 'priced' && outcome.price.observedAt).toBe(NOW - 2000);
   });
 
   it('ignores stale quotes, and says so when all are stale', () => {
     const stale = NOW - POLICY.staleMs - 1;
-    expect(servedPrice([quote('a', 100), quote('b', 102), quote('c', 500, { observedAt: stale })])).toBe(101);
-    expect(outcomeFor([quote('a', 100, { observedAt: stale }), quote('b', 100, { observedAt: stale })])).toEqual({
+    expect(
+      servedPrice([quote('a', 100), quote('b', 102), quote('c', 500, { observedAt: stale })]),
+    ).toBe(101);
+    expect(
+      outcomeFor([quote('a', 100, { observedAt: stale }), quote('b', 100, { observedAt: stale })]),
+    ).toEqual({
       status: 'unpriced',
       reason: 'stale',
       venues: ['a', 'b'],
@@ -66,20 +75,29 @@ describe('aggregate', () => {
 
   it('keeps a quote exactly at the staleness limit', () => {
     const edge = NOW - POLICY.staleMs;
-    expect(servedPrice([quote('a', 100, { observedAt: edge }), quote('b', 100, { observedAt: edge })])).toBe(100);
+    expect(
+      servedPrice([quote('a', 100, { observedAt: edge }), quote('b', 100, { observedAt: edge })]),
+    ).toBe(100);
   });
 
   it('enforces the quorum of distinct venues', () => {
-    expect(outcomeFor([quote('a', 100)])).toMatchObject({ status: 'unpriced', reason: 'below_quorum' });
+    expect(outcomeFor([quote('a', 100)])).toMatchObject({
+      status: 'unpriced',
+      reason: 'below_quorum',
+    });
     expect(servedPrice([quote('a', 100)], { ...POLICY, minSources: 1 })).toBe(100);
-    expect(outcomeFor([quote('a', 100), quote('b', 100)], { ...POLICY, minSources: 3 })).toMatchObject({
+    expect(
+      outcomeFor([quote('a', 100), quote('b', 100)], { ...POLICY, minSources: 3 }),
+    ).toMatchObject({
       status: 'unpriced',
       reason: 'below_quorum',
     });
   });
 
   it('counts a venue listing an instrument twice once, at the median of its own quotes', () => {
-    expect(outcomeFor([quote('a', 100), quote('a', 100.2)])).toMatchObject({ reason: 'below_quorum' });
+    expect(outcomeFor([quote('a', 100), quote('a', 100.2)])).toMatchObject({
+      reason: 'below_quorum',
+    });
     expect(servedPrice([quote('a', 100), quote('a', 102), quote('b', 101.5)])).toBe(101.25);
   });
 
@@ -97,12 +115,20 @@ describe('aggregate', () => {
       POLICY,
       NOW,
     );
-    expect(outcomes.get('BTC')).toMatchObject({ status: 'priced', price: { price: 100, sources: ['a', 'b'] } });
+    expect(outcomes.get('BTC')).toMatchObject({
+      status: 'priced',
+      price: { price: 100, sources: ['a', 'b'] },
+    });
   });
 
   it('aggregates each symbol on its own', () => {
     const outcomes = aggregate(
-      [quote('a', 100), quote('b', 100), quote('a', 5, { symbol: 'ETH' }), quote('b', 5.02, { symbol: 'ETH' })],
+      [
+        quote('a', 100),
+        quote('b', 100),
+        quote('a', 5, { symbol: 'ETH' }),
+        quote('b', 5.02, { symbol: 'ETH' }),
+      ],
       POLICY,
       NOW,
     );
@@ -127,7 +153,11 @@ describe('aggregate', () => {
         expect(expected).toBeDefined();
         for (let position = 0; position <= honest.length; position += 1) {
           const wild = quote('wild', 100 * factor);
-          const quotes = [...honestQuotes.slice(0, position), wild, ...honestQuotes.slice(position)];
+          const quotes = [
+            ...honestQuotes.slice(0, position),
+            wild,
+            ...honestQuotes.slice(position),
+          ];
           const outcome = outcomeFor(quotes);
           expect(outcome).toMatchObject({ status: 'priced', rejected: ['wild'] });
           expect(servedPrice(quotes)).toBe(expected);
@@ -156,7 +186,9 @@ describe('aggregate', () => {
   });
 
   it('gives no price when the venues split evenly into two camps', () => {
-    expect(outcomeFor([quote('a', 100), quote('b', 100.1), quote('c', 1000), quote('d', 1000.5)])).toMatchObject({
+    expect(
+      outcomeFor([quote('a', 100), quote('b', 100.1), quote('c', 1000), quote('d', 1000.5)]),
+    ).toMatchObject({
       status: 'unpriced',
       reason: 'no_agreement',
     });
@@ -167,9 +199,14 @@ describe('aggregate', () => {
     const anyPrice = fc.double({ min: 1e-9, max: 1e12, noNaN: true });
     fc.assert(
       fc.property(
-        fc.array(honestPrice, { minLength: 3, maxLength: 9 }).chain((honest) =>
-          fc.tuple(fc.constant(honest), fc.array(anyPrice, { maxLength: Math.floor((honest.length - 1) / 2) })),
-        ),
+        fc
+          .array(honestPrice, { minLength: 3, maxLength: 9 })
+          .chain((honest) =>
+            fc.tuple(
+              fc.constant(honest),
+              fc.array(anyPrice, { maxLength: Math.floor((honest.length - 1) / 2) }),
+            ),
+          ),
         ([honest, hostile]) => {
           const quotes = [
             ...honest.map((price, index) => quote(`h${index}`, price)),

@@ -23,8 +23,16 @@ export interface AggregatedPrice {
 export type UnpricedReason = 'stale' | 'below_quorum' | 'no_agreement';
 
 export type SymbolOutcome =
-  | { readonly status: 'priced'; readonly price: AggregatedPrice; readonly rejected: readonly string[] }
-  | { readonly status: 'unpriced'; readonly reason: UnpricedReason; readonly venues: readonly string[] };
+  | {
+      readonly status: 'priced';
+      readonly price: AggregatedPrice;
+      readonly rejected: readonly string[];
+    }
+  | {
+      readonly status: 'unpriced';
+      readonly reason: UnpricedReason;
+      readonly venues: readonly string[];
+    };
 
 /**
  * Turns one round of venue quotes into a price per symbol, or a reason for none:
@@ -59,7 +67,8 @@ function aggregateSymbol(
   const venues = [...new Set(quotes.map((quote) => quote.source))].sort();
   const fresh = onePerVenue(quotes.filter((quote) => now - quote.observedAt <= policy.staleMs));
   if (fresh.length === 0) return { status: 'unpriced', reason: 'stale', venues };
-  if (fresh.length < policy.minSources) return { status: 'unpriced', reason: 'below_quorum', venues };
+  if (fresh.length < policy.minSources)
+    return { status: 'unpriced', reason: 'below_quorum', venues };
 
   const centre = median(fresh.map((quote) => quote.price));
   const agreeing = fresh.filter(
@@ -77,7 +86,10 @@ function aggregateSymbol(
       sources,
       observedAt: Math.max(...agreeing.map((quote) => quote.observedAt)),
     },
-    rejected: fresh.map((quote) => quote.source).filter((source) => !sources.includes(source)).sort(),
+    rejected: fresh
+      .map((quote) => quote.source)
+      .filter((source) => !sources.includes(source))
+      .sort(),
   };
 }
 
@@ -95,7 +107,8 @@ function groupBySymbol(quotes: readonly RawQuote[]): Map<string, RawQuote[]> {
 /** A venue listing one instrument twice still casts one vote: the median of its own quotes. */
 function onePerVenue(quotes: readonly RawQuote[]): VenueQuote[] {
   const bySource = new Map<string, RawQuote[]>();
-  for (const quote of quotes) bySource.set(quote.source, [...(bySource.get(quote.source) ?? []), quote]);
+  for (const quote of quotes)
+    bySource.set(quote.source, [...(bySource.get(quote.source) ?? []), quote]);
   return [...bySource].map(([source, own]) => ({
     source,
     price: median(own.map((quote) => quote.price)),

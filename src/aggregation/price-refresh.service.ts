@@ -78,7 +78,8 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
   }
 
   private recordSuccess(id: string, instruments: number): void {
-    if (this.failing.delete(id)) this.logger.log(`${id}: recovered, ${instruments} USD instruments`);
+    if (this.failing.delete(id))
+      this.logger.log(`${id}: recovered, ${instruments} USD instruments`);
   }
 
   private recordFailure(id: string, reason: unknown): void {

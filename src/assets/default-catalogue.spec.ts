@@ -7,7 +7,11 @@ import { DEFAULT_CATALOGUE } from './default-catalogue.js';
 describe('DEFAULT_CATALOGUE', () => {
   const usdQuotes = [
     ...parseCoinbaseProducts(loadFixture('coinbase'), 0),
-    ...parseKrakenTicker(loadFixture('kraken-ticker'), parseKrakenAssetPairs(loadFixture('kraken-assetpairs')), 0),
+    ...parseKrakenTicker(
+      loadFixture('kraken-ticker'),
+      parseKrakenAssetPairs(loadFixture('kraken-assetpairs')),
+      0,
+    ),
     ...parseBitstampTickers(loadFixture('bitstamp'), 0),
   ];
 
@@ -19,7 +23,9 @@ describe('DEFAULT_CATALOGUE', () => {
   });
 
   it.each(DEFAULT_CATALOGUE)('%s is quoted in USD by at least two default venues', (symbol) => {
-    const venues = new Set(usdQuotes.filter((quote) => quote.symbol === symbol).map((quote) => quote.source));
+    const venues = new Set(
+      usdQuotes.filter((quote) => quote.symbol === symbol).map((quote) => quote.source),
+    );
     expect(venues.size).toBeGreaterThanOrEqual(2);
   });
 });

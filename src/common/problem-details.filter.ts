@@ -1,7 +1,6 @@
 import {
   Catch,
   HttpException,
-  HttpStatus,
   Logger,
   type ArgumentsHost,
   type ExceptionFilter,
@@ -37,7 +36,10 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       `Unhandled error on ${request.method} ${instance}`,
       exception instanceof Error ? exception.stack : String(exception),
     );
-    this.send(reply, problem(500, ErrorCode.InternalError, 'The server failed to answer.', instance));
+    this.send(
+      reply,
+      problem(500, ErrorCode.InternalError, 'The server failed to answer.', instance),
+    );
   }
 
   private send(reply: FastifyReply, body: ProblemDetails): void {
@@ -48,9 +50,9 @@ export class ProblemDetailsFilter implements ExceptionFilter {
 function fromHttpException(exception: HttpException, instance: string | undefined): ProblemDetails {
   const status = exception.getStatus();
   const code =
-    status === HttpStatus.NOT_FOUND
+    status === 404
       ? ErrorCode.RouteNotFound
-      : status === HttpStatus.METHOD_NOT_ALLOWED
+      : status === 405
         ? ErrorCode.MethodNotAllowed
         : status >= 500
           ? ErrorCode.InternalError

@@ -12,7 +12,12 @@ export interface ProblemDetails {
   readonly instance?: string;
 }
 
-export function problem(status: number, code: string, detail: string, instance?: string): ProblemDetails {
+export function problem(
+  status: number,
+  code: string,
+  detail: string,
+  instance?: string,
+): ProblemDetails {
   return {
     type: 'about:blank',
     title: STATUS_CODES[status] ?? 'Error',

@@ -38,7 +38,11 @@ describe('loadConfig', () => {
     expect(config).toEqual({
       http: { port: 8080, host: '127.0.0.1' },
       logLevel: 'debug',
-      markets: { enabled: ['kraken', 'bitstamp'], baseUrls: { kraken: 'http://127.0.0.1:9001' }, timeoutMs: 1500 },
+      markets: {
+        enabled: ['kraken', 'bitstamp'],
+        baseUrls: { kraken: 'http://127.0.0.1:9001' },
+        timeoutMs: 1500,
+      },
       assets: ['BTC', 'ETH'],
       pricing: { refreshMs: 1000, staleMs: 30_000, minSources: 1, maxDeviation: 0.05 },
     });

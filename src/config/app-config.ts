@@ -46,7 +46,8 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
   );
   const markets = parseMarkets(variables.MARKETS, problems);
   const baseUrls = parseMarketUrls(env, problems);
-  const assets = variables.ASSETS === undefined ? undefined : parseAssets(variables.ASSETS, problems);
+  const assets =
+    variables.ASSETS === undefined ? undefined : parseAssets(variables.ASSETS, problems);
   if (variables.PRICE_STALE_MS <= variables.PRICE_REFRESH_MS) {
     problems.push('PRICE_STALE_MS must be greater than PRICE_REFRESH_MS');
   }
@@ -89,7 +90,10 @@ function readEnvironment(
     if (typeof fallback === 'number') {
       const integer = Number.isInteger(fallback);
       if ((integer ? INTEGER : DECIMAL).test(raw)) target[key] = Number(raw);
-      else problems.push(`${key} must be ${integer ? 'an integer' : 'a decimal number'} (got "${raw}")`);
+      else
+        problems.push(
+          `${key} must be ${integer ? 'an integer' : 'a decimal number'} (got "${raw}")`,
+        );
     } else {
       target[key] = raw;
     }
@@ -112,7 +116,9 @@ function parseMarkets(value: string | undefined, problems: string[]): string[] |
   const unknown = ids.filter((id) => !BUILT_IN_VENUE_IDS.includes(id));
   if (unknown.length > 0) {
     const names = unknown.map((id) => (id === '' ? '(empty)' : id)).join(', ');
-    problems.push(`MARKETS names unknown venue(s) ${names}; known: ${BUILT_IN_VENUE_IDS.join(', ')}`);
+    problems.push(
+      `MARKETS names unknown venue(s) ${names}; known: ${BUILT_IN_VENUE_IDS.join(', ')}`,
+    );
     return undefined;
   }
   if (new Set(ids).size !== ids.length) {

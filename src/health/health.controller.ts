@@ -22,7 +22,10 @@ export class HealthController {
   }
 
   @Get('ready')
-  @ApiOperation({ operationId: 'getReadiness', summary: 'A price snapshot has been aggregated (free)' })
+  @ApiOperation({
+    operationId: 'getReadiness',
+    summary: 'A price snapshot has been aggregated (free)',
+  })
   @ApiOkResponse({ type: HealthDto, description: 'Ready to serve prices.' })
   @ApiProblemResponses({ 503: 'No snapshot has any price yet.' })
   async ready(): Promise<HealthDto> {

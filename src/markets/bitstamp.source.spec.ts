@@ -16,7 +16,9 @@ describe('parseBitstampTickers', () => {
 
   it('reads every USD pair and nothing else', () => {
     const expected = tickers.filter((ticker) => ticker.pair.endsWith('/USD'));
-    expect(quotes.map((quote) => `${quote.symbol}/USD`).sort()).toEqual(expected.map((ticker) => ticker.pair).sort());
+    expect(quotes.map((quote) => `${quote.symbol}/USD`).sort()).toEqual(
+      expected.map((ticker) => ticker.pair).sort(),
+    );
   });
 
   it('takes the last price and the venue timestamp', () => {

@@ -18,12 +18,17 @@ describe('parseCoinbaseProducts', () => {
 
   it('reads every online USD product and nothing else', () => {
     const expected = products.filter(
-      (product) => product.quote_currency_id === 'USD' && product.status === 'online' && !product.trading_disabled,
+      (product) =>
+        product.quote_currency_id === 'USD' &&
+        product.status === 'online' &&
+        !product.trading_disabled,
     );
     expect(quotes.map((quote) => quote.symbol).sort()).toEqual(
       expected.map((product) => product.product_id.replace('-USD', '')).sort(),
     );
-    expect(quotes.every((quote) => quote.quote === 'USD' && quote.source === 'coinbase')).toBe(true);
+    expect(quotes.every((quote) => quote.quote === 'USD' && quote.source === 'coinbase')).toBe(
+      true,
+    );
   });
 
   it('takes the last price and 24 h volume as numbers, stamped when received', () => {
@@ -44,14 +49,28 @@ describe('parseCoinbaseProducts', () => {
 
   it('skips products it cannot read instead of failing whole', () => {
     const body = fixtureCopy<{ products: unknown[] }>('coinbase');
-    body.products.unshift(null, 'x', { product_id: 'ZZZ-USD', price: 'abc', quote_currency_id: 'USD', status: 'online' });
-    body.products.push({ product_id: 'NEW-USD', base_currency_id: 'NEW', price: '1.5', quote_currency_id: 'USD', status: 'online' });
+    body.products.unshift(null, 'x', {
+      product_id: 'ZZZ-USD',
+      price: 'abc',
+      quote_currency_id: 'USD',
+      status: 'online',
+    });
+    body.products.push({
+      product_id: 'NEW-USD',
+      base_currency_id: 'NEW',
+      price: '1.5',
+      quote_currency_id: 'USD',
+      status: 'online',
+    });
     const parsed = parseCoinbaseProducts(body, RECEIVED_AT);
     expect(parsed).toHaveLength(quotes.length + 1);
     expect(parsed.find((quote) => quote.symbol === 'NEW')?.price).toBe(1.5);
   });
 
-  it.each([[null], [[]], [{}], [{ products: 'none' }]])('refuses a body of the wrong shape: %j', (body) => {
-    expect(() => parseCoinbaseProducts(body, RECEIVED_AT)).toThrow(VenueError);
-  });
+  it.each([[null], [[]], [{}], [{ products: 'none' }]])(
+    'refuses a body of the wrong shape: %j',
+    (body) => {
+      expect(() => parseCoinbaseProducts(body, RECEIVED_AT)).toThrow(VenueError);
+    },
+  );
 });

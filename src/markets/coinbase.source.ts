@@ -25,7 +25,8 @@ export function parseCoinbaseProducts(body: unknown, receivedAt: number): RawQuo
   const quotes: RawQuote[] = [];
   for (const product of products) {
     if (!isRecord(product) || !isTradable(product)) continue;
-    if (product.quote_currency_id !== 'USD' || typeof product.base_currency_id !== 'string') continue;
+    if (product.quote_currency_id !== 'USD' || typeof product.base_currency_id !== 'string')
+      continue;
     const price = parsePrice(product.price);
     if (price === undefined) continue;
     quotes.push({

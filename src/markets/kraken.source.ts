@@ -22,7 +22,8 @@ export interface KrakenPair {
  */
 export class KrakenSource implements PriceSource {
   readonly id = 'kraken';
-  private pairs: { readonly byKey: ReadonlyMap<string, KrakenPair>; readonly at: number } | undefined;
+  private pairs:
+    { readonly byKey: ReadonlyMap<string, KrakenPair>; readonly at: number } | undefined;
 
   constructor(private readonly venue: VenueConnection) {}
 
@@ -61,11 +62,18 @@ export function parseKrakenTicker(
   for (const [key, ticker] of Object.entries(krakenResult(body))) {
     const pair = pairs.get(key);
     if (pair?.quote !== 'USD' || !isRecord(ticker)) continue;
-    const last = Array.isArray(ticker.c) ? ticker.c[0] : undefined;
+    const last: unknown = Array.isArray(ticker.c) ? ticker.c[0] : undefined;
     const price = parsePrice(last);
     if (price === undefined) continue;
     const volume = Array.isArray(ticker.v) ? parseAmount(ticker.v[1]) : undefined;
-    quotes.push({ source: 'kraken', symbol: pair.base, quote: 'USD', price, volume, observedAt: receivedAt });
+    quotes.push({
+      source: 'kraken',
+      symbol: pair.base,
+      quote: 'USD',
+      price,
+      volume,
+      observedAt: receivedAt,
+    });
   }
   return quotes;
 }
@@ -74,7 +82,8 @@ export function parseKrakenTicker(
 function krakenResult(body: unknown): Record<string, unknown> {
   const envelope = expectRecord(body, 'body');
   const errors = expectArray(envelope.error ?? [], 'error');
-  if (errors.length > 0) throw new VenueError('venue_error', `Kraken error: ${errors.map(String).join('; ')}`);
+  if (errors.length > 0)
+    throw new VenueError('venue_error', `Kraken error: ${errors.map(String).join('; ')}`);
   return expectRecord(envelope.result, 'result');
 }
 

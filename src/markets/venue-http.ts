@@ -39,12 +39,16 @@ async function readCapped(response: Response, maxBytes: number): Promise<string>
     throw new VenueError('too_large', `response of ${declared} bytes exceeds ${maxBytes}`);
   }
   if (response.body === null) return '';
+  const reader = response.body.getReader() as ReadableStreamDefaultReader<Uint8Array>;
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for await (const chunk of response.body) {
-    size += chunk.byteLength;
-    if (size > maxBytes) throw new VenueError('too_large', `response exceeds ${maxBytes} bytes`);
-    chunks.push(chunk);
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    size += read.value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      throw new VenueError('too_large', `response exceeds ${maxBytes} bytes`);
+    }
+    chunks.push(read.value);
   }
   return Buffer.concat(chunks).toString('utf8');
 }
@@ -70,10 +74,14 @@ function retryAfterMs(header: string | null): number | undefined {
 
 function asVenueError(error: unknown, timeoutMs: number): VenueError {
   if (error instanceof VenueError) return error;
-  if (error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
+  if (
+    error instanceof DOMException &&
+    (error.name === 'TimeoutError' || error.name === 'AbortError')
+  ) {
     return new VenueError('timeout', `no complete response within ${timeoutMs} ms`);
   }
-  const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  const cause =
+    error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
   const message = error instanceof Error ? error.message : String(error);
   return new VenueError('network', `${message}${cause}`);
 }

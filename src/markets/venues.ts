@@ -13,9 +13,17 @@ export interface VenueDefinition {
 
 /** Registration of every built-in venue; adding a venue is one line here. */
 export const BUILT_IN_VENUES: readonly VenueDefinition[] = [
-  { id: 'coinbase', defaultBaseUrl: 'https://api.coinbase.com', create: (c) => new CoinbaseSource(c) },
+  {
+    id: 'coinbase',
+    defaultBaseUrl: 'https://api.coinbase.com',
+    create: (c) => new CoinbaseSource(c),
+  },
   { id: 'kraken', defaultBaseUrl: 'https://api.kraken.com', create: (c) => new KrakenSource(c) },
-  { id: 'bitstamp', defaultBaseUrl: 'https://www.bitstamp.net', create: (c) => new BitstampSource(c) },
+  {
+    id: 'bitstamp',
+    defaultBaseUrl: 'https://www.bitstamp.net',
+    create: (c) => new BitstampSource(c),
+  },
 ];
 
 export const BUILT_IN_VENUE_IDS: readonly string[] = BUILT_IN_VENUES.map((venue) => venue.id);

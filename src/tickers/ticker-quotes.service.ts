@@ -36,7 +36,9 @@ export class TickerQuotesService {
     if (snapshot === undefined) throw this.unavailable('No prices have been aggregated yet.');
     if (selection.kind === 'all') {
       if (prices.size * 2 < symbols.length) {
-        throw this.unavailable(`Only ${prices.size} of ${symbols.length} assets have a trustworthy price.`);
+        throw this.unavailable(
+          `Only ${prices.size} of ${symbols.length} assets have a trustworthy price.`,
+        );
       }
     } else {
       const missing = symbols.filter((symbol) => !prices.has(symbol));
@@ -60,7 +62,10 @@ export class TickerQuotesService {
     return symbols;
   }
 
-  private freshPrices(snapshot: PriceSnapshot | undefined, symbols: readonly string[]): Map<string, number> {
+  private freshPrices(
+    snapshot: PriceSnapshot | undefined,
+    symbols: readonly string[],
+  ): Map<string, number> {
     const now = Date.now();
     const prices = new Map<string, number>();
     for (const symbol of symbols) {

@@ -8,7 +8,11 @@ import {
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 import { parseSymbol, parseSymbolList } from './symbols.js';
-import { TickerQuotesService, type TickerQuotes, type TickerSelection } from './ticker-quotes.service.js';
+import {
+  TickerQuotesService,
+  type TickerQuotes,
+  type TickerSelection,
+} from './ticker-quotes.service.js';
 
 type SelectionKind = TickerSelection['kind'];
 type RequestWithQuotes = FastifyRequest & { tickerQuotes?: TickerQuotes };
@@ -31,7 +35,10 @@ export class TickerRequestGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const kind = this.reflector.get<SelectionKind | undefined>(SELECTION_KIND, context.getHandler());
+    const kind = this.reflector.get<SelectionKind | undefined>(
+      SELECTION_KIND,
+      context.getHandler(),
+    );
     if (kind === undefined) return true;
     const request = context.switchToHttp().getRequest<RequestWithQuotes>();
     const params = request.params as Record<string, string>;

@@ -7,7 +7,8 @@ import type { TickerQuotes } from './ticker-quotes.service.js';
 import { ResolvedQuotes, Selects, TickerRequestGuard } from './ticker-request.guard.js';
 import { TickerDto, TickersDto } from './tickers.dto.js';
 
-const UNAVAILABLE = 'No fresh, agreed price right now; retry after `Retry-After` seconds. Not charged.';
+const UNAVAILABLE =
+  'No fresh, agreed price right now; retry after `Retry-After` seconds. Not charged.';
 
 @ApiTags('tickers')
 @Controller('v1')
@@ -66,7 +67,8 @@ export class TickersController {
   @ApiOperation({
     operationId: 'getAllTickers',
     summary: 'Current USD prices of every asset',
-    description: 'Every catalogue asset that has a fresh, agreed price; assets without one are left out.',
+    description:
+      'Every catalogue asset that has a fresh, agreed price; assets without one are left out.',
   })
   @ApiOkResponse({ type: TickersDto, description: 'Every asset that has a price right now.' })
   @ApiProblemResponses({ 503: 'Most assets have no fresh, agreed price right now. Not charged.' })

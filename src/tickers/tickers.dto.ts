@@ -11,7 +11,11 @@ const TIMESTAMP = {
   example: '2026-11-20T12:00:00.000Z',
 } as const;
 
-const CURRENCY = { description: 'Currency of every price.', enum: ['USD'], example: 'USD' } as const;
+const CURRENCY = {
+  description: 'Currency of every price.',
+  enum: ['USD'],
+  example: 'USD',
+} as const;
 
 export class TickerDto {
   @ApiProperty(TIMESTAMP)

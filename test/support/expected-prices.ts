@@ -4,19 +4,31 @@ import { fixtureCopy } from './fixtures.js';
  * Each default venue's recorded USD price for a symbol, read straight from the fixtures
  * (not through the service's parsers), for computing what the service should serve.
  */
-export function recordedUsdPrices(symbol: string): Record<'coinbase' | 'kraken' | 'bitstamp', number> {
-  const coinbase = fixtureCopy<{ products: { product_id: string; price: string }[] }>('coinbase').products.find(
-    (product) => product.product_id === `${symbol}-USD`,
-  );
-  const pairs = fixtureCopy<{ result: Record<string, { wsname: string }> }>('kraken-assetpairs').result;
+export function recordedUsdPrices(
+  symbol: string,
+): Record<'coinbase' | 'kraken' | 'bitstamp', number> {
+  const coinbase = fixtureCopy<{ products: { product_id: string; price: string }[] }>(
+    'coinbase',
+  ).products.find((product) => product.product_id === `${symbol}-USD`);
+  const pairs = fixtureCopy<{ result: Record<string, { wsname: string }> }>(
+    'kraken-assetpairs',
+  ).result;
   const krakenBase = symbol === 'BTC' ? 'XBT' : symbol === 'DOGE' ? 'XDG' : symbol;
   const krakenKey = Object.keys(pairs).find((key) => pairs[key]?.wsname === `${krakenBase}/USD`);
-  const kraken = fixtureCopy<{ result: Record<string, { c: string[] }> }>('kraken-ticker').result[krakenKey ?? '']?.c[0];
-  const bitstamp = fixtureCopy<{ pair: string; last: string }[]>('bitstamp').find((row) => row.pair === `${symbol}/USD`);
+  const kraken = fixtureCopy<{ result: Record<string, { c: string[] }> }>('kraken-ticker').result[
+    krakenKey ?? ''
+  ]?.c[0];
+  const bitstamp = fixtureCopy<{ pair: string; last: string }[]>('bitstamp').find(
+    (row) => row.pair === `${symbol}/USD`,
+  );
   if (coinbase === undefined || kraken === undefined || bitstamp === undefined) {
     throw new Error(`${symbol} is not recorded at all three default venues`);
   }
-  return { coinbase: Number(coinbase.price), kraken: Number(kraken), bitstamp: Number(bitstamp.last) };
+  return {
+    coinbase: Number(coinbase.price),
+    kraken: Number(kraken),
+    bitstamp: Number(bitstamp.last),
+  };
 }
 
 export function medianOf(values: readonly number[]): number {

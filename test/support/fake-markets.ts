@@ -1,5 +1,5 @@
 import { FakeVenue, type VenueBehaviour } from './fake-venue.js';
-import { fixtureCopy } from './fixtures.js';
+import { loadFixture } from './fixtures.js';
 
 /** The moment the recorded fixtures were captured (see test/fixtures/markets/README.md). */
 export const FIXTURE_MOMENT_MS = Date.parse('2026-11-20T12:00:00Z');
@@ -73,7 +73,10 @@ export class FakeMarkets {
       const replay: VenueReplay = VENUE_REPLAYS[id];
       const behaviours: Record<string, VenueBehaviour> = {};
       for (const [path, fixture] of Object.entries(replay.paths)) {
-        behaviours[path] = { kind: 'json', body: () => replayBody(replay, fixture, options.scale?.[id]) };
+        behaviours[path] = {
+          kind: 'json',
+          body: () => replayBody(replay, fixture, options.scale?.[id]),
+        };
       }
       venues.set(id, await FakeVenue.start(behaviours));
     }
@@ -104,7 +107,7 @@ export class FakeMarkets {
 }
 
 function replayBody(replay: VenueReplay, fixture: string, factor: number | undefined): unknown {
-  const body = fixtureCopy<unknown>(fixture);
+  const body = loadFixture(fixture);
   replay.freshen(body, Date.now() - FIXTURE_MOMENT_MS);
   if (factor !== undefined && fixture !== 'kraken-assetpairs') replay.scale(body, factor);
   return body;

@@ -4,7 +4,13 @@ import type { AddressInfo } from 'node:net';
 /** How a fake venue answers one path: a recorded body, or one of the ways venues misbehave. */
 export type VenueBehaviour =
   | { readonly kind: 'json'; readonly body: () => unknown }
-  | { readonly kind: 'raw'; readonly status: number; readonly body: string; readonly contentType?: string; readonly headers?: Readonly<Record<string, string>> }
+  | {
+      readonly kind: 'raw';
+      readonly status: number;
+      readonly body: string;
+      readonly contentType?: string;
+      readonly headers?: Readonly<Record<string, string>>;
+    }
   | { readonly kind: 'hang' }
   | { readonly kind: 'hang-mid-body'; readonly prefix: string }
   | { readonly kind: 'reset' };
@@ -23,12 +29,16 @@ export class FakeVenue {
     readonly url: string,
   ) {}
 
-  static async start(behaviours: Readonly<Record<string, VenueBehaviour>> = {}): Promise<FakeVenue> {
+  static async start(
+    behaviours: Readonly<Record<string, VenueBehaviour>> = {},
+  ): Promise<FakeVenue> {
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     const venue = new FakeVenue(server, `http://127.0.0.1:${port}`);
-    server.on('request', (request, response) => venue.handle(request, response));
+    server.on('request', (request, response) => {
+      venue.handle(request, response);
+    });
     for (const [path, behaviour] of Object.entries(behaviours)) venue.on(path, behaviour);
     return venue;
   }
@@ -41,7 +51,11 @@ export class FakeVenue {
   async close(): Promise<void> {
     for (const response of this.hanging) response.destroy();
     this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await new Promise<void>((resolve) => {
+      this.server.close(() => {
+        resolve();
+      });
+    });
   }
 
   private handle(request: IncomingMessage, response: ServerResponse): void {
@@ -49,16 +63,23 @@ export class FakeVenue {
     this.requests.push(path);
     const behaviour = this.behaviours.get(path);
     if (behaviour === undefined) {
-      response.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"not found"}');
+      response
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end('{"message":"not found"}');
       return;
     }
     switch (behaviour.kind) {
       case 'json':
-        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(behaviour.body()));
+        response
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify(behaviour.body()));
         return;
       case 'raw':
         response
-          .writeHead(behaviour.status, { 'content-type': behaviour.contentType ?? 'text/plain', ...behaviour.headers })
+          .writeHead(behaviour.status, {
+            'content-type': behaviour.contentType ?? 'text/plain',
+            ...behaviour.headers,
+          })
           .end(behaviour.body);
         return;
       case 'hang':

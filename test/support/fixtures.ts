@@ -7,7 +7,7 @@ export function loadFixture(name: string): unknown {
   return JSON.parse(readFileSync(new URL(`${name}.json`, FIXTURES), 'utf8')) as unknown;
 }
 
-/** A recorded response as a mutable JSON tree, for tests that edit it. */
+/** A recorded response as a mutable JSON tree of a shape the caller names, for tests that edit it. */
 export function fixtureCopy<T>(name: string): T {
   return loadFixture(name) as T;
 }

@@ -46,13 +46,28 @@ export class OpenApiContract {
     for (const [path, item] of Object.entries(paths)) {
       for (const [method, operation] of Object.entries(item)) {
         if (operation.operationId !== operationId) continue;
-        const responses = operation.responses as Record<string, { content?: Record<string, unknown> }>;
+        const responses = operation.responses as Record<
+          string,
+          { content?: Record<string, unknown> }
+        >;
         const response = responses[String(status)] ?? responses.default;
         if (response?.content?.[contentType] === undefined) {
-          throw new Error(`openapi.json documents no ${contentType} ${status} response for ${operationId}`);
+          throw new Error(
+            `openapi.json documents no ${contentType} ${status} response for ${operationId}`,
+          );
         }
         const responseKey = responses[String(status)] === undefined ? 'default' : String(status);
-        return ['', 'paths', path, method, 'responses', responseKey, 'content', contentType, 'schema']
+        return [
+          '',
+          'paths',
+          path,
+          method,
+          'responses',
+          responseKey,
+          'content',
+          contentType,
+          'schema',
+        ]
           .map((segment) => segment.replace(/~/g, '~0').replace(/\//g, '~1'))
           .join('/');
       }

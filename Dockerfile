@@ -1,0 +1,18 @@
+# Build stage: compile TypeScript with the locked toolchain.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund --omit=optional
+COPY . .
+RUN npm run build && npm prune --omit=dev --omit=optional
+
+# Runtime stage: compiled code and production dependencies only.
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+USER node
+EXPOSE 3000
+CMD ["node", "dist/src/main.js"]
