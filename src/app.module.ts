@@ -5,6 +5,7 @@ import { AssetsModule } from './assets/assets.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { HealthModule } from './health/health.module.js';
+import { PaymentsModule } from './payments/payments.module.js';
 import { TickersModule } from './tickers/tickers.module.js';
 
 @Module({})
@@ -15,6 +16,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         ScheduleModule.forRoot(),
+        PaymentsModule,
         AggregationModule,
         AssetsModule,
         TickersModule,

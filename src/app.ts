@@ -7,6 +7,21 @@ import { loadConfig, type AppConfig } from './config/app-config.js';
 import { LOG_LEVELS } from './config/environment.js';
 import { ProblemDetailsFilter } from './common/problem-details.filter.js';
 import { buildOpenApiDocument } from './openapi/openapi-document.js';
+import { X402Paywall } from './payments/x402-paywall.js';
+
+/** Browsers may pay: they can send the payment headers and read the x402 response headers. */
+const X402_CORS = {
+  origin: true,
+  methods: ['GET', 'HEAD', 'OPTIONS'],
+  allowedHeaders: [
+    'Content-Type',
+    'PAYMENT-SIGNATURE',
+    'X-PAYMENT',
+    'Access-Control-Expose-Headers',
+  ],
+  exposedHeaders: ['PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-PAYMENT-RESPONSE', 'Retry-After'],
+  maxAge: 600,
+};
 
 export interface CreateAppOptions {
   readonly config?: AppConfig;
@@ -23,7 +38,9 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   );
   app.useGlobalFilters(new ProblemDetailsFilter());
   app.enableShutdownHooks();
+  app.enableCors(X402_CORS);
   const document = buildOpenApiDocument(app);
+  app.get(X402Paywall).describe(document);
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'openapi.json',
     yamlDocumentUrl: 'openapi.yaml',

@@ -1,9 +1,11 @@
 import 'reflect-metadata';
+import { existsSync } from 'node:fs';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app.js';
 import { APP_CONFIG, ConfigError, type AppConfig } from './config/app-config.js';
 
 async function bootstrap(): Promise<void> {
+  if (existsSync('.env')) process.loadEnvFile('.env');
   const app = await createApp();
   const { http } = app.get<AppConfig>(APP_CONFIG);
   await app.listen(http.port, http.host);

@@ -1,8 +1,7 @@
 import { DEFAULT_CATALOGUE } from '../src/assets/default-catalogue.js';
 import { expectRelativelyClose, medianOf, recordedUsdPrices } from './support/expected-prices.js';
-import { FakeMarkets } from './support/fake-markets.js';
 import { OpenApiContract } from './support/openapi-contract.js';
-import { startApp, type RunningApp } from './support/test-app.js';
+import { startPaidApp, type PaidApp, type PaidAppOptions } from './support/paid-app.js';
 
 const contract = new OpenApiContract();
 const PROBLEM = 'application/problem+json';
@@ -32,19 +31,23 @@ async function expectProblem(
   return body;
 }
 
+/** Buys a path with the v2 client (the paywall itself is tested in payments.e2e-spec.ts). */
+function buy(stack: PaidApp, path: string): Promise<Response> {
+  return stack.buyer.fetchV2(`${stack.service.url}${path}`);
+}
+
 describe('price API over live (fake) venues', () => {
-  let markets: FakeMarkets;
-  let service: RunningApp;
+  let stack: PaidApp;
+  let markets: PaidApp['markets'];
+  let service: PaidApp['service'];
 
   beforeAll(async () => {
-    markets = await FakeMarkets.start();
-    service = await startApp(markets.env());
-    await service.refresh();
+    stack = await startPaidApp();
+    ({ markets, service } = stack);
   });
 
   afterAll(async () => {
-    await service.close();
-    await markets.close();
+    await stack.close();
   });
 
   it('calls each venue on its real path and query', () => {
@@ -66,7 +69,7 @@ describe('price API over live (fake) venues', () => {
 
   describe('GET /v1/ticker/{symbol} (getTicker)', () => {
     it('serves the median of the venues, upper-cased, with exactly the documented fields', async () => {
-      const body = await expectOk(await service.get('/v1/ticker/btc'), 'getTicker');
+      const body = await expectOk(await buy(stack, '/v1/ticker/btc'), 'getTicker');
       expect(Object.keys(body).sort()).toEqual(['currency', 'price', 'timestamp']);
       expect(body.currency).toBe('USD');
       expect(body.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
@@ -78,7 +81,7 @@ describe('price API over live (fake) venues', () => {
     it.each(['ETH', 'sol', 'Doge', 'LTC', 'LINK', 'XRP'])(
       'prices %s as the venues median',
       async (symbol) => {
-        const body = await expectOk(await service.get(`/v1/ticker/${symbol}`), 'getTicker');
+        const body = await expectOk(await buy(stack, `/v1/ticker/${symbol}`), 'getTicker');
         const upper = symbol.toUpperCase();
         expectRelativelyClose(
           (body.price as Record<string, number>)[upper]!,
@@ -103,7 +106,7 @@ describe('price API over live (fake) venues', () => {
 
   describe('GET /v1/tickers/{symbols} (getTickers)', () => {
     it('serves each symbol in the order asked', async () => {
-      const body = await expectOk(await service.get('/v1/tickers/sol,BTC,eth'), 'getTickers');
+      const body = await expectOk(await buy(stack, '/v1/tickers/sol,BTC,eth'), 'getTickers');
       expect(Object.keys(body).sort()).toEqual(['currency', 'prices', 'timestamp']);
       const prices = body.prices as Record<string, number>;
       expect(Object.keys(prices)).toEqual(['SOL', 'BTC', 'ETH']);
@@ -114,7 +117,7 @@ describe('price API over live (fake) venues', () => {
 
     it('accepts five symbols', async () => {
       const body = await expectOk(
-        await service.get('/v1/tickers/BTC,ETH,SOL,XRP,ADA'),
+        await buy(stack, '/v1/tickers/BTC,ETH,SOL,XRP,ADA'),
         'getTickers',
       );
       expect(Object.keys(body.prices as object)).toHaveLength(5);
@@ -138,7 +141,7 @@ describe('price API over live (fake) venues', () => {
 
   describe('GET /v1/all-tickers (getAllTickers)', () => {
     it('prices every catalogue asset', async () => {
-      const body = await expectOk(await service.get('/v1/all-tickers'), 'getAllTickers');
+      const body = await expectOk(await buy(stack, '/v1/all-tickers'), 'getAllTickers');
       expect(Object.keys(body.prices as object).sort()).toEqual([...DEFAULT_CATALOGUE].sort());
       expectRelativelyClose(
         (body.prices as Record<string, number>).BTC!,
@@ -163,29 +166,46 @@ describe('price API over live (fake) venues', () => {
 
   it('keeps serving after a refresh round', async () => {
     await service.refresh();
-    await expectOk(await service.get('/v1/ticker/BTC'), 'getTicker');
+    await expectOk(await buy(stack, '/v1/ticker/BTC'), 'getTicker');
+  });
+
+  it('answers every invalid request before asking for payment, and charges nothing', async () => {
+    const before = await stack.balances();
+    for (const path of [
+      '/v1/ticker/BTC-USD',
+      '/v1/ticker/NOTACOIN',
+      '/v1/tickers/BTC',
+      '/v1/tickers/BTC,btc',
+    ]) {
+      const plain = await service.get(path);
+      expect([400, 404]).toContain(plain.status);
+      expect(plain.headers.get('payment-required')).toBeNull();
+      const paying = await buy(stack, path);
+      expect(paying.status).toBe(plain.status);
+    }
+    expect(await stack.balances()).toEqual(before);
   });
 });
 
 describe('prices that cannot be trusted', () => {
-  let markets: FakeMarkets | undefined;
-  let service: RunningApp | undefined;
+  let stack: PaidApp | undefined;
+
+  async function start(options: PaidAppOptions): Promise<PaidApp> {
+    stack = await startPaidApp(options);
+    return stack;
+  }
 
   afterEach(async () => {
-    await service?.close();
-    await markets?.close();
-    service = undefined;
-    markets = undefined;
+    await stack?.close();
+    stack = undefined;
   });
 
   it('answers 503 with Retry-After while the first refresh is still waiting on venues', async () => {
-    markets = await FakeMarkets.start();
-    for (const id of ['coinbase', 'kraken', 'bitstamp'] as const)
-      markets.break(id, { kind: 'hang' });
-    service = await startApp({
-      ...markets.env(),
-      PRICE_REFRESH_MS: '7000',
-      PRICE_STALE_MS: '60000',
+    const hang = { kind: 'hang' } as const;
+    const { service } = await start({
+      markets: { faults: { coinbase: hang, kraken: hang, bitstamp: hang } },
+      env: { PRICE_REFRESH_MS: '7000', PRICE_STALE_MS: '60000' },
+      refresh: false,
     });
     for (const path of ['/v1/ticker/BTC', '/v1/tickers/BTC,ETH', '/v1/all-tickers']) {
       const response = await service.get(path);
@@ -196,17 +216,18 @@ describe('prices that cannot be trusted', () => {
   });
 
   it('still checks the symbols before saying 503', async () => {
-    markets = await FakeMarkets.start();
-    service = await startApp(markets.env());
+    const hang = { kind: 'hang' } as const;
+    const { service } = await start({
+      markets: { faults: { coinbase: hang, kraken: hang, bitstamp: hang } },
+      refresh: false,
+    });
     await expectProblem(await service.get('/v1/ticker/NOTACOIN'), 404, 'unknown_symbol');
     await expectProblem(await service.get('/v1/tickers/BTC'), 400, 'invalid_symbol_list');
   });
 
   it('ignores a single venue reporting ten times the price', async () => {
-    markets = await FakeMarkets.start({ scale: { kraken: 10 } });
-    service = await startApp(markets.env());
-    await service.refresh();
-    const body = await expectOk(await service.get('/v1/tickers/BTC,ETH'), 'getTickers');
+    const paid = await start({ markets: { scale: { kraken: 10 } } });
+    const body = await expectOk(await buy(paid, '/v1/tickers/BTC,ETH'), 'getTickers');
     for (const symbol of ['BTC', 'ETH']) {
       const { coinbase, bitstamp } = recordedUsdPrices(symbol);
       expectRelativelyClose(
@@ -217,10 +238,8 @@ describe('prices that cannot be trusted', () => {
   });
 
   it('ignores a single venue reporting a tenth of the price', async () => {
-    markets = await FakeMarkets.start({ scale: { coinbase: 0.1 } });
-    service = await startApp(markets.env());
-    await service.refresh();
-    const body = await expectOk(await service.get('/v1/ticker/ETH'), 'getTicker');
+    const paid = await start({ markets: { scale: { coinbase: 0.1 } } });
+    const body = await expectOk(await buy(paid, '/v1/ticker/ETH'), 'getTicker');
     const { kraken, bitstamp } = recordedUsdPrices('ETH');
     expectRelativelyClose(
       (body.price as Record<string, number>).ETH!,
@@ -229,78 +248,77 @@ describe('prices that cannot be trusted', () => {
   });
 
   it('gives no price when the only two venues disagree beyond the tolerance', async () => {
-    markets = await FakeMarkets.start({
-      venues: ['coinbase', 'bitstamp'],
-      scale: { bitstamp: 1.1 },
+    const paid = await start({
+      markets: { venues: ['coinbase', 'bitstamp'], scale: { bitstamp: 1.1 } },
     });
-    service = await startApp(markets.env());
-    await service.refresh();
-    const response = await service.get('/v1/ticker/BTC');
+    const before = await paid.balances();
+    const response = await buy(paid, '/v1/ticker/BTC');
     await expectProblem(response, 503, 'price_unavailable');
     expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    await expectProblem(await service.get('/v1/all-tickers'), 503, 'price_unavailable');
+    await expectProblem(await buy(paid, '/v1/all-tickers'), 503, 'price_unavailable');
+    expect(await paid.balances()).toEqual(before);
   });
 
-  it('serves from the remaining venues when one is down, hangs or sends garbage', async () => {
-    for (const fault of [
-      { kind: 'raw', status: 500, body: 'Internal Server Error' },
+  it.each([
+    ['is down', { kind: 'raw', status: 500, body: 'Internal Server Error' }],
+    [
+      'sends an HTML page',
       { kind: 'raw', status: 200, body: '<html>maintenance</html>', contentType: 'text/html' },
+    ],
+    [
+      'rate-limits',
       { kind: 'raw', status: 429, body: 'slow down', headers: { 'retry-after': '30' } },
-      { kind: 'hang' },
-      { kind: 'hang-mid-body', prefix: '{"products":[' },
-      { kind: 'reset' },
-    ] as const) {
-      markets = await FakeMarkets.start();
-      markets.break('coinbase', fault);
-      service = await startApp({ ...markets.env(), MARKET_TIMEOUT_MS: '300' });
-      await service.refresh();
-      const body = await expectOk(await service.get('/v1/ticker/BTC'), 'getTicker');
-      const { kraken, bitstamp } = recordedUsdPrices('BTC');
-      expectRelativelyClose(
-        (body.price as Record<string, number>).BTC!,
-        medianOf([kraken, bitstamp]),
-      );
-      await service.close();
-      await markets.close();
-    }
-    service = undefined;
-    markets = undefined;
+    ],
+    ['hangs', { kind: 'hang' }],
+    ['hangs mid-body', { kind: 'hang-mid-body', prefix: '{"products":[' }],
+    ['resets the connection', { kind: 'reset' }],
+  ] as const)('serves from the remaining venues when one %s', async (_name, fault) => {
+    const paid = await start({
+      markets: { faults: { coinbase: fault } },
+      env: { MARKET_TIMEOUT_MS: '300' },
+    });
+    const body = await expectOk(await buy(paid, '/v1/ticker/BTC'), 'getTicker');
+    const { kraken, bitstamp } = recordedUsdPrices('BTC');
+    expectRelativelyClose(
+      (body.price as Record<string, number>).BTC!,
+      medianOf([kraken, bitstamp]),
+    );
   });
 
   it('answers 503 when too few venues are left for the quorum', async () => {
-    markets = await FakeMarkets.start();
-    markets.break('coinbase', { kind: 'raw', status: 503, body: 'down' });
-    markets.break('kraken', {
-      kind: 'raw',
-      status: 200,
-      body: '{"error":["EService:Unavailable"],"result":{}}',
+    const { service } = await start({
+      markets: {
+        faults: {
+          coinbase: { kind: 'raw', status: 503, body: 'down' },
+          kraken: {
+            kind: 'raw',
+            status: 200,
+            body: '{"error":["EService:Unavailable"],"result":{}}',
+          },
+        },
+      },
     });
-    service = await startApp(markets.env());
-    await service.refresh();
     await expectProblem(await service.get('/v1/ticker/BTC'), 503, 'price_unavailable');
     await expectProblem(await service.get('/v1/all-tickers'), 503, 'price_unavailable');
   });
 
   it('keeps the last good price through a failed round, until it goes stale', async () => {
-    markets = await FakeMarkets.start();
-    service = await startApp({ ...markets.env(), PRICE_REFRESH_MS: '250', PRICE_STALE_MS: '1500' });
-    await service.refresh();
-    const before = await expectOk(await service.get('/v1/ticker/BTC'), 'getTicker');
-    for (const id of ['coinbase', 'kraken', 'bitstamp'] as const)
-      markets.break(id, { kind: 'raw', status: 500, body: 'x' });
-    await service.refresh();
-    const during = await expectOk(await service.get('/v1/ticker/BTC'), 'getTicker');
+    const paid = await start({ env: { PRICE_REFRESH_MS: '250', PRICE_STALE_MS: '1500' } });
+    const before = await expectOk(await buy(paid, '/v1/ticker/BTC'), 'getTicker');
+    for (const id of ['coinbase', 'kraken', 'bitstamp'] as const) {
+      paid.markets.break(id, { kind: 'raw', status: 500, body: 'x' });
+    }
+    await paid.service.refresh();
+    const during = await expectOk(await buy(paid, '/v1/ticker/BTC'), 'getTicker');
     expect(during.price).toEqual(before.price);
     await new Promise((resolve) => setTimeout(resolve, 1700));
-    await expectProblem(await service.get('/v1/ticker/BTC'), 503, 'price_unavailable');
+    await expectProblem(await paid.service.get('/v1/ticker/BTC'), 503, 'price_unavailable');
   });
 
   it('answers all-tickers while at least half the catalogue is priced, leaving out the rest', async () => {
-    markets = await FakeMarkets.start();
-    service = await startApp({ ...markets.env(), ASSETS: 'BTC,ETH,XMR,NOTLISTED' });
-    await service.refresh();
-    const body = await expectOk(await service.get('/v1/all-tickers'), 'getAllTickers');
+    const paid = await start({ env: { ASSETS: 'BTC,ETH,XMR,NOTLISTED' } });
+    const body = await expectOk(await buy(paid, '/v1/all-tickers'), 'getAllTickers');
     expect(Object.keys(body.prices as object).sort()).toEqual(['BTC', 'ETH']);
-    await expectProblem(await service.get('/v1/ticker/XMR'), 503, 'price_unavailable');
+    await expectProblem(await paid.service.get('/v1/ticker/XMR'), 503, 'price_unavailable');
   });
 });

@@ -7,11 +7,13 @@ import {
 } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from './api-error.js';
+import { PreparedResponseException } from './prepared-response.exception.js';
 import { PROBLEM_CONTENT_TYPE, problem, type ProblemDetails } from './problem-details.js';
 
 /**
  * The one place errors become HTTP: domain ApiErrors keep their code, Nest's HTTP exceptions
- * are mapped by status, anything else is a logged 500 that reveals nothing internal.
+ * are mapped by status, anything else is a logged 500 that reveals nothing internal. Prepared
+ * responses (the x402 challenge) go out exactly as prepared.
  */
 @Catch()
 export class ProblemDetailsFilter implements ExceptionFilter {
@@ -23,6 +25,10 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     const reply = http.getResponse<FastifyReply>();
     const instance = request.url.split('?')[0];
 
+    if (exception instanceof PreparedResponseException) {
+      void reply.status(exception.getStatus()).headers(exception.headers).send(exception.body);
+      return;
+    }
     if (exception instanceof ApiError) {
       for (const [name, value] of Object.entries(exception.headers)) void reply.header(name, value);
       this.send(reply, problem(exception.status, exception.code, exception.detail, instance));

@@ -1,4 +1,12 @@
-import { ConfigError, loadConfig } from './app-config.js';
+import { ConfigError, loadConfig as loadConfigFrom } from './app-config.js';
+
+const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+const SETTLER_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
+
+/** The one variable without a default, plus whatever a case sets. */
+function loadConfig(env: Record<string, string>) {
+  return loadConfigFrom({ X402_PAY_TO: PAY_TO, ...env });
+}
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -18,6 +26,19 @@ describe('loadConfig', () => {
       markets: { enabled: ['coinbase', 'kraken', 'bitstamp'], baseUrls: {}, timeoutMs: 4000 },
       assets: undefined,
       pricing: { refreshMs: 5000, staleMs: 60_000, minSources: 2, maxDeviation: 0.02 },
+      payments: {
+        payTo: PAY_TO,
+        network: 'eip155:84532',
+        asset: {
+          address: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+          name: 'USDC',
+          version: '2',
+          decimals: 6,
+        },
+        facilitator: { mode: 'remote', url: 'https://x402.org/facilitator', timeoutMs: 15_000 },
+        publicUrl: undefined,
+        maxTimeoutSeconds: 60,
+      },
     });
   });
 
@@ -35,7 +56,8 @@ describe('loadConfig', () => {
       PRICE_MIN_SOURCES: '1',
       PRICE_MAX_DEVIATION: '0.05',
     });
-    expect(config).toEqual({
+    expect({ ...config, payments: undefined }).toEqual({
+      payments: undefined,
       http: { port: 8080, host: '127.0.0.1' },
       logLevel: 'debug',
       markets: {
@@ -75,6 +97,98 @@ describe('loadConfig', () => {
     const problems = problemsOf(env);
     expect(problems).toHaveLength(1);
     expect(problems[0]).toContain(variable);
+  });
+
+  describe('payments', () => {
+    it('resolves the network aliases and their USDC', () => {
+      expect(loadConfig({ X402_NETWORK: 'base' }).payments).toMatchObject({
+        network: 'eip155:8453',
+        asset: {
+          address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+          name: 'USD Coin',
+          version: '2',
+        },
+      });
+      expect(loadConfig({ X402_NETWORK: 'base-sepolia' }).payments.network).toBe('eip155:84532');
+    });
+
+    it('accepts a lower-case X402_PAY_TO and stores it checksummed', () => {
+      expect(loadConfig({ X402_PAY_TO: PAY_TO.toLowerCase() }).payments.payTo).toBe(PAY_TO);
+    });
+
+    it('needs the asset spelled out on a network without a default USDC', () => {
+      expect(problemsOf({ X402_NETWORK: 'eip155:31337' })).toEqual([
+        'X402_ASSET_ADDRESS, X402_ASSET_NAME, X402_ASSET_VERSION required: eip155:31337 has no default USDC',
+      ]);
+      const config = loadConfig({
+        X402_NETWORK: 'eip155:31337',
+        X402_ASSET_ADDRESS: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
+        X402_ASSET_NAME: 'Test USD',
+        X402_ASSET_VERSION: '1',
+        X402_ASSET_DECIMALS: '18',
+      });
+      expect(config.payments.asset).toEqual({
+        address: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
+        name: 'Test USD',
+        version: '1',
+        decimals: 18,
+      });
+    });
+
+    it('builds each facilitator mode', () => {
+      expect(
+        loadConfig({ X402_FACILITATOR_URL: 'http://127.0.0.1:4020/' }).payments.facilitator,
+      ).toEqual({
+        mode: 'remote',
+        url: 'http://127.0.0.1:4020',
+        timeoutMs: 15_000,
+      });
+      expect(
+        loadConfig({ X402_FACILITATOR: 'cdp', CDP_API_KEY_ID: 'id', CDP_API_KEY_SECRET: 'secret' })
+          .payments.facilitator,
+      ).toEqual({ mode: 'cdp', apiKeyId: 'id', apiKeySecret: 'secret', timeoutMs: 15_000 });
+      expect(
+        loadConfig({
+          X402_FACILITATOR: 'embedded',
+          X402_SETTLER_PRIVATE_KEY: SETTLER_KEY,
+          X402_RPC_URL: 'http://127.0.0.1:8545',
+        }).payments.facilitator,
+      ).toEqual({
+        mode: 'embedded',
+        settlerPrivateKey: SETTLER_KEY,
+        rpcUrl: 'http://127.0.0.1:8545',
+      });
+    });
+
+    it.each([
+      [{ X402_PAY_TO: '' }, 'X402_PAY_TO is required'],
+      [{ X402_PAY_TO: '0x1234' }, 'X402_PAY_TO must be a 0x-prefixed 20-byte address'],
+      [
+        { X402_PAY_TO: '0x70997970c51812dc3A010C7d01b50e0d17dc79C8' },
+        'X402_PAY_TO has an invalid EIP-55 checksum',
+      ],
+      [{ X402_NETWORK: 'ethereum' }, 'X402_NETWORK must be base, base-sepolia or a CAIP-2 id'],
+      [{ X402_FACILITATOR: 'paypal' }, 'X402_FACILITATOR must be one of'],
+      [{ X402_FACILITATOR: 'cdp' }, 'CDP_API_KEY_ID and CDP_API_KEY_SECRET are required'],
+      [{ X402_FACILITATOR: 'embedded' }, 'X402_SETTLER_PRIVATE_KEY and X402_RPC_URL are required'],
+      [{ X402_MAX_TIMEOUT_SECONDS: '5' }, 'X402_MAX_TIMEOUT_SECONDS'],
+      [{ PUBLIC_URL: 'api.example.com' }, 'PUBLIC_URL'],
+    ])('refuses %j', (env, message) => {
+      const problems = problemsOf(env);
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toContain(message);
+    });
+
+    it('never echoes a secret', () => {
+      const secret = '0xnot-a-key-but-secret';
+      const problems = problemsOf({
+        X402_FACILITATOR: 'embedded',
+        X402_SETTLER_PRIVATE_KEY: secret,
+        X402_RPC_URL: 'http://127.0.0.1:8545',
+      });
+      expect(problems.join('\n')).toContain('X402_SETTLER_PRIVATE_KEY');
+      expect(problems.join('\n')).not.toContain(secret);
+    });
   });
 
   it('reports every bad variable at once, in one message', () => {

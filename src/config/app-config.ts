@@ -1,6 +1,12 @@
 import { isURL, validateSync } from 'class-validator';
 import { BUILT_IN_VENUE_IDS } from '../markets/venues.js';
-import { EnvironmentVariables, type LogLevelName } from './environment.js';
+import {
+  EnvironmentVariables,
+  SENSITIVE_VARIABLES,
+  URL_OPTIONS,
+  type LogLevelName,
+} from './environment.js';
+import { parsePaymentConfig, type PaymentConfig } from './payment-config.js';
 
 /** The typed configuration every other module reads; built once from the environment. */
 export interface AppConfig {
@@ -19,6 +25,7 @@ export interface AppConfig {
     readonly minSources: number;
     readonly maxDeviation: number;
   };
+  readonly payments: PaymentConfig;
 }
 
 export const APP_CONFIG = Symbol('AppConfig');
@@ -39,8 +46,10 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
   const variables = readEnvironment(env, problems);
   problems.push(
     ...validateSync(variables).flatMap((error) =>
-      Object.values(error.constraints ?? {}).map(
-        (message) => `${message} (got "${String(error.value)}")`,
+      Object.values(error.constraints ?? {}).map((message) =>
+        SENSITIVE_VARIABLES.has(error.property)
+          ? message
+          : `${message} (got "${String(error.value)}")`,
       ),
     ),
   );
@@ -56,7 +65,10 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
       `PRICE_MIN_SOURCES (${variables.PRICE_MIN_SOURCES}) cannot exceed the number of enabled MARKETS (${markets.length})`,
     );
   }
-  if (problems.length > 0 || markets === undefined) throw new ConfigError(problems);
+  const payments = parsePaymentConfig(variables, problems);
+  if (problems.length > 0 || markets === undefined || payments === undefined) {
+    throw new ConfigError(problems);
+  }
 
   return {
     http: { port: variables.PORT, host: variables.HOST },
@@ -73,6 +85,7 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
       minSources: variables.PRICE_MIN_SOURCES,
       maxDeviation: variables.PRICE_MAX_DEVIATION,
     },
+    payments,
   };
 }
 
@@ -127,8 +140,6 @@ function parseMarkets(value: string | undefined, problems: string[]): string[] |
   }
   return ids;
 }
-
-const URL_OPTIONS = { require_tld: false, require_protocol: true, protocols: ['http', 'https'] };
 
 /** Reads MARKET_<ID>_URL for every built-in venue: a base URL replacing the venue's scheme and host. */
 function parseMarketUrls(

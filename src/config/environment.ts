@@ -1,4 +1,23 @@
-import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import {
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+} from 'class-validator';
+
+export const FACILITATOR_MODES = ['remote', 'cdp', 'embedded'] as const;
+export type FacilitatorMode = (typeof FACILITATOR_MODES)[number];
+
+export const URL_OPTIONS = {
+  require_tld: false,
+  require_protocol: true,
+  protocols: ['http', 'https'],
+};
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'] as const;
 export type LogLevelName = (typeof LOG_LEVELS)[number];
@@ -53,4 +72,72 @@ export class EnvironmentVariables {
   @Min(0.0001)
   @Max(0.5)
   PRICE_MAX_DEVIATION = 0.02;
+
+  @IsOptional()
+  @IsString()
+  X402_PAY_TO?: string;
+
+  @IsString()
+  X402_NETWORK = 'eip155:84532';
+
+  @IsIn(FACILITATOR_MODES)
+  X402_FACILITATOR: FacilitatorMode = 'remote';
+
+  @IsUrl(URL_OPTIONS)
+  X402_FACILITATOR_URL = 'https://x402.org/facilitator';
+
+  @IsInt()
+  @Min(500)
+  @Max(120_000)
+  X402_FACILITATOR_TIMEOUT_MS = 15_000;
+
+  @IsOptional()
+  @IsString()
+  CDP_API_KEY_ID?: string;
+
+  @IsOptional()
+  @IsString()
+  CDP_API_KEY_SECRET?: string;
+
+  @IsOptional()
+  @Matches(/^0x[0-9a-fA-F]{64}$/, {
+    message: 'X402_SETTLER_PRIVATE_KEY must be 0x and 64 hex digits',
+  })
+  X402_SETTLER_PRIVATE_KEY?: string;
+
+  @IsOptional()
+  @IsUrl(URL_OPTIONS)
+  X402_RPC_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  X402_ASSET_ADDRESS?: string;
+
+  @IsOptional()
+  @IsString()
+  X402_ASSET_NAME?: string;
+
+  @IsOptional()
+  @IsString()
+  X402_ASSET_VERSION?: string;
+
+  @IsInt()
+  @Min(0)
+  @Max(36)
+  X402_ASSET_DECIMALS = 6;
+
+  @IsOptional()
+  @IsUrl(URL_OPTIONS)
+  PUBLIC_URL?: string;
+
+  @IsInt()
+  @Min(10)
+  @Max(3600)
+  X402_MAX_TIMEOUT_SECONDS = 60;
 }
+
+/** Variables whose values are secrets: never echoed in errors or logs. */
+export const SENSITIVE_VARIABLES: ReadonlySet<string> = new Set([
+  'CDP_API_KEY_SECRET',
+  'X402_SETTLER_PRIVATE_KEY',
+]);

@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { X402_SECURITY, X402_V1_SECURITY } from '../payments/paid.decorator.js';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const API_VERSION = '1.0.0';
@@ -20,6 +21,23 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('assets', 'What can be priced (free)')
     .addTag('tickers', 'Prices, paid per request with x402')
     .addTag('health', 'Liveness and readiness (free)')
+    .addSecurity(X402_SECURITY, {
+      type: 'apiKey',
+      in: 'header',
+      name: 'PAYMENT-SIGNATURE',
+      description:
+        'x402 v2 payment: base64 JSON PaymentPayload signed for one of the requirements in the ' +
+        '402 `PAYMENT-REQUIRED` header (EIP-3009 transferWithAuthorization of USDC). The receipt ' +
+        'comes back in `PAYMENT-RESPONSE`.',
+    })
+    .addSecurity(X402_V1_SECURITY, {
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-PAYMENT',
+      description:
+        'x402 v1 payment (`x402-fetch` 1.x): base64 JSON payload for one of the `accepts` in the ' +
+        '402 body. The receipt comes back in `X-PAYMENT-RESPONSE`.',
+    })
     .build();
   return SwaggerModule.createDocument(app, config, {
     operationIdFactory: (_controller, method) => method,

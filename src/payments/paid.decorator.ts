@@ -1,17 +1,49 @@
-import { SetMetadata, applyDecorators } from '@nestjs/common';
-import { ApiExtension } from '@nestjs/swagger';
+import { SetMetadata, UseGuards, UseInterceptors, applyDecorators } from '@nestjs/common';
+import { ApiExtension, ApiResponse, ApiSecurity } from '@nestjs/swagger';
+import { PROBLEM_CONTENT_TYPE } from '../common/problem-details.js';
+import { ProblemDetailsDto } from '../common/problem-details.dto.js';
+import { PAID_PRICE, type UsdPrice } from './paid-price.js';
+import { PaymentRequiredDto } from './payment-required.dto.js';
+import { PaymentGuard } from './payment.guard.js';
+import { SettlementInterceptor } from './settlement.interceptor.js';
 
-/** A price in USD as x402 writes it, e.g. `$0.002`. */
-export type UsdPrice = `$${number}`;
-
-export const PAID_PRICE = Symbol('PaidPrice');
+export const X402_SECURITY = 'x402';
+export const X402_V1_SECURITY = 'x402-v1';
 
 /**
- * Marks a route as sold per request for `price`, paid through x402, and documents the price.
+ * Sells a route per request for `price` through x402: records the price, guards the route with
+ * challenge + verify, settles after the handler, and documents the 402 and the price.
  */
 export function Paid(price: UsdPrice): MethodDecorator {
   return applyDecorators(
     SetMetadata(PAID_PRICE, price),
+    UseGuards(PaymentGuard),
+    UseInterceptors(SettlementInterceptor),
     ApiExtension('x-x402-price', { amount: price.slice(1), currency: 'USD' }),
+    ApiSecurity(X402_SECURITY),
+    ApiSecurity(X402_V1_SECURITY),
+    ApiResponse({
+      status: 402,
+      description:
+        `Payment required: ${price} per request in USDC. The \`PAYMENT-REQUIRED\` header carries the x402 v2 ` +
+        'requirements (base64 JSON); the body carries the same in x402 v1 shape. Also returned, with the ' +
+        'reason in `error`, when a payment is refused or fails to settle; nothing is charged then.',
+      type: PaymentRequiredDto,
+      headers: {
+        'PAYMENT-REQUIRED': {
+          description: 'x402 v2 PaymentRequired, base64 JSON.',
+          schema: { type: 'string' },
+        },
+      },
+    }),
+    ApiResponse({
+      status: 409,
+      description: 'The payment-identifier was already used with a different payment. Not charged.',
+      content: {
+        [PROBLEM_CONTENT_TYPE]: {
+          schema: { $ref: `#/components/schemas/${ProblemDetailsDto.name}` },
+        },
+      },
+    }),
   );
 }

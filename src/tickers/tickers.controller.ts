@@ -8,7 +8,9 @@ import { ResolvedQuotes, Selects, TickerRequestGuard } from './ticker-request.gu
 import { TickerDto, TickersDto } from './tickers.dto.js';
 
 const UNAVAILABLE =
-  'No fresh, agreed price right now; retry after `Retry-After` seconds. Not charged.';
+  'No fresh, agreed price right now (`price_unavailable`), or the payment facilitator cannot be reached ' +
+  '(`facilitator_unavailable`); retry after `Retry-After` seconds. Not charged.';
+const BAD_PAYMENT = ' Or the payment header is malformed (`invalid_payment`).';
 
 @ApiTags('tickers')
 @Controller('v1')
@@ -26,7 +28,7 @@ export class TickersController {
   })
   @ApiOkResponse({ type: TickerDto, description: 'The price of the symbol.' })
   @ApiProblemResponses({
-    400: 'The symbol is malformed. Not charged.',
+    400: `The symbol is malformed (\`invalid_symbol\`).${BAD_PAYMENT} Not charged.`,
     404: 'The symbol is not supported (see listAssets). Not charged.',
     503: UNAVAILABLE,
   })
@@ -53,7 +55,9 @@ export class TickersController {
   })
   @ApiOkResponse({ type: TickersDto, description: 'The price of each symbol.' })
   @ApiProblemResponses({
-    400: 'An item is empty or malformed, the count is outside 2-5, or a symbol repeats. Not charged.',
+    400:
+      'An item is empty or malformed (`invalid_symbol`), the count is outside 2-5 or a symbol repeats ' +
+      `(\`invalid_symbol_list\`).${BAD_PAYMENT} Not charged.`,
     404: 'A symbol is not supported (see listAssets). Not charged.',
     503: UNAVAILABLE,
   })
@@ -71,7 +75,12 @@ export class TickersController {
       'Every catalogue asset that has a fresh, agreed price; assets without one are left out.',
   })
   @ApiOkResponse({ type: TickersDto, description: 'Every asset that has a price right now.' })
-  @ApiProblemResponses({ 503: 'Most assets have no fresh, agreed price right now. Not charged.' })
+  @ApiProblemResponses({
+    400: `The payment header is malformed (\`invalid_payment\`). Not charged.`,
+    503:
+      'Fewer than half of the assets have a fresh, agreed price (`price_unavailable`), or the payment ' +
+      'facilitator cannot be reached (`facilitator_unavailable`). Not charged.',
+  })
   getAllTickers(@ResolvedQuotes() quotes: TickerQuotes): TickersDto {
     return { timestamp: quotes.timestamp, currency: 'USD', prices: quotes.prices };
   }

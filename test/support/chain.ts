@@ -12,7 +12,14 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import path from 'node:path';
@@ -31,6 +38,7 @@ import {
   type PublicClient,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { createNonceManager, jsonRpc } from 'viem/nonce';
 
 /** Base Sepolia USDC; the test token's runtime code is placed here. */
 export const BASE_SEPOLIA_USDC_ADDRESS: Address = '0x036CbD53842c5426634e7929541eC2318f3dCF7e';
@@ -127,7 +135,10 @@ interface SolcOutput {
   errors?: { severity: string; formattedMessage?: string; message: string }[];
   contracts?: Record<
     string,
-    Record<string, { abi: Abi; evm: { bytecode: { object: string }; deployedBytecode: { object: string } } }>
+    Record<
+      string,
+      { abi: Abi; evm: { bytecode: { object: string }; deployedBytecode: { object: string } } }
+    >
   >;
 }
 
@@ -275,6 +286,9 @@ child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 process.stdin.on('end', kill);
 process.stdin.on('close', kill);
 process.stdin.on('error', kill);
+process.stdout.on('error', kill); // EPIPE once the parent is gone
+process.stderr.on('error', kill);
+process.on('uncaughtException', () => { kill(); process.exit(1); });
 process.stdin.resume();
 process.on('SIGTERM', kill);
 process.on('SIGINT', kill);
@@ -375,7 +389,11 @@ async function spawnAnvil(
       watchdog.stderr.on('data', onData);
       watchdog.on('error', fail);
       watchdog.on('exit', (code, signal) => {
-        fail(new Error(`anvil exited during start-up (code ${code ?? 'null'}, signal ${signal ?? 'none'})`));
+        fail(
+          new Error(
+            `anvil exited during start-up (code ${code ?? 'null'}, signal ${signal ?? 'none'})`,
+          ),
+        );
       });
     });
 
@@ -425,12 +443,18 @@ async function stopProcess(proc: RunningProcess): Promise<void> {
   const { watchdog } = proc;
   killQuietly(proc.anvilPid);
   if (watchdog.exitCode === null && watchdog.signalCode === null) {
-    const exited = new Promise<void>((resolve) => watchdog.once('exit', () => resolve()));
+    const exited = new Promise<void>((resolve) => {
+      watchdog.once('exit', () => {
+        resolve();
+      });
+    });
     watchdog.stdin?.end();
     watchdog.kill('SIGTERM');
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), STOP_TIMEOUT_MS);
+      timer = setTimeout(() => {
+        resolve('timeout');
+      }, STOP_TIMEOUT_MS);
     });
     if ((await Promise.race([exited, timedOut])) === 'timeout') {
       killQuietly(watchdog.pid);
@@ -493,16 +517,18 @@ export async function startLocalChain(options: StartLocalChainOptions = {}): Pro
       pollingInterval: POLLING_INTERVAL_MS,
     });
 
-    // The minter is anvil dev account #9, which is not handed out in `accounts`. It is used as a
-    // JSON-RPC account (eth_sendTransaction): anvil signs and assigns the nonces itself, so
-    // concurrent mints never collide.
+    // The minter is anvil dev account #9, which is not handed out in `accounts`. It gets a nonce
+    // manager of its own (not viem's process-wide `nonceManager`, whose memory of earlier nonces
+    // would outlive this chain), so concurrent mints never collide.
     const minterKey = keys[DEV_ACCOUNTS - 1];
     if (minterKey === undefined) throw new Error('anvil dev key for the minter is missing');
     const minter = createWalletClient({
       chain,
       transport,
       pollingInterval: POLLING_INTERVAL_MS,
-      account: privateKeyToAccount(minterKey).address,
+      account: privateKeyToAccount(minterKey, {
+        nonceManager: createNonceManager({ source: jsonRpc() }),
+      }),
     });
 
     const localChain: LocalChain = {

@@ -58,6 +58,8 @@ export interface FakeMarketsOptions {
   readonly venues?: readonly ReplayedVenue[];
   /** Per venue, a price factor (10 = every price ten times too high). */
   readonly scale?: Partial<Record<ReplayedVenue, number>>;
+  /** Per venue, a misbehaviour on every path from the start. */
+  readonly faults?: Partial<Record<ReplayedVenue, VenueBehaviour>>;
 }
 
 /**
@@ -80,7 +82,11 @@ export class FakeMarkets {
       }
       venues.set(id, await FakeVenue.start(behaviours));
     }
-    return new FakeMarkets(venues);
+    const markets = new FakeMarkets(venues);
+    for (const [id, fault] of Object.entries(options.faults ?? {})) {
+      markets.break(id as ReplayedVenue, fault);
+    }
+    return markets;
   }
 
   venue(id: ReplayedVenue): FakeVenue {

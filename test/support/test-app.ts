@@ -10,6 +10,12 @@ const TEST_ENV: Record<string, string> = {
   LOG_LEVEL: 'error',
   PRICE_REFRESH_MS: '50000',
   MARKET_TIMEOUT_MS: '1000',
+  // Payments: the in-process facilitator; tests that pay point X402_RPC_URL at their anvil.
+  X402_FACILITATOR: 'embedded',
+  X402_NETWORK: 'base-sepolia',
+  X402_PAY_TO: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+  X402_SETTLER_PRIVATE_KEY: '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcac478cbed5efcae7',
+  X402_RPC_URL: 'http://127.0.0.1:9',
 };
 
 export interface RunningApp {

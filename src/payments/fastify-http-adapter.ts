@@ -1,0 +1,45 @@
+import type { HTTPAdapter } from '@x402/core/server';
+import type { FastifyRequest } from 'fastify';
+import { PAYMENT_SIGNATURE_HEADER, X_PAYMENT_HEADER } from './x402-wire.js';
+
+/**
+ * `@x402/core`'s view of a Fastify request. The payment header it sees is the one the guard
+ * decoded and checked (a v1 payment arrives here in its v2 form), never the raw request header.
+ */
+export class FastifyHttpAdapter implements HTTPAdapter {
+  constructor(
+    private readonly request: FastifyRequest,
+    private readonly publicUrl: string | undefined,
+    private readonly paymentSignature: string | undefined,
+  ) {}
+
+  getHeader(name: string): string | undefined {
+    const lower = name.toLowerCase();
+    if (lower === PAYMENT_SIGNATURE_HEADER) return this.paymentSignature;
+    if (lower === X_PAYMENT_HEADER) return undefined;
+    const value = this.request.headers[lower];
+    return Array.isArray(value) ? value.join(', ') : value;
+  }
+
+  getMethod(): string {
+    return this.request.method;
+  }
+
+  getPath(): string {
+    return this.request.url.split('?')[0] ?? '/';
+  }
+
+  /** The resource URL: PUBLIC_URL + path behind a proxy, else what the client asked for. */
+  getUrl(): string {
+    const base = this.publicUrl ?? `${this.request.protocol}://${this.request.host}`;
+    return `${base}${this.request.url}`;
+  }
+
+  getAcceptHeader(): string {
+    return this.request.headers.accept ?? '';
+  }
+
+  getUserAgent(): string {
+    return this.request.headers['user-agent'] ?? '';
+  }
+}

@@ -1,0 +1,5 @@
+/** A price in USD as x402 writes it, e.g. `$0.002`. */
+export type UsdPrice = `$${number}`;
+
+/** Metadata key under which `@Paid` records a route's price. */
+export const PAID_PRICE = Symbol('PaidPrice');

@@ -1,0 +1,77 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+
+export class PaymentRequirementsV1Dto {
+  @ApiProperty({ example: 'exact' })
+  scheme!: string;
+
+  @ApiProperty({ description: 'x402 v1 network name (or CAIP-2 id).', example: 'base' })
+  network!: string;
+
+  @ApiProperty({
+    description: 'Price in the token’s atomic units (USDC: 6 decimals).',
+    example: '2000',
+  })
+  maxAmountRequired!: string;
+
+  @ApiProperty({
+    description: 'URL of the resource being sold.',
+    example: 'https://api.example.com/v1/ticker/BTC',
+  })
+  resource!: string;
+
+  @ApiProperty({ example: 'Current USD price of one asset ($0.002 per request)' })
+  description!: string;
+
+  @ApiProperty({ example: 'application/json' })
+  mimeType!: string;
+
+  @ApiProperty({
+    description: 'Address that receives the payment.',
+    example: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C',
+  })
+  payTo!: string;
+
+  @ApiProperty({ type: 'integer', example: 60 })
+  maxTimeoutSeconds!: number;
+
+  @ApiProperty({
+    description: 'EIP-3009 token contract (USDC).',
+    example: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+  })
+  asset!: string;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: 'EIP-712 domain of the token.',
+    example: { name: 'USD Coin', version: '2' },
+  })
+  extra!: Record<string, unknown>;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: 'Input and output of the resource.',
+  })
+  outputSchema?: Record<string, unknown>;
+}
+
+/**
+ * The 402 body: x402 v1 shape, for `x402-fetch` 1.x. v2 clients read the same requirements from
+ * the `PAYMENT-REQUIRED` header (base64 JSON).
+ */
+export class PaymentRequiredDto {
+  @ApiProperty({ enum: [1], example: 1 })
+  x402Version!: 1;
+
+  @ApiProperty({
+    description:
+      'Why payment is required: `Payment required` for a first request, else the reason the payment was refused ' +
+      '(e.g. `invalid_exact_evm_payload_signature`, `payment_already_used: ...`, `settlement_failed: ...`).',
+    example: 'Payment required',
+  })
+  error!: string;
+
+  @ApiProperty({ type: [PaymentRequirementsV1Dto] })
+  accepts!: PaymentRequirementsV1Dto[];
+}

@@ -1,0 +1,29 @@
+import { Global, Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { createFacilitatorClient } from './facilitator-client.js';
+import { PaidRouteExplorer } from './paid-routes.js';
+import { InMemoryPaymentLedger, PAYMENT_LEDGER } from './payment-ledger.js';
+import { PaymentGuard } from './payment.guard.js';
+import { SettlementInterceptor } from './settlement.interceptor.js';
+import { FACILITATOR_CLIENT, X402Paywall } from './x402-paywall.js';
+
+/** x402 for every module: any controller method marked `@Paid(price)` is sold per request. */
+@Global()
+@Module({
+  imports: [DiscoveryModule],
+  providers: [
+    {
+      provide: FACILITATOR_CLIENT,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => createFacilitatorClient(config.payments),
+    },
+    { provide: PAYMENT_LEDGER, useFactory: () => new InMemoryPaymentLedger() },
+    PaidRouteExplorer,
+    X402Paywall,
+    PaymentGuard,
+    SettlementInterceptor,
+  ],
+  exports: [X402Paywall, PAYMENT_LEDGER, PaymentGuard, SettlementInterceptor],
+})
+export class PaymentsModule {}

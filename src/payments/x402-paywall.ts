@@ -1,0 +1,226 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import type { OpenAPIObject } from '@nestjs/swagger';
+import {
+  decodePaymentRequiredHeader,
+  encodePaymentRequiredHeader,
+  encodePaymentSignatureHeader,
+} from '@x402/core/http';
+import {
+  x402HTTPResourceServer,
+  x402ResourceServer,
+  type FacilitatorClient,
+  type HTTPRequestContext,
+  type HTTPResponseInstructions,
+  type RouteConfig,
+} from '@x402/core/server';
+import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
+import { ExactEvmScheme } from '@x402/evm/exact/server';
+import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
+import {
+  declarePaymentIdentifierExtension,
+  paymentIdentifierResourceServerExtension,
+} from '@x402/extensions/payment-identifier';
+import type { FastifyRequest } from 'fastify';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { PaymentConfig } from '../config/payment-config.js';
+import { bazaarDeclaration, describeRoute, type RouteDescription } from './discovery.js';
+import { FastifyHttpAdapter } from './fastify-http-adapter.js';
+import { PaidRouteExplorer, type PaidRoute } from './paid-routes.js';
+import { usdToAtomic } from './usd-amount.js';
+import { PAYMENT_REQUIRED_HEADER, toV1PaymentRequired } from './x402-wire.js';
+
+export const FACILITATOR_CLIENT = Symbol('FacilitatorClient');
+
+/** A 402 ready to send: v2 PAYMENT-REQUIRED header and the v1-shaped JSON body. */
+export interface PaymentChallenge {
+  readonly kind: 'challenge';
+  readonly headers: Record<string, string>;
+  readonly body: ReturnType<typeof toV1PaymentRequired>;
+  readonly requirements: readonly PaymentRequirements[];
+}
+
+/** A payment the facilitator accepted for this request, not yet settled. */
+export interface VerifiedPayment {
+  readonly kind: 'verified';
+  readonly payload: PaymentPayload;
+  readonly requirements: PaymentRequirements;
+  readonly declaredExtensions: Record<string, unknown> | undefined;
+  readonly context: HTTPRequestContext;
+}
+
+export type SettlementOutcome =
+  | { readonly kind: 'settled'; readonly settlement: SettleResponse }
+  | { readonly kind: 'failed'; readonly settlement: SettleResponse; readonly reason: string };
+
+/**
+ * The x402 resource server for this app: the route table is built from the `@Paid` handlers
+ * at start-up, checked against the facilitator at boot, and used per request to challenge,
+ * verify and settle. It knows prices and money, never tickers.
+ */
+@Injectable()
+export class X402Paywall implements OnApplicationBootstrap {
+  private readonly logger = new Logger(X402Paywall.name);
+  private readonly payments: PaymentConfig;
+  private server: x402HTTPResourceServer | undefined;
+  private descriptions = new Map<string, RouteDescription>();
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(FACILITATOR_CLIENT) private readonly facilitator: FacilitatorClient,
+    private readonly explorer: PaidRouteExplorer,
+  ) {
+    this.payments = config.payments;
+  }
+
+  /** Builds the route table; the OpenAPI document supplies each route's discovery schemas. */
+  describe(document: OpenAPIObject): void {
+    const routes: Record<string, RouteConfig> = {};
+    this.descriptions = new Map();
+    for (const route of this.explorer.explore()) {
+      const description = describeRoute(document, route);
+      this.descriptions.set(routeKey(route), description);
+      routes[routeKey(route)] = this.routeConfig(route, description);
+    }
+    const resourceServer = new x402ResourceServer(this.facilitator)
+      .register(this.payments.network, new ExactEvmScheme())
+      .registerExtension(bazaarResourceServerExtension)
+      .registerExtension(paymentIdentifierResourceServerExtension);
+    this.server = new x402HTTPResourceServer(resourceServer, routes);
+  }
+
+  /** Checks every route against the facilitator's supported kinds: a mismatch fails start-up. */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.http().initialize();
+    this.logger.log(
+      `Selling ${Object.keys(this.http().routes).length} routes on ${this.payments.network} ` +
+        `to ${this.payments.payTo} through the ${this.payments.facilitator.mode} facilitator`,
+    );
+  }
+
+  /** The 402 for this request, with `error` naming why when a payment was refused. */
+  async challenge(request: FastifyRequest, error?: string): Promise<PaymentChallenge> {
+    const context = this.context(request, undefined);
+    const result = await this.http().processHTTPRequest(context);
+    if (result.type !== 'payment-error') throw new Error(`${request.url} is not a paid route`);
+    return this.toChallenge(request, result.response, error);
+  }
+
+  /** Verifies a payment (already in v2 form) with the facilitator; a refusal is a challenge. */
+  async verify(
+    request: FastifyRequest,
+    payload: PaymentPayload,
+  ): Promise<VerifiedPayment | PaymentChallenge> {
+    const context = this.context(request, encodePaymentSignatureHeader(payload));
+    const result = await this.http().processHTTPRequest(context);
+    switch (result.type) {
+      case 'payment-verified':
+        return {
+          kind: 'verified',
+          payload: result.paymentPayload,
+          requirements: result.paymentRequirements,
+          declaredExtensions: result.declaredExtensions,
+          context,
+        };
+      case 'payment-error':
+        return this.toChallenge(request, result.response, undefined);
+      case 'no-payment-required':
+        throw new Error(`${request.url} is not a paid route`);
+    }
+  }
+
+  /** Settles a verified payment; never throws for a refusal, only when the facilitator is unreachable. */
+  async settle(payment: VerifiedPayment): Promise<SettlementOutcome> {
+    const result = await this.http().processSettlement(
+      payment.payload,
+      payment.requirements,
+      payment.declaredExtensions,
+      { request: payment.context },
+    );
+    const settlement: SettleResponse = {
+      success: result.success,
+      transaction: result.transaction,
+      network: result.network,
+      ...(result.payer === undefined ? {} : { payer: result.payer }),
+      ...(result.errorReason === undefined ? {} : { errorReason: result.errorReason }),
+    };
+    return result.success
+      ? { kind: 'settled', settlement }
+      : { kind: 'failed', settlement, reason: result.errorReason };
+  }
+
+  /** Every paid route with its price, for review and the snapshot test. */
+  routeTable(): Record<string, RouteConfig> {
+    return this.http().routes as Record<string, RouteConfig>;
+  }
+
+  private routeConfig(route: PaidRoute, description: RouteDescription): RouteConfig {
+    const { asset } = this.payments;
+    return {
+      accepts: {
+        scheme: 'exact',
+        network: this.payments.network,
+        payTo: this.payments.payTo,
+        price: {
+          amount: usdToAtomic(route.price, asset.decimals),
+          asset: asset.address,
+          extra: { name: asset.name, version: asset.version },
+        },
+        maxTimeoutSeconds: this.payments.maxTimeoutSeconds,
+      },
+      description: `${description.summary} (${route.price} per request)`,
+      mimeType: 'application/json',
+      extensions: {
+        ...bazaarDeclaration(description),
+        ...declarePaymentIdentifierExtension(false),
+      },
+    };
+  }
+
+  private toChallenge(
+    request: FastifyRequest,
+    response: HTTPResponseInstructions,
+    error: string | undefined,
+  ): PaymentChallenge {
+    const encoded = response.headers[PAYMENT_REQUIRED_HEADER];
+    if (encoded === undefined)
+      throw new Error('x402 server answered a payment error without PAYMENT-REQUIRED');
+    const decoded = decodePaymentRequiredHeader(encoded);
+    const required = error === undefined ? decoded : { ...decoded, error };
+    const description = this.descriptions.get(
+      `${request.method} ${request.routeOptions.url ?? ''}`,
+    );
+    const body = toV1PaymentRequired(required, {
+      input: { type: 'http', method: request.method, discoverable: true },
+      output: description?.outputSchema ?? {},
+    });
+    const headers = { ...response.headers };
+    delete headers['Content-Type'];
+    if (error !== undefined) {
+      headers[PAYMENT_REQUIRED_HEADER] = encodePaymentRequiredHeader(required);
+    }
+    return { kind: 'challenge', headers, body, requirements: required.accepts };
+  }
+
+  private context(
+    request: FastifyRequest,
+    paymentSignature: string | undefined,
+  ): HTTPRequestContext {
+    const adapter = new FastifyHttpAdapter(request, this.payments.publicUrl, paymentSignature);
+    return {
+      adapter,
+      path: adapter.getPath(),
+      method: request.method,
+      paymentHeader: paymentSignature,
+    };
+  }
+
+  private http(): x402HTTPResourceServer {
+    if (this.server === undefined)
+      throw new Error('X402Paywall.describe() must run before the app starts');
+    return this.server;
+  }
+}
+
+function routeKey(route: PaidRoute): string {
+  return `${route.method} ${route.path}`;
+}

@@ -1,0 +1,61 @@
+import { startLocalChain, type LocalChain } from './chain.js';
+import { FakeMarkets, type FakeMarketsOptions } from './fake-markets.js';
+import { fundedBuyer, type Buyer } from './paying-clients.js';
+import { startApp, type RunningApp } from './test-app.js';
+
+/** Everything a paid request touches, real and on loopback: venues, chain, facilitator, app. */
+export interface PaidApp {
+  readonly chain: LocalChain;
+  readonly markets: FakeMarkets;
+  readonly service: RunningApp;
+  readonly buyer: Buyer;
+  readonly payTo: `0x${string}`;
+  /** USDC balances of the buyer and the receiver, read on chain. */
+  balances(): Promise<{ buyer: bigint; payTo: bigint }>;
+  close(): Promise<void>;
+}
+
+export interface PaidAppOptions {
+  readonly markets?: FakeMarketsOptions;
+  readonly env?: Record<string, string>;
+  /** Run a refresh round before returning (default true). */
+  readonly refresh?: boolean;
+}
+
+/**
+ * A local anvil that looks like Base Sepolia (test USDC at the real address), the app with the
+ * in-process facilitator settling on it, fake venues, and a funded buyer.
+ */
+export async function startPaidApp(options: PaidAppOptions = {}): Promise<PaidApp> {
+  const chain = await startLocalChain();
+  const markets = await FakeMarkets.start(options.markets);
+  const settler = chain.accounts[0]!;
+  const payTo = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' as const;
+  const service = await startApp({
+    ...markets.env(),
+    X402_FACILITATOR: 'embedded',
+    X402_NETWORK: 'base-sepolia',
+    X402_PAY_TO: payTo,
+    X402_SETTLER_PRIVATE_KEY: settler,
+    X402_RPC_URL: chain.rpcUrl,
+    ...options.env,
+  });
+  if (options.refresh ?? true) await service.refresh();
+  const buyer = await fundedBuyer(chain);
+  return {
+    chain,
+    markets,
+    service,
+    buyer,
+    payTo,
+    balances: async () => ({
+      buyer: await chain.usdcBalance(buyer.account.address),
+      payTo: await chain.usdcBalance(payTo),
+    }),
+    close: async () => {
+      await service.close();
+      await markets.close();
+      await chain.stop();
+    },
+  };
+}
