@@ -5,7 +5,7 @@ import {
   type CanActivate,
   type ExecutionContext,
 } from '@nestjs/common';
-import { extractPaymentIdentifier } from '@x402/extensions/payment-identifier';
+import { extractAndValidatePaymentIdentifier } from '@x402/extensions/payment-identifier';
 import type { PaymentPayload } from '@x402/core/types';
 import type { FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from '../common/api-error.js';
@@ -58,7 +58,7 @@ export class PaymentGuard implements CanActivate {
 
     const payload = await this.decode(request, header.version, header.value);
     const fingerprint = paymentFingerprint(payload);
-    const paymentId = extractPaymentIdentifier(payload, false) ?? undefined;
+    const paymentId = paymentIdOf(payload);
     if (paymentId !== undefined) await this.replayStored(paymentId, fingerprint);
 
     const claim = await this.ledger.claim(fingerprint);
@@ -128,6 +128,18 @@ export function asPaymentError(error: unknown, logger: Logger): unknown {
     );
   }
   return error;
+}
+
+/** The client's payment-identifier, if it sent one; a malformed one is a 400. */
+function paymentIdOf(payload: PaymentPayload): string | undefined {
+  const { id, validation } = extractAndValidatePaymentIdentifier(payload);
+  if (!validation.valid) {
+    throw new ApiError(
+      ErrorCode.InvalidPayment,
+      `Malformed payment-identifier: ${(validation.errors ?? []).join('; ')}.`,
+    );
+  }
+  return id ?? undefined;
 }
 
 function single(value: string | string[] | undefined): string | undefined {
