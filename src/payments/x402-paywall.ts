@@ -17,6 +17,7 @@ import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import {
+  PAYMENT_IDENTIFIER,
   declarePaymentIdentifierExtension,
   paymentIdentifierResourceServerExtension,
 } from '@x402/extensions/payment-identifier';
@@ -171,7 +172,7 @@ export class X402Paywall implements OnApplicationBootstrap {
       mimeType: 'application/json',
       extensions: {
         ...bazaarDeclaration(description),
-        ...declarePaymentIdentifierExtension(false),
+        [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false),
       },
     };
   }

@@ -62,7 +62,9 @@ export class FacilitatorServer {
       const body = await this.answer(path, request);
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     } catch (error) {
-      response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: String(error) }));
+      response
+        .writeHead(500, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: String(error) }));
     }
   }
 

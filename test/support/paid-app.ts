@@ -20,6 +20,8 @@ export interface PaidAppOptions {
   readonly env?: Record<string, string>;
   /** Run a refresh round before returning (default true). */
   readonly refresh?: boolean;
+  /** Starts something on the chain before the app (a facilitator server) and returns its env. */
+  readonly beforeApp?: (chain: LocalChain) => Promise<Record<string, string>>;
 }
 
 /**
@@ -31,6 +33,7 @@ export async function startPaidApp(options: PaidAppOptions = {}): Promise<PaidAp
   const markets = await FakeMarkets.start(options.markets);
   const settler = chain.accounts[0]!;
   const payTo = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' as const;
+  const extraEnv = (await options.beforeApp?.(chain)) ?? {};
   const service = await startApp({
     ...markets.env(),
     X402_FACILITATOR: 'embedded',
@@ -39,6 +42,7 @@ export async function startPaidApp(options: PaidAppOptions = {}): Promise<PaidAp
     X402_SETTLER_PRIVATE_KEY: settler,
     X402_RPC_URL: chain.rpcUrl,
     ...options.env,
+    ...extraEnv,
   });
   if (options.refresh ?? true) await service.refresh();
   const buyer = await fundedBuyer(chain);

@@ -6,7 +6,8 @@ import type { PrivateKeyAccount } from 'viem/accounts';
 /** The v2 requirements a 402 carries in its PAYMENT-REQUIRED header. */
 export function paymentRequiredOf(response: Response): PaymentRequired {
   const header = response.headers.get('payment-required');
-  if (header === null) throw new Error(`expected a PAYMENT-REQUIRED header on a ${response.status}`);
+  if (header === null)
+    throw new Error(`expected a PAYMENT-REQUIRED header on a ${response.status}`);
   return decodePaymentRequiredHeader(header);
 }
 
@@ -18,7 +19,12 @@ export interface AuthorizationOverrides {
   /** Sign with this account while claiming to be `payer` (a forged signature). */
   readonly signer?: PrivateKeyAccount;
   /** What the signature is bound to; defaults to the requirement itself. */
-  readonly domain?: { name?: string; version?: string; chainId?: number; verifyingContract?: `0x${string}` };
+  readonly domain?: {
+    name?: string;
+    version?: string;
+    chainId?: number;
+    verifyingContract?: `0x${string}`;
+  };
 }
 
 /**
@@ -82,7 +88,10 @@ export function v2Header(payload: PaymentPayload): Record<string, string> {
 }
 
 /** The same signed payment as an x402 v1 client would send it. */
-export function v1Header(payload: PaymentPayload, network = 'base-sepolia'): Record<string, string> {
+export function v1Header(
+  payload: PaymentPayload,
+  network = 'base-sepolia',
+): Record<string, string> {
   const v1 = { x402Version: 1, scheme: payload.accepted.scheme, network, payload: payload.payload };
   return { 'X-PAYMENT': Buffer.from(JSON.stringify(v1)).toString('base64') };
 }
