@@ -4,10 +4,12 @@ import { KrakenSource } from './kraken.source.js';
 import type { PriceSource } from './price-source.js';
 import type { VenueConnection } from './venue-connection.js';
 
-/** A built-in venue: its id, its real scheme + host, and how to build its source. */
+/** A built-in venue: its id, its real scheme + host, how often it may be asked, and its source. */
 export interface VenueDefinition {
   readonly id: string;
   readonly defaultBaseUrl: string;
+  /** Shortest time between two snapshots from this venue, within its public rate limit with margin. */
+  readonly minIntervalMs: number;
   create(connection: VenueConnection): PriceSource;
 }
 
@@ -16,12 +18,19 @@ export const BUILT_IN_VENUES: readonly VenueDefinition[] = [
   {
     id: 'coinbase',
     defaultBaseUrl: 'https://api.coinbase.com',
+    minIntervalMs: 1000,
     create: (c) => new CoinbaseSource(c),
   },
-  { id: 'kraken', defaultBaseUrl: 'https://api.kraken.com', create: (c) => new KrakenSource(c) },
+  {
+    id: 'kraken',
+    defaultBaseUrl: 'https://api.kraken.com',
+    minIntervalMs: 2000,
+    create: (c) => new KrakenSource(c),
+  },
   {
     id: 'bitstamp',
     defaultBaseUrl: 'https://www.bitstamp.net',
+    minIntervalMs: 1000,
     create: (c) => new BitstampSource(c),
   },
 ];
