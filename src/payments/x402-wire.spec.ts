@@ -1,0 +1,137 @@
+import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402/core/types';
+import {
+  MalformedPaymentError,
+  decodeV1Payment,
+  decodeV2Payment,
+  paymentFingerprint,
+  presentedPaymentHeader,
+  receiptHeader,
+  toV1PaymentRequired,
+} from './x402-wire.js';
+
+const accepted: PaymentRequirements = {
+  scheme: 'exact',
+  network: 'eip155:84532',
+  asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+  amount: '2000',
+  payTo: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+  maxTimeoutSeconds: 60,
+  extra: { name: 'USDC', version: '2' },
+};
+const schemePayload = {
+  signature: '0xabc',
+  authorization: { from: '0x1', nonce: '0x2', value: '2000' },
+};
+const base64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64');
+
+describe('x402 wire', () => {
+  it('prefers the v2 header when both are present', () => {
+    const headers: Record<string, string> = { 'payment-signature': 'v2', 'x-payment': 'v1' };
+    expect(presentedPaymentHeader((name) => headers[name])).toEqual({ version: 2, value: 'v2' });
+    expect(presentedPaymentHeader((name) => (name === 'x-payment' ? 'v1' : undefined))).toEqual({
+      version: 1,
+      value: 'v1',
+    });
+    expect(presentedPaymentHeader(() => undefined)).toBeUndefined();
+  });
+
+  it('turns a v1 payment into the v2 payment it stands for, with the same fingerprint', () => {
+    const v1 = decodeV1Payment(
+      base64({ x402Version: 1, scheme: 'exact', network: 'base-sepolia', payload: schemePayload }),
+      [accepted],
+    );
+    const v2 = decodeV2Payment(base64({ x402Version: 2, accepted, payload: schemePayload }));
+    expect(v1).toEqual({ x402Version: 2, accepted, payload: schemePayload });
+    expect(paymentFingerprint(v1)).toBe(paymentFingerprint(v2));
+  });
+
+  it('fingerprints by the signed payload, whatever the key order', () => {
+    const reordered = {
+      authorization: { value: '2000', nonce: '0x2', from: '0x1' },
+      signature: '0xabc',
+    };
+    const payment = (payload: Record<string, unknown>): PaymentPayload => ({
+      x402Version: 2,
+      accepted,
+      payload,
+    });
+    expect(paymentFingerprint(payment(reordered))).toBe(paymentFingerprint(payment(schemePayload)));
+    expect(paymentFingerprint(payment({ ...schemePayload, signature: '0xabd' }))).not.toBe(
+      paymentFingerprint(payment(schemePayload)),
+    );
+  });
+
+  it.each([
+    ['empty', ''],
+    ['not base64', '%%%'],
+    ['not JSON', Buffer.from('hello').toString('base64')],
+    ['an array', base64([1])],
+    ['the wrong version', base64({ x402Version: 1, accepted, payload: {} })],
+    ['missing accepted', base64({ x402Version: 2, payload: {} })],
+    ['too long', 'A'.repeat(8193)],
+  ])('refuses a v2 header that is %s', (_case, value) => {
+    expect(() => decodeV2Payment(value)).toThrow(MalformedPaymentError);
+  });
+
+  it.each([
+    ['missing fields', base64({ x402Version: 1 })],
+    ['another network', base64({ x402Version: 1, scheme: 'exact', network: 'base', payload: {} })],
+    [
+      'another scheme',
+      base64({ x402Version: 1, scheme: 'upto', network: 'base-sepolia', payload: {} }),
+    ],
+  ])('refuses a v1 header with %s', (_case, value) => {
+    expect(() => decodeV1Payment(value, [accepted])).toThrow(MalformedPaymentError);
+  });
+
+  it('writes the v1 402 body from the v2 requirements', () => {
+    const required: PaymentRequired = {
+      x402Version: 2,
+      error: 'Payment required',
+      resource: {
+        url: 'http://127.0.0.1/v1/ticker/BTC',
+        description: 'One price',
+        mimeType: 'application/json',
+      },
+      accepts: [accepted],
+    };
+    expect(toV1PaymentRequired(required, { output: {} })).toEqual({
+      x402Version: 1,
+      error: 'Payment required',
+      accepts: [
+        {
+          scheme: 'exact',
+          network: 'base-sepolia',
+          maxAmountRequired: '2000',
+          resource: 'http://127.0.0.1/v1/ticker/BTC',
+          description: 'One price',
+          mimeType: 'application/json',
+          outputSchema: { output: {} },
+          payTo: accepted.payTo,
+          maxTimeoutSeconds: 60,
+          asset: accepted.asset,
+          extra: { name: 'USDC', version: '2' },
+        },
+      ],
+    });
+  });
+
+  it('answers each client generation in its own receipt header', () => {
+    const settlement = {
+      success: true,
+      transaction: '0xfeed',
+      network: 'eip155:84532' as const,
+      payer: '0x1',
+    };
+    const [v2Name] = receiptHeader(2, settlement);
+    const [v1Name, v1Value] = receiptHeader(1, settlement);
+    expect(v2Name).toBe('PAYMENT-RESPONSE');
+    expect(v1Name).toBe('X-PAYMENT-RESPONSE');
+    expect(JSON.parse(Buffer.from(v1Value, 'base64').toString('utf8'))).toEqual({
+      success: true,
+      transaction: '0xfeed',
+      network: 'base-sepolia',
+      payer: '0x1',
+    });
+  });
+});
