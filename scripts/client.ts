@@ -1,0 +1,233 @@
+/**
+ * `npm run client -- ticker BTC | tickers BTC,ETH | all`: buys one answer from the price API
+ * with `@x402/fetch` and prints the body, what was paid and the settlement transaction.
+ * The API and the paying key come from API_URL / BUYER_PRIVATE_KEY, else from the
+ * .sandbox.json a running `npm run sandbox` writes.
+ */
+import { findDefaultAsset } from '@x402/evm';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import {
+  decodePaymentResponseHeader,
+  wrapFetchWithPayment,
+  x402Client,
+  type PaymentRequirements,
+} from '@x402/fetch';
+import { formatUnits, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { isEntryPoint } from './entry-point.js';
+import { SANDBOX_STATE_FILE, defaultStatePath, readSandboxState } from './sandbox-state.js';
+
+export const EXIT_OK = 0;
+/** The request failed, was refused, or there is no API to call. */
+export const EXIT_FAILED = 1;
+export const EXIT_USAGE = 2;
+
+export const USAGE = `usage: npm run client -- <command>
+
+commands:
+  ticker <SYMBOL>             one USD price                 e.g. ticker BTC
+  tickers <SYMBOL,SYMBOL...>  2 to 5 prices, in that order  e.g. tickers BTC,ETH
+  all                         every asset priced right now
+
+Each command pays for one request in USDC with @x402/fetch. The API URL and the paying key
+are API_URL and BUYER_PRIVATE_KEY, or else those of the running \`npm run sandbox\`
+(${SANDBOX_STATE_FILE}).`;
+
+export interface ClientOptions {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+  /** Base URL of the API; else API_URL in `env`, else the sandbox state file. */
+  readonly apiUrl?: string;
+  /** The paying key (0x + 64 hex); else BUYER_PRIVATE_KEY in `env`, else the sandbox state file. */
+  readonly privateKey?: string;
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** .sandbox.json in the project root unless told otherwise. */
+  readonly stateFile?: string;
+  readonly fetch?: typeof fetch;
+}
+
+export type Command =
+  | { readonly kind: 'request'; readonly path: string }
+  | { readonly kind: 'help' }
+  | { readonly kind: 'invalid'; readonly problem: string };
+
+/** The route a command buys; symbols are escaped so an argument can never leave its segment. */
+export function parseCommand(argv: readonly string[]): Command {
+  const [name, ...args] = argv;
+  switch (name) {
+    case 'ticker':
+      if (args.length !== 1 || args[0] === '') {
+        return invalid('ticker takes exactly one symbol, e.g. ticker BTC');
+      }
+      return { kind: 'request', path: `/v1/ticker/${encodeURIComponent(args[0] ?? '')}` };
+    case 'tickers': {
+      // `tickers BTC,ETH` and `tickers BTC ETH` mean the same; the API checks the list
+      const symbols = args.flatMap((arg) => arg.split(','));
+      if (args.length === 0) return invalid('tickers takes a comma list, e.g. tickers BTC,ETH');
+      return { kind: 'request', path: `/v1/tickers/${symbols.map(encodeURIComponent).join(',')}` };
+    }
+    case 'all':
+      if (args.length > 0) return invalid('all takes no arguments');
+      return { kind: 'request', path: '/v1/all-tickers' };
+    case 'help':
+    case '--help':
+    case '-h':
+      return { kind: 'help' };
+    case undefined:
+      return invalid('no command given');
+    default:
+      return invalid(`unknown command "${name}"`);
+  }
+}
+
+function invalid(problem: string): Command {
+  return { kind: 'invalid', problem };
+}
+
+interface Target {
+  readonly apiUrl: string;
+  readonly privateKey: Hex;
+}
+
+/** Explicit options first, then the environment, then the state of a running sandbox. */
+export function resolveTarget(options: ClientOptions): Target | string {
+  const env = options.env ?? {};
+  let apiUrl = options.apiUrl ?? env['API_URL'];
+  let privateKey = options.privateKey ?? env['BUYER_PRIVATE_KEY'];
+  if (apiUrl === undefined || privateKey === undefined) {
+    const file = options.stateFile ?? defaultStatePath();
+    const state = readSandboxState(file);
+    apiUrl ??= state?.apiUrl;
+    privateKey ??= state?.buyerPrivateKey;
+    if (apiUrl === undefined || privateKey === undefined) {
+      return (
+        `No API to pay: start \`npm run sandbox\` (it writes ${file}) ` +
+        'or set API_URL and BUYER_PRIVATE_KEY.'
+      );
+    }
+  }
+  if (!/^https?:\/\/[^/]/.test(apiUrl)) return `API_URL must be an http(s) URL (got "${apiUrl}")`;
+  if (!/^0x[0-9a-fA-F]{64}$/.test(privateKey)) {
+    return 'BUYER_PRIVATE_KEY must be 0x followed by 64 hex digits';
+  }
+  return { apiUrl: apiUrl.replace(/\/+$/, ''), privateKey: privateKey as Hex };
+}
+
+/** Runs one command and returns the process exit code; all output goes through `out`/`err`. */
+export async function runClient(argv: readonly string[], options: ClientOptions): Promise<number> {
+  const command = parseCommand(argv);
+  switch (command.kind) {
+    case 'help':
+      options.out(USAGE);
+      return EXIT_OK;
+    case 'invalid':
+      options.err(`${command.problem}\n\n${USAGE}`);
+      return EXIT_USAGE;
+    case 'request':
+      break;
+  }
+  const target = resolveTarget(options);
+  if (typeof target === 'string') {
+    options.err(target);
+    return EXIT_FAILED;
+  }
+  return buy(`${target.apiUrl}${command.path}`, target.privateKey, options);
+}
+
+async function buy(url: string, privateKey: Hex, options: ClientOptions): Promise<number> {
+  const account = privateKeyToAccount(privateKey);
+  let chosen: PaymentRequirements | undefined;
+  // The requirements the client picked from the 402 are what it signed for: that is the price.
+  const client = new x402Client()
+    .register('eip155:*', new ExactEvmScheme(account))
+    .onAfterPaymentCreation(({ selectedRequirements }) => {
+      chosen = selectedRequirements;
+      return Promise.resolve();
+    });
+  options.out(`GET ${url}  (buyer ${account.address})`);
+
+  let response: Response;
+  let body: string;
+  try {
+    response = await wrapFetchWithPayment(options.fetch ?? fetch, client)(url);
+    body = await response.text();
+  } catch (error) {
+    options.err(`Request failed: ${describeError(error)}`);
+    return EXIT_FAILED;
+  }
+  const receipt = paymentReceipt(response);
+
+  if (response.status !== 200) {
+    options.err(`HTTP ${response.status} ${response.statusText}`);
+    options.err(prettyJson(body));
+    if (receipt !== undefined && !receipt.success) {
+      options.err(`settlement failed: ${receipt.errorReason ?? 'no reason given'}; not charged`);
+    }
+    return EXIT_FAILED;
+  }
+  options.out(prettyJson(body));
+  options.out(
+    chosen === undefined ? 'paid nothing: no payment was asked for' : describePaid(chosen),
+  );
+  options.out(
+    receipt === undefined
+      ? 'settlement: no PAYMENT-RESPONSE header in the answer'
+      : `settlement tx ${receipt.transaction} on ${receipt.network}`,
+  );
+  return EXIT_OK;
+}
+
+type Receipt = ReturnType<typeof decodePaymentResponseHeader>;
+
+function paymentReceipt(response: Response): Receipt | undefined {
+  const header = response.headers.get('PAYMENT-RESPONSE');
+  if (header === null) return undefined;
+  try {
+    return decodePaymentResponseHeader(header);
+  } catch {
+    return undefined;
+  }
+}
+
+/** "paid 0.002 USDC (2000 atomic) to 0x…": decimal for a known token, atomic always. */
+export function describePaid(requirements: PaymentRequirements): string {
+  const { amount, asset, network, payTo } = requirements;
+  const known = findDefaultAsset(asset, network);
+  const value =
+    known === undefined
+      ? `${amount} atomic units of ${asset}`
+      : `${formatUnits(BigInt(amount), known.decimals)} ${known.symbol} (${amount} atomic)`;
+  return `paid ${value} to ${payTo} on ${network}`;
+}
+
+function prettyJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+/** undici hides the reason (ECONNREFUSED, ...) in `cause`; errors may come from another realm. */
+function describeError(error: unknown): string {
+  const { message, cause } = (error ?? {}) as { message?: unknown; cause?: unknown };
+  if (typeof message !== 'string') return String(error);
+  const { message: causeMessage, code } = (cause ?? {}) as { message?: unknown; code?: unknown };
+  const reason = typeof causeMessage === 'string' && causeMessage !== '' ? causeMessage : code;
+  return typeof reason === 'string' ? `${message}: ${reason}` : message;
+}
+
+if (isEntryPoint(import.meta.url)) {
+  runClient(process.argv.slice(2), {
+    env: process.env,
+    out: (text) => process.stdout.write(`${text}\n`),
+    err: (text) => process.stderr.write(`${text}\n`),
+  })
+    .then((code) => {
+      process.exitCode = code;
+    })
+    .catch((error: unknown) => {
+      console.error(error);
+      process.exitCode = EXIT_FAILED;
+    });
+}

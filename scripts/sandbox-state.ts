@@ -1,0 +1,73 @@
+/**
+ * `.sandbox.json`: what a running sandbox tells `npm run client` (API URL, throw-away buyer key,
+ * chain). Written once the sandbox is serving, removed when it stops; gitignored.
+ */
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const SANDBOX_STATE_FILE = '.sandbox.json';
+
+export interface SandboxState {
+  readonly apiUrl: string;
+  readonly rpcUrl: string;
+  readonly chainId: number;
+  /** The token the sandbox is paid in (the local test USDC at the Base Sepolia address). */
+  readonly usdc: `0x${string}`;
+  readonly payTo: `0x${string}`;
+  readonly buyerAddress: `0x${string}`;
+  /** A key generated for this run only, funded on the local chain; never reuse it. */
+  readonly buyerPrivateKey: `0x${string}`;
+  readonly venues: 'live' | 'recorded';
+  /** The sandbox process, so a later run removes only its own file. */
+  readonly pid: number;
+}
+
+/** The nearest directory above `fromUrl` holding package.json: works from scripts/ and dist/scripts/. */
+export function projectRoot(fromUrl: string = import.meta.url): string {
+  let dir = path.dirname(fileURLToPath(fromUrl));
+  for (;;) {
+    if (existsSync(path.join(dir, 'package.json'))) return dir;
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error(`no package.json above ${fileURLToPath(fromUrl)}`);
+    dir = parent;
+  }
+}
+
+export function defaultStatePath(): string {
+  return path.join(projectRoot(), SANDBOX_STATE_FILE);
+}
+
+export function writeSandboxState(file: string, state: SandboxState): void {
+  // write-then-rename: a client starting at this moment never reads half a file
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+  renameSync(tmp, file);
+}
+
+/** The state a sandbox left, or undefined when there is none (or it is unreadable). */
+export function readSandboxState(file: string): SandboxState | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return undefined;
+  }
+  return isSandboxState(parsed) ? parsed : undefined;
+}
+
+/** Removes the file only if the sandbox `pid` wrote it, so a second sandbox cannot delete the first's. */
+export function removeSandboxState(file: string, pid: number): void {
+  if (readSandboxState(file)?.pid === pid) rmSync(file, { force: true });
+}
+
+function isSandboxState(value: unknown): value is SandboxState {
+  if (typeof value !== 'object' || value === null) return false;
+  const record = value as Record<string, unknown>;
+  const strings = ['apiUrl', 'rpcUrl', 'usdc', 'payTo', 'buyerAddress', 'buyerPrivateKey'];
+  return (
+    strings.every((key) => typeof record[key] === 'string') &&
+    typeof record['chainId'] === 'number' &&
+    typeof record['pid'] === 'number'
+  );
+}

@@ -1,0 +1,388 @@
+/**
+ * `npm run sandbox`: the whole paid service on this machine. A local anvil that looks like Base
+ * Sepolia (test USDC at the real address, Multicall3), a funded throw-away buyer, market venues
+ * (live when they answer, recorded replays otherwise) and the app settling payments in-process.
+ * Writes .sandbox.json for `npm run client` and runs until Ctrl-C.
+ */
+import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { formatUnits, type Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { PriceRefreshService } from '../src/aggregation/price-refresh.service.js';
+import { createApp } from '../src/app.js';
+import { APP_CONFIG, ConfigError, loadConfig, type AppConfig } from '../src/config/app-config.js';
+import { EnvironmentVariables } from '../src/config/environment.js';
+import { startLocalChain, type LocalChain } from '../test/support/chain.js';
+import {
+  FakeMarkets,
+  FIXTURE_MOMENT_MS,
+  REPLAYED_VENUES,
+  VENUE_REPLAYS,
+} from '../test/support/fake-markets.js';
+import { isEntryPoint } from './entry-point.js';
+import {
+  defaultStatePath,
+  projectRoot,
+  removeSandboxState,
+  writeSandboxState,
+  type SandboxState,
+} from './sandbox-state.js';
+import {
+  chooseVenues,
+  liveVenueEndpoints,
+  probeVenues,
+  type Reachability,
+  type VenueChoice,
+} from './venue-choice.js';
+
+export type VenueMode = 'auto' | 'live' | 'recorded';
+export const VENUE_MODES: readonly VenueMode[] = ['auto', 'live', 'recorded'];
+
+/** 100 USDC in atomic units (6 decimals): enough for tens of thousands of requests. */
+export const BUYER_FUNDS = 100_000_000n;
+const USDC_DECIMALS = 6;
+/** If shutting down hangs, leave anyway: the chain's exit hook still kills anvil. */
+const SHUTDOWN_DEADLINE_MS = 10_000;
+
+export interface SandboxOptions {
+  /** Where PORT, HOST, LOG_LEVEL and the PRICE_* knobs are read; process.env by default. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** `auto` probes the real venues; `live`/`recorded` skip the probe. */
+  readonly venues?: VenueMode;
+  /** How `auto` learns which venues answer; one short request to each real venue by default. */
+  readonly probe?: () => Promise<Reachability>;
+  /** Where the state for `npm run client` goes; .sandbox.json in the project root by default. */
+  readonly stateFile?: string;
+  /** USDC, in atomic units, minted to the buyer. */
+  readonly buyerFunds?: bigint;
+}
+
+export interface Sandbox {
+  readonly state: SandboxState;
+  readonly venues: VenueChoice;
+  readonly settlerAddress: Hex;
+  readonly buyerFunds: bigint;
+  readonly stateFile: string;
+  /** Assets the first price round could price (0: requests answer 503 until venues answer). */
+  readonly pricedAssets: number;
+  /** Stops the app, the venues and the chain and removes the state file. Idempotent. */
+  close(): Promise<void>;
+}
+
+type Closer = () => Promise<void> | void;
+
+/** Starts everything in order; whatever started is stopped again if a later step fails. */
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const env = options.env ?? process.env;
+  const stateFile = options.stateFile ?? defaultStatePath();
+  const buyerFunds = options.buyerFunds ?? BUYER_FUNDS;
+  const closers: Closer[] = [];
+  try {
+    const venues = await decideVenues(options, env);
+    const chain = await startLocalChain();
+    closers.push(() => chain.stop());
+    const { settlerKey, payTo } = roles(chain);
+    const buyerKey = generatePrivateKey();
+    const buyerAddress = privateKeyToAccount(buyerKey).address;
+    await chain.mintUsdc(buyerAddress, buyerFunds);
+
+    const marketEnv = await startVenues(venues, closers);
+    const app = await createApp({
+      config: loadConfig(appEnvironment(env, marketEnv, chain.rpcUrl, settlerKey, payTo)),
+    });
+    closers.push(() => app.close());
+    const apiUrl = await listen(app);
+    const pricedAssets = await firstPriceRound(app);
+
+    const state: SandboxState = {
+      apiUrl,
+      rpcUrl: chain.rpcUrl,
+      chainId: chain.chainId,
+      usdc: chain.usdcAddress,
+      payTo,
+      buyerAddress,
+      buyerPrivateKey: buyerKey,
+      venues: venues.mode,
+      pid: process.pid,
+    };
+    writeSandboxState(stateFile, state);
+    closers.push(() => {
+      removeSandboxState(stateFile, process.pid);
+    });
+
+    let closing: Promise<void> | undefined;
+    return {
+      state,
+      venues,
+      settlerAddress: privateKeyToAccount(settlerKey).address,
+      buyerFunds,
+      stateFile,
+      pricedAssets,
+      close: () => (closing ??= runClosers(closers)),
+    };
+  } catch (error) {
+    await runClosers(closers);
+    throw error;
+  }
+}
+
+/**
+ * The operator's environment (PORT, HOST, LOG_LEVEL, PRICE_*) under the sandbox's own venues
+ * and payment settings: embedded facilitator, Base Sepolia's default USDC, this chain.
+ */
+function appEnvironment(
+  env: Readonly<Record<string, string | undefined>>,
+  marketEnv: Record<string, string>,
+  rpcUrl: string,
+  settlerKey: Hex,
+  payTo: Hex,
+): Record<string, string | undefined> {
+  return {
+    ...env,
+    LOG_LEVEL: env['LOG_LEVEL'] ?? 'warn',
+    PORT: env['PORT'] ?? '3000',
+    HOST: env['HOST'] ?? '127.0.0.1',
+    ...marketEnv,
+    X402_FACILITATOR: 'embedded',
+    X402_NETWORK: 'base-sepolia',
+    X402_RPC_URL: rpcUrl,
+    X402_SETTLER_PRIVATE_KEY: settlerKey,
+    X402_PAY_TO: payTo,
+    // a token override from the shell would point the paywall away from the local test USDC
+    X402_ASSET_ADDRESS: undefined,
+    X402_ASSET_NAME: undefined,
+    X402_ASSET_VERSION: undefined,
+    X402_ASSET_DECIMALS: undefined,
+  };
+}
+
+/** By convention dev account #0 settles (pays gas) and #1 receives the payments. */
+function roles(chain: LocalChain): { settlerKey: Hex; payTo: Hex } {
+  const [settlerKey, payToKey] = chain.accounts;
+  if (settlerKey === undefined || payToKey === undefined)
+    throw new Error('anvil listed no dev keys');
+  return { settlerKey, payTo: privateKeyToAccount(payToKey).address };
+}
+
+async function decideVenues(
+  options: SandboxOptions,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<VenueChoice> {
+  switch (options.venues ?? 'auto') {
+    case 'recorded':
+      return { mode: 'recorded', reason: 'recorded data was asked for (SANDBOX_VENUES=recorded)' };
+    case 'live':
+      return {
+        mode: 'live',
+        markets: Object.keys(liveVenueEndpoints()),
+        reason: 'live venues were asked for (SANDBOX_VENUES=live)',
+      };
+    case 'auto': {
+      const probe = options.probe ?? (() => probeVenues(liveVenueEndpoints()));
+      return chooseVenues(await probe(), quorumFrom(env));
+    }
+  }
+}
+
+/** PRICE_MIN_SOURCES as the app will read it; a bad value is reported later by loadConfig. */
+function quorumFrom(env: Readonly<Record<string, string | undefined>>): number {
+  const configured = Number.parseInt(env['PRICE_MIN_SOURCES'] ?? '', 10);
+  return Number.isInteger(configured) && configured > 0
+    ? configured
+    : new EnvironmentVariables().PRICE_MIN_SOURCES;
+}
+
+/** The MARKETS / MARKET_<ID>_URL variables for the choice, starting fake venues if recorded. */
+async function startVenues(
+  choice: VenueChoice,
+  closers: Closer[],
+): Promise<Record<string, string>> {
+  if (choice.mode === 'live') return { MARKETS: choice.markets.join(',') };
+  const markets = await startRecordedVenues();
+  closers.push(() => markets.close());
+  return markets.env();
+}
+
+/**
+ * FakeMarkets on every venue, answering from recordings read once here. Left alone, the
+ * compiled fakes would read them from dist/test/fixtures on each request: the build does not
+ * copy them there, and a rebuild (`npm run client` builds) wipes dist/ under a running sandbox.
+ */
+async function startRecordedVenues(): Promise<FakeMarkets> {
+  const markets = await FakeMarkets.start();
+  const dir = path.join(projectRoot(), 'test', 'fixtures', 'markets');
+  for (const id of REPLAYED_VENUES) {
+    const replay = VENUE_REPLAYS[id];
+    for (const [venuePath, fixture] of Object.entries(replay.paths)) {
+      const recorded = readFileSync(path.join(dir, `${fixture}.json`), 'utf8');
+      markets.venue(id).on(venuePath, {
+        kind: 'json',
+        body: () => replayed(recorded, replay.freshen),
+      });
+    }
+  }
+  return markets;
+}
+
+/** A fresh copy of a recording with its venue timestamps moved to now, as FakeMarkets does. */
+function replayed(recorded: string, freshen: (body: unknown, shiftMs: number) => void): unknown {
+  const body = JSON.parse(recorded) as unknown;
+  freshen(body, Date.now() - FIXTURE_MOMENT_MS);
+  return body;
+}
+
+async function listen(app: NestFastifyApplication): Promise<string> {
+  const { host, port } = app.get<AppConfig>(APP_CONFIG).http;
+  await app.listen(port, host);
+  const bound = (app.getHttpServer().address() as AddressInfo).port;
+  // a wildcard listen address is not somewhere a client can connect to
+  const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${bound}`;
+}
+
+/** Joins the round the app started at boot, so the first client request finds prices. */
+async function firstPriceRound(app: NestFastifyApplication): Promise<number> {
+  const snapshot = await app.get(PriceRefreshService).refresh();
+  return snapshot.prices.size;
+}
+
+/** Runs the closers newest first; one failing does not keep the others (the chain) running. */
+async function runClosers(closers: readonly Closer[]): Promise<void> {
+  const failures: unknown[] = [];
+  for (const close of [...closers].reverse()) {
+    try {
+      await close();
+    } catch (error) {
+      failures.push(error);
+    }
+  }
+  if (failures.length > 0) throw new AggregateError(failures, 'sandbox shutdown failed');
+}
+
+// ---------------------------------------------------------------------------------------------
+// what the operator sees
+
+/** The loud notice that prices are replays, not the market. */
+export function recordedBanner(reason: string): string {
+  const recordedOn = new Date(FIXTURE_MOMENT_MS).toISOString().slice(0, 10);
+  const lines = [
+    'RECORDED PRICES - NOT LIVE MARKET DATA',
+    '',
+    `Why: ${reason}.`,
+    `Every price is replayed from responses recorded on ${recordedOn}`,
+    '(test/fixtures/markets) by fake venues on loopback, with fresh timestamps.',
+    'Payments are real transactions, but on a local chain with test USDC.',
+  ];
+  const width = Math.max(...lines.map((line) => line.length)) + 4;
+  const bar = '!'.repeat(width + 2);
+  return [bar, ...lines.map((line) => `!  ${line.padEnd(width - 2)}!`), bar].join('\n');
+}
+
+export function describeSandbox(sandbox: Sandbox): string {
+  const { state, venues } = sandbox;
+  const venueLine =
+    venues.mode === 'recorded'
+      ? 'RECORDED replays on loopback (not live prices)'
+      : `LIVE: ${venues.markets.join(', ')}`;
+  const prices =
+    sandbox.pricedAssets > 0
+      ? `${sandbox.pricedAssets} assets priced`
+      : 'NO PRICES YET: paid routes answer 503 until venues agree';
+  const rows: [string, string][] = [
+    ['API', state.apiUrl],
+    ['Swagger UI', `${state.apiUrl}/docs`],
+    ['OpenAPI', `${state.apiUrl}/openapi.json`],
+    ['chain RPC', `${state.rpcUrl}  (anvil, chain id ${state.chainId}, looks like Base Sepolia)`],
+    ['USDC', `${state.usdc}  (local EIP-3009 test token at the Base Sepolia USDC address)`],
+    ['payTo', `${state.payTo}  (anvil dev account #1)`],
+    ['settler', `${sandbox.settlerAddress}  (anvil dev account #0, pays the gas)`],
+    [
+      'buyer',
+      `${state.buyerAddress}  (${formatUnits(sandbox.buyerFunds, USDC_DECIMALS)} USDC, no ETH)`,
+    ],
+    ['buyer key', state.buyerPrivateKey],
+    ['', 'THROW-AWAY LOCAL KEY generated for this run: never fund it on a real network'],
+    ['venues', `${venueLine}; ${venues.reason}`],
+    ['prices', prices],
+    ['state file', `${sandbox.stateFile}  (read by npm run client; removed on exit)`],
+  ];
+  const table = rows.map(([label, value]) => `  ${label.padEnd(11)} ${value}`);
+  const banner = venues.mode === 'recorded' ? ['', recordedBanner(venues.reason)] : [];
+  return [
+    ...banner,
+    '',
+    'x402 price API sandbox is running. Ctrl-C stops everything.',
+    '',
+    ...table,
+    '',
+    'Pay for a price (in another terminal):',
+    '  npm run client -- ticker BTC',
+    '  npm run client -- tickers BTC,ETH',
+    '  npm run client -- all',
+    '',
+  ].join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// command line
+
+function venueModeFrom(value: string | undefined): VenueMode {
+  const mode = (value ?? 'auto').trim().toLowerCase();
+  if ((VENUE_MODES as readonly string[]).includes(mode)) return mode as VenueMode;
+  throw new Error(`SANDBOX_VENUES must be one of ${VENUE_MODES.join(', ')} (got "${value ?? ''}")`);
+}
+
+/** Ctrl-C, kill or a closed terminal: stop the sandbox once, then exit. */
+function stopOnSignals(sandbox: Sandbox): void {
+  let stopping: Promise<void> | undefined;
+  const stop = (signal: NodeJS.Signals): void => {
+    // Nest's own shutdown hook re-raises the signal once the app is closed: join, don't restart.
+    stopping ??= shutdown(sandbox, signal);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, stop);
+}
+
+async function shutdown(sandbox: Sandbox, signal: NodeJS.Signals): Promise<void> {
+  console.log(`\n${signal}: stopping the service, the venues and the chain...`);
+  setTimeout(() => {
+    console.error(`Shutdown took over ${SHUTDOWN_DEADLINE_MS} ms; exiting anyway.`);
+    process.exit(1);
+  }, SHUTDOWN_DEADLINE_MS).unref();
+  try {
+    await sandbox.close();
+    console.log('Sandbox stopped.');
+    process.exit(0);
+  } catch (error) {
+    console.error('Sandbox shutdown failed:', error);
+    process.exit(1);
+  }
+}
+
+function explainStartFailure(error: unknown): string {
+  if (error instanceof ConfigError) return error.message;
+  if ((error as { code?: unknown } | null)?.code === 'EADDRINUSE') {
+    return 'The port is already in use (another sandbox or `npm start`?). Set PORT to another port.';
+  }
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}
+
+async function main(): Promise<void> {
+  const venues = venueModeFrom(process.env['SANDBOX_VENUES']);
+  if (venues === 'auto') {
+    console.log('Checking whether the market venues answer (one request each, 2 s at most)...');
+  }
+  console.log('Starting the local chain, the venues and the service...');
+  const sandbox = await startSandbox({ venues });
+  stopOnSignals(sandbox);
+  console.log(describeSandbox(sandbox));
+}
+
+if (isEntryPoint(import.meta.url)) {
+  main().catch((error: unknown) => {
+    console.error(`Sandbox failed to start:\n${explainStartFailure(error)}`);
+    process.exit(1);
+  });
+}
