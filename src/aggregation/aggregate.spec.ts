@@ -1,16 +1,30 @@
 import fc from 'fast-check';
 import type { RawQuote } from '../markets/price-source.js';
-import { aggregate, median, type PricingPolicy, type SymbolOutcome } from './aggregate.js';
+import {
+  aggregate,
+  median,
+  outlierTolerance,
+  volumeWeightedMedian,
+  type PricingPolicy,
+  type SymbolOutcome,
+} from './aggregate.js';
 
 const NOW = 1_795_176_000_000;
-const POLICY: PricingPolicy = { staleMs: 60_000, minSources: 2, maxDeviation: 0.02 };
+const POLICY: PricingPolicy = {
+  staleMs: 60_000,
+  minSources: 2,
+  maxDeviation: 0.02,
+  outlierFloor: 0.005,
+  madMultiplier: 5,
+  volumeWeighted: false,
+};
 
 function quote(source: string, price: number, overrides: Partial<RawQuote> = {}): RawQuote {
   return { source, symbol: 'BTC', quote: 'USD', price, observedAt: NOW - 1000, ...overrides };
 }
 
 function outcomeFor(quotes: RawQuote[], policy = POLICY, symbol = 'BTC'): SymbolOutcome {
-  const outcome = aggregate(quotes, policy, NOW).get(symbol);
+  const outcome = aggregate(quotes, policy, NOW).outcomes.get(symbol);
   if (outcome === undefined) throw new Error(`no outcome for ${symbol}`);
   return outcome;
 }
@@ -115,7 +129,7 @@ describe('aggregate', () => {
       POLICY,
       NOW,
     );
-    expect(outcomes.get('BTC')).toMatchObject({
+    expect(outcomes.outcomes.get('BTC')).toMatchObject({
       status: 'priced',
       price: { price: 100, sources: ['a', 'b'] },
     });
@@ -132,8 +146,11 @@ describe('aggregate', () => {
       POLICY,
       NOW,
     );
-    expect([...outcomes.keys()].sort()).toEqual(['BTC', 'ETH']);
-    expect(outcomes.get('ETH')).toMatchObject({ status: 'priced', price: { price: 5.01 } });
+    expect([...outcomes.outcomes.keys()].sort()).toEqual(['BTC', 'ETH']);
+    expect(outcomes.outcomes.get('ETH')).toMatchObject({
+      status: 'priced',
+      price: { price: 5.01 },
+    });
   });
 
   describe('a single wildly wrong venue', () => {
@@ -219,5 +236,217 @@ describe('aggregate', () => {
         },
       ),
     );
+  });
+
+  describe('stablecoin normalisation', () => {
+    const usdtRate = [quote('a', 1.001, { symbol: 'USDT' }), quote('b', 0.999, { symbol: 'USDT' })];
+    const usdcRate = [quote('a', 0.9998, { symbol: 'USDC' }), quote('b', 1.0, { symbol: 'USDC' })];
+
+    it('converts USDT and USDC quotes with the rates USD venues gave this round', () => {
+      const round = aggregate(
+        [
+          ...usdtRate,
+          ...usdcRate,
+          quote('c', 100, { quote: 'USDT' }),
+          quote('d', 100.1, { quote: 'USDC' }),
+          quote('e', 100.05),
+        ],
+        POLICY,
+        NOW,
+      );
+      expect(round.rates.USDT).toBeCloseTo(1.0, 12);
+      expect(round.rates.USDC).toBeCloseTo(0.9999, 12);
+      const btc = round.outcomes.get('BTC');
+      expect(btc).toMatchObject({ status: 'priced', price: { sources: ['c', 'd', 'e'] } });
+      expect(btc?.status === 'priced' && btc.price.price).toBeCloseTo(100.05, 9);
+    });
+
+    it('leaves out quotes whose stablecoin has no agreed USD rate, never assuming 1.0', () => {
+      const round = aggregate(
+        [
+          quote('a', 1.0, { symbol: 'USDT' }),
+          quote('c', 100, { quote: 'USDT' }),
+          quote('d', 100, { quote: 'USDT' }),
+        ],
+        POLICY,
+        NOW,
+      );
+      expect(round.rates.USDT).toBeUndefined();
+      expect(round.outcomes.has('BTC')).toBe(false);
+      expect(Object.fromEntries(round.unconverted)).toEqual({ c: 1, d: 1 });
+    });
+
+    it('prices a stablecoin from USD venues only', () => {
+      const round = aggregate(
+        [
+          ...usdtRate,
+          quote('c', 0.5, { symbol: 'USDC', quote: 'USDT' }),
+          quote('d', 0.5, { symbol: 'USDC', quote: 'USDT' }),
+        ],
+        POLICY,
+        NOW,
+      );
+      expect(round.outcomes.has('USDC')).toBe(false);
+    });
+
+    it('counts a venue quoting an asset in USDT and USDC once', () => {
+      const round = aggregate(
+        [
+          ...usdtRate,
+          ...usdcRate,
+          quote('c', 100, { quote: 'USDT' }),
+          quote('c', 100.02, { quote: 'USDC' }),
+        ],
+        POLICY,
+        NOW,
+      );
+      expect(round.outcomes.get('BTC')).toMatchObject({
+        status: 'unpriced',
+        reason: 'below_quorum',
+      });
+    });
+  });
+
+  describe('outlier tolerance', () => {
+    const prices = (...values: number[]) => values.map((price) => ({ price }));
+
+    it('is the floor when the venues agree exactly', () => {
+      expect(outlierTolerance(prices(100, 100, 100), 100, POLICY)).toBeCloseTo(0.5, 12);
+    });
+
+    it('follows the venues own spread between floor and ceiling', () => {
+      // MAD 0.1 → 5 × 1.4826 × 0.1 = 0.7413
+      expect(outlierTolerance(prices(99.9, 100, 100.1), 100, POLICY)).toBeCloseTo(0.7413, 12);
+    });
+
+    it('never exceeds the ceiling, however scattered the venues', () => {
+      expect(outlierTolerance(prices(50, 100, 150), 100, POLICY)).toBeCloseTo(2, 12);
+    });
+
+    it('drops a venue 1% off when the others agree to 0.01%', () => {
+      const outcome = outcomeFor([
+        quote('a', 100),
+        quote('b', 100.01),
+        quote('c', 99.99),
+        quote('d', 101),
+      ]);
+      expect(outcome).toMatchObject({ status: 'priced', rejected: ['d'], price: { price: 100 } });
+    });
+
+    it('keeps a venue 1% off when the venues themselves spread that wide', () => {
+      const outcome = outcomeFor([
+        quote('a', 99.4),
+        quote('b', 100),
+        quote('c', 100.6),
+        quote('d', 101),
+      ]);
+      expect(outcome).toMatchObject({ status: 'priced', rejected: [] });
+    });
+  });
+
+  describe('volume weighting (opt-in)', () => {
+    const weighted = { ...POLICY, volumeWeighted: true };
+
+    it('leans towards the venues that trade more', () => {
+      const quotes = [
+        quote('a', 100, { volume: 10 }),
+        quote('b', 100.2, { volume: 10 }),
+        quote('c', 100.4, { volume: 1 }),
+      ];
+      expect(servedPrice(quotes, weighted)).toBe(100.2);
+      // c's volume of 10 is capped at twice the median (1): weights 1, 1, 2 → midpoint of b and c.
+      const heavyTail = [
+        quote('a', 100, { volume: 1 }),
+        quote('b', 100.2, { volume: 1 }),
+        quote('c', 100.4, { volume: 10 }),
+      ];
+      expect(servedPrice(heavyTail, weighted)).toBeCloseTo(100.3, 12);
+    });
+
+    it('caps any venue at twice the median weight', () => {
+      const venues = [
+        { source: 'a', price: 100, observedAt: NOW, volume: 1 },
+        { source: 'b', price: 101, observedAt: NOW, volume: 1 },
+        { source: 'c', price: 102, observedAt: NOW, volume: 1000 },
+      ];
+      // Weights 1, 1, 2 (capped): half of 4 is reached at b → midpoint of b and c.
+      expect(volumeWeightedMedian(venues)).toBe(101.5);
+    });
+
+    it('falls back to the plain median when a venue reports no volume', () => {
+      const quotes = [
+        quote('a', 100, { volume: 10 }),
+        quote('b', 100.2),
+        quote('c', 100.4, { volume: 1 }),
+      ];
+      expect(servedPrice(quotes, weighted)).toBe(100.2);
+    });
+  });
+
+  describe('properties', () => {
+    const policy = POLICY;
+    const band = { min: 100, max: 100.4 };
+    const honestPrice = fc.double({ min: band.min, max: band.max, noNaN: true });
+
+    it('any minority of arbitrary venues leaves the price inside the honest band', () => {
+      const anyPrice = fc.oneof(
+        fc.double({ min: 1e-12, max: 1e15, noNaN: true }),
+        fc.double({ min: 95, max: 105, noNaN: true }),
+      );
+      fc.assert(
+        fc.property(
+          fc
+            .array(honestPrice, { minLength: 2, maxLength: 9 })
+            .chain((honest) =>
+              fc.tuple(
+                fc.constant(honest),
+                fc.array(anyPrice, { maxLength: Math.ceil(honest.length / 2) - 1 }),
+              ),
+            ),
+          fc.boolean(),
+          ([honest, hostile], stale) => {
+            const quotes = [
+              ...honest.map((price, index) => quote(`h${index}`, price)),
+              ...hostile.map((price, index) => quote(`x${index}`, price)),
+              // A stale venue at any price changes nothing either.
+              ...(stale ? [quote('old', 1e6, { observedAt: NOW - policy.staleMs - 1 })] : []),
+            ];
+            const price = servedPrice(quotes, policy);
+            expect(price).toBeDefined();
+            expect(price).toBeGreaterThanOrEqual(band.min);
+            expect(price).toBeLessThanOrEqual(band.max);
+          },
+        ),
+        { numRuns: 500 },
+      );
+    });
+
+    it('without an honest majority no price is served', () => {
+      fc.assert(
+        fc.property(
+          fc
+            .array(honestPrice, { minLength: 1, maxLength: 4 })
+            .chain((honest) =>
+              fc.tuple(
+                fc.constant(honest),
+                fc.integer({ min: honest.length, max: honest.length + 3 }),
+                fc.double({ min: 1.1, max: 1000, noNaN: true }),
+              ),
+            ),
+          ([honest, hostileCount, spread]) => {
+            // Hostile venues disagree with the honest band and with each other.
+            const hostile = Array.from({ length: hostileCount }, (_unused, index) =>
+              index % 2 === 0 ? 100 * spread ** (index + 1) : 100 / spread ** (index + 1),
+            );
+            const quotes = [
+              ...honest.map((price, index) => quote(`h${index}`, price)),
+              ...hostile.map((price, index) => quote(`x${index}`, price)),
+            ];
+            expect(servedPrice(quotes, policy)).toBeUndefined();
+          },
+        ),
+        { numRuns: 500 },
+      );
+    });
   });
 });

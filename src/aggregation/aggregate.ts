@@ -1,16 +1,22 @@
-import type { RawQuote } from '../markets/price-source.js';
+import type { QuoteCurrency, RawQuote } from '../markets/price-source.js';
 
-/** The knobs of the pricing policy; see docs/architecture.md for the reasons. */
+/** The knobs of the pricing policy; docs/pricing.md gives the reasons for each. */
 export interface PricingPolicy {
   /** A quote observed longer ago than this is ignored. */
   readonly staleMs: number;
   /** Quorum: distinct venues that must agree before a price is served. */
   readonly minSources: number;
-  /** A quote further than this fraction from the median is dropped as an outlier. */
+  /** Outlier tolerance ceiling, as a fraction of the median: never wider than this. */
   readonly maxDeviation: number;
+  /** Outlier tolerance floor, as a fraction of the median: never narrower than this. */
+  readonly outlierFloor: number;
+  /** Between floor and ceiling, the tolerance is this many robust standard deviations (1.4826 MAD). */
+  readonly madMultiplier: number;
+  /** Weight agreeing venues by 24 h volume (capped) when every one of them reports it. */
+  readonly volumeWeighted: boolean;
 }
 
-/** A served price: the median of the venues that agreed, and who they were. */
+/** A served price, who made it, and how old its newest observation is. */
 export interface AggregatedPrice {
   readonly symbol: string;
   readonly price: number;
@@ -26,6 +32,7 @@ export type SymbolOutcome =
   | {
       readonly status: 'priced';
       readonly price: AggregatedPrice;
+      /** Fresh venues dropped as outliers. */
       readonly rejected: readonly string[];
     }
   | {
@@ -34,28 +41,84 @@ export type SymbolOutcome =
       readonly venues: readonly string[];
     };
 
+/** Stablecoins whose USD rate converts the quotes of venues that quote in them. */
+export const STABLECOIN_QUOTES = ['USDT', 'USDC'] as const satisfies readonly QuoteCurrency[];
+export type StablecoinQuote = (typeof STABLECOIN_QUOTES)[number];
+
+export interface RoundResult {
+  readonly outcomes: ReadonlyMap<string, SymbolOutcome>;
+  /** USD per stablecoin this round, from USD-quoted venues only; undefined when not agreed. */
+  readonly rates: Readonly<Record<StablecoinQuote, number | undefined>>;
+  /** Quotes left out because their quote currency had no USD rate this round, per venue. */
+  readonly unconverted: ReadonlyMap<string, number>;
+}
+
+/** The normal-distribution consistency constant: 1.4826 MAD estimates one standard deviation. */
+const MAD_TO_SIGMA = 1.4826;
+/** With volume weighting on, no venue weighs more than this many times the median venue. */
+const MAX_WEIGHT_RATIO = 2;
+
 /**
- * Turns one round of venue quotes into a price per symbol, or a reason for none:
- * stale quotes are ignored, each venue counts once, quotes too far from the median are
- * dropped, and the median of what is left is served only when a quorum and a majority of
- * the fresh venues agree. Only USD quotes are priced.
+ * One refresh round: stablecoin rates from USD venues first, then every USDT/USDC quote is
+ * converted with them (or left out, never assumed at 1.0), then each symbol is aggregated:
+ * stale quotes out, one vote per venue, a robust outlier cut around the median, and a price
+ * only when a quorum and a majority of the fresh venues agree.
  */
 export function aggregate(
   quotes: readonly RawQuote[],
   policy: PricingPolicy,
   now: number,
-): Map<string, SymbolOutcome> {
+): RoundResult {
+  const valid = quotes.filter((quote) => Number.isFinite(quote.price) && quote.price > 0);
+  const rates = stablecoinRates(valid, policy, now);
+  const unconverted = new Map<string, number>();
+  const usd: RawQuote[] = [];
+  for (const quote of valid) {
+    const converted = toUsd(quote, rates);
+    if (converted !== undefined) usd.push(converted);
+    else if (quote.quote !== 'USD')
+      unconverted.set(quote.source, (unconverted.get(quote.source) ?? 0) + 1);
+  }
   const outcomes = new Map<string, SymbolOutcome>();
-  for (const [symbol, symbolQuotes] of groupBySymbol(quotes)) {
+  for (const [symbol, symbolQuotes] of groupBySymbol(usd)) {
     outcomes.set(symbol, aggregateSymbol(symbol, symbolQuotes, policy, now));
   }
-  return outcomes;
+  return { outcomes, rates, unconverted };
+}
+
+function stablecoinRates(
+  quotes: readonly RawQuote[],
+  policy: PricingPolicy,
+  now: number,
+): Record<StablecoinQuote, number | undefined> {
+  const rateOf = (coin: StablecoinQuote): number | undefined => {
+    const usdQuotes = quotes.filter((quote) => quote.symbol === coin && quote.quote === 'USD');
+    if (usdQuotes.length === 0) return undefined;
+    const outcome = aggregateSymbol(coin, usdQuotes, policy, now);
+    return outcome.status === 'priced' ? outcome.price.price : undefined;
+  };
+  return { USDT: rateOf('USDT'), USDC: rateOf('USDC') };
+}
+
+/**
+ * A quote in USD, or undefined when it cannot be converted. A stablecoin is priced from USD
+ * venues only: pricing USDC from USDC/USDT through the USDT rate would be circular.
+ */
+function toUsd(
+  quote: RawQuote,
+  rates: Record<StablecoinQuote, number | undefined>,
+): RawQuote | undefined {
+  if (quote.quote === 'USD') return quote;
+  if ((STABLECOIN_QUOTES as readonly string[]).includes(quote.symbol)) return undefined;
+  const rate = rates[quote.quote];
+  return rate === undefined ? undefined : { ...quote, quote: 'USD', price: quote.price * rate };
 }
 
 interface VenueQuote {
   readonly source: string;
   readonly price: number;
   readonly observedAt: number;
+  readonly volume: number | undefined;
 }
 
 function aggregateSymbol(
@@ -71,9 +134,8 @@ function aggregateSymbol(
     return { status: 'unpriced', reason: 'below_quorum', venues };
 
   const centre = median(fresh.map((quote) => quote.price));
-  const agreeing = fresh.filter(
-    (quote) => Math.abs(quote.price - centre) / centre <= policy.maxDeviation,
-  );
+  const tolerance = outlierTolerance(fresh, centre, policy);
+  const agreeing = fresh.filter((quote) => Math.abs(quote.price - centre) <= tolerance);
   if (agreeing.length < policy.minSources || agreeing.length * 2 <= fresh.length) {
     return { status: 'unpriced', reason: 'no_agreement', venues };
   }
@@ -82,7 +144,9 @@ function aggregateSymbol(
     status: 'priced',
     price: {
       symbol,
-      price: median(agreeing.map((quote) => quote.price)),
+      price: policy.volumeWeighted
+        ? volumeWeightedMedian(agreeing)
+        : median(agreeing.map((quote) => quote.price)),
       sources,
       observedAt: Math.max(...agreeing.map((quote) => quote.observedAt)),
     },
@@ -93,10 +157,24 @@ function aggregateSymbol(
   };
 }
 
+/**
+ * How far from the median a venue may be: a multiple of the venues' own robust spread (MAD),
+ * but never narrower than the floor (identical venues would otherwise reject any difference)
+ * and never wider than the ceiling (a scattered field must not let anything through).
+ */
+export function outlierTolerance(
+  quotes: readonly { price: number }[],
+  centre: number,
+  policy: PricingPolicy,
+): number {
+  const mad = median(quotes.map((quote) => Math.abs(quote.price - centre)));
+  const spread = policy.madMultiplier * MAD_TO_SIGMA * mad;
+  return Math.min(Math.max(spread, policy.outlierFloor * centre), policy.maxDeviation * centre);
+}
+
 function groupBySymbol(quotes: readonly RawQuote[]): Map<string, RawQuote[]> {
   const groups = new Map<string, RawQuote[]>();
   for (const quote of quotes) {
-    if (quote.quote !== 'USD' || !Number.isFinite(quote.price) || quote.price <= 0) continue;
     const group = groups.get(quote.symbol);
     if (group === undefined) groups.set(quote.symbol, [quote]);
     else group.push(quote);
@@ -104,7 +182,10 @@ function groupBySymbol(quotes: readonly RawQuote[]): Map<string, RawQuote[]> {
   return groups;
 }
 
-/** A venue listing one instrument twice still casts one vote: the median of its own quotes. */
+/**
+ * A venue listing one asset several times (twice, or in USDT and USDC) still casts one vote:
+ * the median of its own quotes, its newest observation, its summed volume.
+ */
 function onePerVenue(quotes: readonly RawQuote[]): VenueQuote[] {
   const bySource = new Map<string, RawQuote[]>();
   for (const quote of quotes)
@@ -113,7 +194,32 @@ function onePerVenue(quotes: readonly RawQuote[]): VenueQuote[] {
     source,
     price: median(own.map((quote) => quote.price)),
     observedAt: Math.max(...own.map((quote) => quote.observedAt)),
+    volume: own.every((quote) => quote.volume !== undefined)
+      ? own.reduce((sum, quote) => sum + (quote.volume ?? 0), 0)
+      : undefined,
   }));
+}
+
+/**
+ * Volume-weighted median of agreeing venues, each weight capped at twice the median weight so
+ * one large venue cannot decide alone; the plain median when any venue lacks a volume.
+ */
+export function volumeWeightedMedian(quotes: readonly VenueQuote[]): number {
+  const prices = quotes.map((quote) => quote.price);
+  if (quotes.some((quote) => quote.volume === undefined || quote.volume <= 0))
+    return median(prices);
+  const cap = MAX_WEIGHT_RATIO * median(quotes.map((quote) => quote.volume ?? 0));
+  const weighted = quotes
+    .map((quote) => ({ price: quote.price, weight: Math.min(quote.volume ?? 0, cap) }))
+    .sort((a, b) => a.price - b.price);
+  const half = weighted.reduce((sum, entry) => sum + entry.weight, 0) / 2;
+  let cumulative = 0;
+  for (const [index, entry] of weighted.entries()) {
+    cumulative += entry.weight;
+    if (cumulative > half) return entry.price;
+    if (cumulative === half) return (entry.price + (weighted[index + 1]?.price ?? entry.price)) / 2;
+  }
+  return median(prices);
 }
 
 /** Median of a non-empty list: the middle value, or the mean of the two middle values. */

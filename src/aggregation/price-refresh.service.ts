@@ -7,32 +7,42 @@ import {
 } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { PRICE_SOURCES, type PriceSource, type RawQuote } from '../markets/price-source.js';
-import { VenueError } from '../markets/venue-error.js';
-import { aggregate, type PricingPolicy } from './aggregate.js';
+import { PRICE_SOURCES, type PriceSource } from '../markets/price-source.js';
+import { aggregate, type PricingPolicy, type RoundResult } from './aggregate.js';
 import { nextSnapshot, type PriceSnapshot } from './price-snapshot.js';
 import { SNAPSHOT_STORE, type SnapshotStore } from './snapshot-store.js';
+import { VenuePoller, type VenueState } from './venue-poller.js';
 
 const REFRESH_INTERVAL = 'price-refresh';
 
+/** The last round as /v1/sources explains it. */
+export interface RoundReport {
+  readonly asOf: number;
+  readonly result: RoundResult;
+  readonly venues: readonly VenueState[];
+}
+
 /**
- * The price flow: on a timer, asks every source in parallel, aggregates the round and
- * publishes the snapshot. Requests never trigger it.
+ * The price flow: on a timer, polls every venue that is due (each at its own pace, backing
+ * off when failing or rate-limited), aggregates everyone's latest quotes and publishes the
+ * snapshot. Requests never trigger it.
  */
 @Injectable()
 export class PriceRefreshService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(PriceRefreshService.name);
   private readonly policy: PricingPolicy;
-  private readonly failing = new Set<string>();
+  private readonly pollers: readonly VenuePoller[];
   private inFlight: Promise<PriceSnapshot> | undefined;
+  private report: RoundReport | undefined;
 
   constructor(
-    @Inject(PRICE_SOURCES) private readonly sources: readonly PriceSource[],
+    @Inject(PRICE_SOURCES) sources: readonly PriceSource[],
     @Inject(SNAPSHOT_STORE) private readonly store: SnapshotStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly scheduler: SchedulerRegistry,
   ) {
     this.policy = config.pricing;
+    this.pollers = sources.map((source) => new VenuePoller(source, source.minIntervalMs ?? 0));
   }
 
   onApplicationBootstrap(): void {
@@ -55,37 +65,49 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
     return this.inFlight;
   }
 
+  /** Every venue's state and what the last round made of its quotes. */
+  lastRound(): RoundReport | undefined {
+    return this.report;
+  }
+
   private async runRound(): Promise<PriceSnapshot> {
-    const quotes = await this.collectQuotes();
+    await this.pollDueVenues();
     const now = Date.now();
-    const outcomes = aggregate(quotes, this.policy, now);
-    const snapshot = nextSnapshot(await this.store.current(), outcomes, now, this.policy.staleMs);
+    const quotes = this.pollers.flatMap((poller) => poller.lastQuotes());
+    const result = aggregate(quotes, this.policy, now);
+    const snapshot = nextSnapshot(
+      await this.store.current(),
+      result.outcomes,
+      now,
+      this.policy.staleMs,
+    );
     await this.store.publish(snapshot);
+    this.report = { asOf: now, result, venues: this.pollers.map((poller) => poller.snapshot()) };
     return snapshot;
   }
 
-  private async collectQuotes(): Promise<RawQuote[]> {
-    const rounds = await Promise.allSettled(this.sources.map((source) => source.fetchQuotes()));
-    return rounds.flatMap((round, index) => {
-      const source = this.sources[index] as PriceSource;
-      if (round.status === 'fulfilled') {
-        this.recordSuccess(source.id, round.value.length);
-        return round.value;
-      }
-      this.recordFailure(source.id, round.reason);
-      return [];
-    });
+  private async pollDueVenues(): Promise<void> {
+    const now = Date.now();
+    const due = this.pollers.filter((poller) => poller.isDue(now));
+    const changes = await Promise.all(
+      due.map(async (poller) => ({ poller, ...(await poller.poll(Date.now)) })),
+    );
+    for (const { poller, before, after } of changes) {
+      if (before !== after) this.logTransition(poller.snapshot(), before);
+    }
   }
 
-  private recordSuccess(id: string, instruments: number): void {
-    if (this.failing.delete(id))
-      this.logger.log(`${id}: recovered, ${instruments} USD instruments`);
-  }
-
-  private recordFailure(id: string, reason: unknown): void {
-    const description =
-      reason instanceof VenueError ? `${reason.kind}: ${reason.message}` : String(reason);
-    if (!this.failing.has(id)) this.logger.warn(`${id}: failing (${description})`);
-    this.failing.add(id);
+  private logTransition(state: VenueState, before: string): void {
+    if (state.status === 'ok') {
+      this.logger.log(
+        `${state.id}: ${before} → ok, ${state.instruments} instruments in ${state.latencyMs ?? 0} ms`,
+      );
+      return;
+    }
+    const error = state.lastError;
+    const retryIn = Math.max(0, state.nextPollAt - Date.now());
+    this.logger.warn(
+      `${state.id}: ${before} → ${state.status} (${error?.kind ?? 'unknown'}: ${error?.message ?? ''}); next try in ${retryIn} ms`,
+    );
   }
 }

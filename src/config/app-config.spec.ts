@@ -25,7 +25,15 @@ describe('loadConfig', () => {
       logLevel: 'log',
       markets: { enabled: ['coinbase', 'kraken', 'bitstamp'], baseUrls: {}, timeoutMs: 4000 },
       assets: undefined,
-      pricing: { refreshMs: 5000, staleMs: 60_000, minSources: 2, maxDeviation: 0.02 },
+      pricing: {
+        refreshMs: 5000,
+        staleMs: 60_000,
+        minSources: 2,
+        maxDeviation: 0.02,
+        outlierFloor: 0.005,
+        madMultiplier: 5,
+        volumeWeighted: false,
+      },
       payments: {
         payTo: PAY_TO,
         network: 'eip155:84532',
@@ -55,6 +63,9 @@ describe('loadConfig', () => {
       PRICE_STALE_MS: '30000',
       PRICE_MIN_SOURCES: '1',
       PRICE_MAX_DEVIATION: '0.05',
+      PRICE_OUTLIER_FLOOR: '0.001',
+      PRICE_MAD_MULTIPLIER: '3',
+      PRICE_VOLUME_WEIGHTED: 'true',
     });
     expect({ ...config, payments: undefined }).toEqual({
       payments: undefined,
@@ -66,7 +77,15 @@ describe('loadConfig', () => {
         timeoutMs: 1500,
       },
       assets: ['BTC', 'ETH'],
-      pricing: { refreshMs: 1000, staleMs: 30_000, minSources: 1, maxDeviation: 0.05 },
+      pricing: {
+        refreshMs: 1000,
+        staleMs: 30_000,
+        minSources: 1,
+        maxDeviation: 0.05,
+        outlierFloor: 0.001,
+        madMultiplier: 3,
+        volumeWeighted: true,
+      },
     });
   });
 
@@ -93,6 +112,9 @@ describe('loadConfig', () => {
     [{ PRICE_MAX_DEVIATION: '1e-2' }, 'PRICE_MAX_DEVIATION'],
     [{ PRICE_MAX_DEVIATION: '0.9' }, 'PRICE_MAX_DEVIATION'],
     [{ MARKET_TIMEOUT_MS: '5' }, 'MARKET_TIMEOUT_MS'],
+    [{ PRICE_OUTLIER_FLOOR: '0.03' }, 'PRICE_OUTLIER_FLOOR'],
+    [{ PRICE_MAD_MULTIPLIER: '0' }, 'PRICE_MAD_MULTIPLIER'],
+    [{ PRICE_VOLUME_WEIGHTED: 'yes' }, 'PRICE_VOLUME_WEIGHTED'],
   ])('refuses %j naming %s', (env, variable) => {
     const problems = problemsOf(env);
     expect(problems).toHaveLength(1);

@@ -24,6 +24,9 @@ export interface AppConfig {
     readonly staleMs: number;
     readonly minSources: number;
     readonly maxDeviation: number;
+    readonly outlierFloor: number;
+    readonly madMultiplier: number;
+    readonly volumeWeighted: boolean;
   };
   readonly payments: PaymentConfig;
 }
@@ -57,6 +60,9 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
   const baseUrls = parseMarketUrls(env, problems);
   const assets =
     variables.ASSETS === undefined ? undefined : parseAssets(variables.ASSETS, problems);
+  if (variables.PRICE_OUTLIER_FLOOR > variables.PRICE_MAX_DEVIATION) {
+    problems.push('PRICE_OUTLIER_FLOOR must not exceed PRICE_MAX_DEVIATION');
+  }
   if (variables.PRICE_STALE_MS <= variables.PRICE_REFRESH_MS) {
     problems.push('PRICE_STALE_MS must be greater than PRICE_REFRESH_MS');
   }
@@ -84,6 +90,9 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
       staleMs: variables.PRICE_STALE_MS,
       minSources: variables.PRICE_MIN_SOURCES,
       maxDeviation: variables.PRICE_MAX_DEVIATION,
+      outlierFloor: variables.PRICE_OUTLIER_FLOOR,
+      madMultiplier: variables.PRICE_MAD_MULTIPLIER,
+      volumeWeighted: variables.PRICE_VOLUME_WEIGHTED === 'true',
     },
     payments,
   };

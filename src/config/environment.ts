@@ -73,6 +73,19 @@ export class EnvironmentVariables {
   @Max(0.5)
   PRICE_MAX_DEVIATION = 0.02;
 
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  @Max(0.5)
+  PRICE_OUTLIER_FLOOR = 0.005;
+
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(1)
+  @Max(50)
+  PRICE_MAD_MULTIPLIER = 5;
+
+  @IsIn(['true', 'false'])
+  PRICE_VOLUME_WEIGHTED: 'true' | 'false' = 'false';
+
   @IsOptional()
   @IsString()
   X402_PAY_TO?: string;

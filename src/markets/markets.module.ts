@@ -10,8 +10,16 @@ export function createPriceSources(config: AppConfig): PriceSource[] {
     const venue = BUILT_IN_VENUES.find((candidate) => candidate.id === id);
     if (venue === undefined) throw new Error(`No built-in venue "${id}"`);
     const baseUrl = config.markets.baseUrls[id] ?? venue.defaultBaseUrl;
-    return venue.create(new VenueConnection(baseUrl, config.markets.timeoutMs));
+    return paced(
+      venue.create(new VenueConnection(baseUrl, config.markets.timeoutMs)),
+      venue.minIntervalMs,
+    );
   });
+}
+
+/** The source with its venue's minimum polling interval attached, for the scheduler. */
+function paced(source: PriceSource, minIntervalMs: number): PriceSource {
+  return { id: source.id, minIntervalMs, fetchQuotes: () => source.fetchQuotes() };
 }
 
 @Module({

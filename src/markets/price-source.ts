@@ -18,6 +18,8 @@ export interface RawQuote {
 /** A market venue that can report many instruments in one call. */
 export interface PriceSource {
   readonly id: string;
+  /** Shortest time between two calls, within the venue's rate limit; every round when absent. */
+  readonly minIntervalMs?: number;
   fetchQuotes(): Promise<RawQuote[]>;
 }
 

@@ -1,0 +1,113 @@
+import type { PriceSource, RawQuote } from '../markets/price-source.js';
+import { VenueError, type VenueErrorKind } from '../markets/venue-error.js';
+
+/** Longest pause after repeated failures; a rate limit's own Retry-After may be longer. */
+const MAX_BACKOFF_MS = 5 * 60 * 1000;
+
+export type VenueStatus = 'waiting' | 'ok' | 'failing' | 'rate_limited';
+
+/** What is known about one venue, as /v1/sources and the logs tell it. */
+export interface VenueState {
+  readonly id: string;
+  readonly status: VenueStatus;
+  readonly lastAttemptAt: number | undefined;
+  readonly lastSuccessAt: number | undefined;
+  readonly lastError:
+    | {
+        readonly kind: VenueErrorKind | 'unexpected';
+        readonly message: string;
+        readonly at: number;
+      }
+    | undefined;
+  readonly latencyMs: number | undefined;
+  readonly consecutiveFailures: number;
+  readonly nextPollAt: number;
+  /** Instruments in its last good snapshot. */
+  readonly instruments: number;
+}
+
+/**
+ * One venue's polling: when it is due (its own minimum interval, longer after failures and
+ * as long as a rate limit asks), its last good quotes (kept until they go stale), its state.
+ */
+export class VenuePoller {
+  private quotes: readonly RawQuote[] = [];
+  private state: VenueState;
+
+  constructor(
+    readonly source: PriceSource,
+    private readonly minIntervalMs: number,
+  ) {
+    this.state = {
+      id: source.id,
+      status: 'waiting',
+      lastAttemptAt: undefined,
+      lastSuccessAt: undefined,
+      lastError: undefined,
+      latencyMs: undefined,
+      consecutiveFailures: 0,
+      nextPollAt: 0,
+      instruments: 0,
+    };
+  }
+
+  get id(): string {
+    return this.source.id;
+  }
+
+  isDue(now: number): boolean {
+    return now >= this.state.nextPollAt;
+  }
+
+  /** Last good quotes; aggregation drops the stale ones. */
+  lastQuotes(): readonly RawQuote[] {
+    return this.quotes;
+  }
+
+  snapshot(): VenueState {
+    return this.state;
+  }
+
+  /** Polls the venue; never throws. Returns the status before and after, for logging. */
+  async poll(
+    now: () => number,
+  ): Promise<{ readonly before: VenueStatus; readonly after: VenueStatus }> {
+    const before = this.state.status;
+    const startedAt = now();
+    try {
+      const quotes = await this.source.fetchQuotes();
+      const finishedAt = now();
+      this.quotes = quotes;
+      this.state = {
+        ...this.state,
+        status: 'ok',
+        lastAttemptAt: startedAt,
+        lastSuccessAt: finishedAt,
+        latencyMs: finishedAt - startedAt,
+        consecutiveFailures: 0,
+        nextPollAt: startedAt + this.minIntervalMs,
+        instruments: quotes.length,
+      };
+    } catch (error) {
+      const finishedAt = now();
+      const failures = this.state.consecutiveFailures + 1;
+      const rateLimited = error instanceof VenueError && error.kind === 'rate_limited';
+      const backoff = Math.min(this.minIntervalMs * 2 ** (failures - 1), MAX_BACKOFF_MS);
+      const retryAfter = error instanceof VenueError ? (error.retryAfterMs ?? 0) : 0;
+      this.state = {
+        ...this.state,
+        status: rateLimited ? 'rate_limited' : 'failing',
+        lastAttemptAt: startedAt,
+        latencyMs: finishedAt - startedAt,
+        consecutiveFailures: failures,
+        lastError: {
+          kind: error instanceof VenueError ? error.kind : 'unexpected',
+          message: error instanceof Error ? error.message : String(error),
+          at: finishedAt,
+        },
+        nextPollAt: finishedAt + Math.max(backoff, retryAfter),
+      };
+    }
+    return { before, after: this.state.status };
+  }
+}
