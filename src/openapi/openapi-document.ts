@@ -20,6 +20,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setVersion(API_VERSION)
     .addTag('assets', 'What can be priced (free)')
     .addTag('tickers', 'Prices, paid per request with x402')
+    .addTag('sources', 'Where prices come from (free)')
     .addTag('health', 'Liveness and readiness (free)')
     .addSecurity(X402_SECURITY, {
       type: 'apiKey',

@@ -1,0 +1,133 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+export class SourceErrorDto {
+  @ApiProperty({
+    description: 'What went wrong.',
+    enum: [
+      'timeout',
+      'network',
+      'http_status',
+      'rate_limited',
+      'too_large',
+      'invalid_body',
+      'venue_error',
+      'unexpected',
+    ],
+    example: 'rate_limited',
+  })
+  kind!: string;
+
+  @ApiProperty({ example: 'HTTP 429' })
+  message!: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-20T11:59:58.120Z' })
+  at!: string;
+}
+
+export class SourceDto {
+  @ApiProperty({ example: 'kraken' })
+  id!: string;
+
+  @ApiProperty({
+    enum: ['waiting', 'ok', 'failing', 'rate_limited'],
+    description:
+      '`waiting`: not asked yet; `failing`/`rate_limited`: the last attempt failed (see lastError).',
+    example: 'ok',
+  })
+  status!: string;
+
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    example: '2026-11-20T11:59:59.800Z',
+  })
+  lastAttemptAt!: string | null;
+
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    example: '2026-11-20T11:59:59.950Z',
+  })
+  lastSuccessAt!: string | null;
+
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: 'Duration of the last attempt.',
+    example: 150,
+  })
+  latencyMs!: number | null;
+
+  @ApiProperty({ type: 'integer', minimum: 0, example: 0 })
+  consecutiveFailures!: number;
+
+  @ApiProperty({ type: SourceErrorDto, nullable: true })
+  lastError!: SourceErrorDto | null;
+
+  @ApiProperty({ format: 'date-time', description: 'Earliest next request (pacing and backoff).' })
+  nextPollAt!: string;
+
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description: 'Instruments in its last good snapshot.',
+    example: 63,
+  })
+  instruments!: number;
+
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description: 'Quotes left out because their stablecoin (USDT/USDC) had no USD rate.',
+    example: 0,
+  })
+  unconverted!: number;
+
+  @ApiProperty({
+    type: [String],
+    description: 'Served symbols whose price it helped make.',
+    example: ['BTC', 'ETH'],
+  })
+  contributedTo!: string[];
+
+  @ApiProperty({
+    type: [String],
+    description: 'Served symbols for which it was dropped as an outlier.',
+    example: [],
+  })
+  rejectedFor!: string[];
+}
+
+export class StablecoinRatesDto {
+  @ApiProperty({
+    type: 'number',
+    nullable: true,
+    description: 'USD per USDT from USD venues.',
+    example: 1.0003,
+  })
+  USDT!: number | null;
+
+  @ApiProperty({
+    type: 'number',
+    nullable: true,
+    description: 'USD per USDC from USD venues.',
+    example: 0.9999,
+  })
+  USDC!: number | null;
+}
+
+export class SourcesDto {
+  @ApiProperty({ format: 'date-time', description: 'When the last round was aggregated.' })
+  timestamp!: string;
+
+  @ApiProperty({
+    type: StablecoinRatesDto,
+    description: 'Conversion rates used for USDT/USDC quotes.',
+  })
+  rates!: StablecoinRatesDto;
+
+  @ApiProperty({ type: [SourceDto] })
+  sources!: SourceDto[];
+}
