@@ -2,9 +2,9 @@
  * `.sandbox.json`: what a running sandbox tells `npm run client` (API URL, throw-away buyer key,
  * chain). Written once the sandbox is serving, removed when it stops; gitignored.
  */
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { projectRoot } from '../test/support/project-root.js';
 
 export const SANDBOX_STATE_FILE = '.sandbox.json';
 
@@ -21,17 +21,6 @@ export interface SandboxState {
   readonly venues: 'live' | 'recorded';
   /** The sandbox process, so a later run removes only its own file. */
   readonly pid: number;
-}
-
-/** The nearest directory above `fromUrl` holding package.json: works from scripts/ and dist/scripts/. */
-export function projectRoot(fromUrl: string = import.meta.url): string {
-  let dir = path.dirname(fileURLToPath(fromUrl));
-  for (;;) {
-    if (existsSync(path.join(dir, 'package.json'))) return dir;
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error(`no package.json above ${fileURLToPath(fromUrl)}`);
-    dir = parent;
-  }
 }
 
 export function defaultStatePath(): string {

@@ -5,9 +5,7 @@
  * Writes .sandbox.json for `npm run client` and runs until Ctrl-C.
  */
 import 'reflect-metadata';
-import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { formatUnits, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -16,16 +14,10 @@ import { createApp } from '../src/app.js';
 import { APP_CONFIG, ConfigError, loadConfig, type AppConfig } from '../src/config/app-config.js';
 import { EnvironmentVariables } from '../src/config/environment.js';
 import { startLocalChain, type LocalChain } from '../test/support/chain.js';
-import {
-  FakeMarkets,
-  FIXTURE_MOMENT_MS,
-  REPLAYED_VENUES,
-  VENUE_REPLAYS,
-} from '../test/support/fake-markets.js';
+import { FakeMarkets, FIXTURE_MOMENT_MS } from '../test/support/fake-markets.js';
 import { isEntryPoint } from './entry-point.js';
 import {
   defaultStatePath,
-  projectRoot,
   removeSandboxState,
   writeSandboxState,
   type SandboxState,
@@ -201,37 +193,9 @@ async function startVenues(
   closers: Closer[],
 ): Promise<Record<string, string>> {
   if (choice.mode === 'live') return { MARKETS: choice.markets.join(',') };
-  const markets = await startRecordedVenues();
+  const markets = await FakeMarkets.start();
   closers.push(() => markets.close());
   return markets.env();
-}
-
-/**
- * FakeMarkets on every venue, answering from recordings read once here. Left alone, the
- * compiled fakes would read them from dist/test/fixtures on each request: the build does not
- * copy them there, and a rebuild (`npm run client` builds) wipes dist/ under a running sandbox.
- */
-async function startRecordedVenues(): Promise<FakeMarkets> {
-  const markets = await FakeMarkets.start();
-  const dir = path.join(projectRoot(), 'test', 'fixtures', 'markets');
-  for (const id of REPLAYED_VENUES) {
-    const replay = VENUE_REPLAYS[id];
-    for (const [venuePath, fixture] of Object.entries(replay.paths)) {
-      const recorded = readFileSync(path.join(dir, `${fixture}.json`), 'utf8');
-      markets.venue(id).on(venuePath, {
-        kind: 'json',
-        body: () => replayed(recorded, replay.freshen),
-      });
-    }
-  }
-  return markets;
-}
-
-/** A fresh copy of a recording with its venue timestamps moved to now, as FakeMarkets does. */
-function replayed(recorded: string, freshen: (body: unknown, shiftMs: number) => void): unknown {
-  const body = JSON.parse(recorded) as unknown;
-  freshen(body, Date.now() - FIXTURE_MOMENT_MS);
-  return body;
 }
 
 async function listen(app: NestFastifyApplication): Promise<string> {

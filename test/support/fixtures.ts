@@ -1,10 +1,18 @@
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { projectRoot } from './project-root.js';
 
-const FIXTURES = new URL('../fixtures/markets/', import.meta.url);
+const FIXTURES = path.join(projectRoot(), 'test', 'fixtures', 'markets');
+const recorded = new Map<string, string>();
 
 /** A recorded venue response from test/fixtures/markets, parsed afresh on every call. */
 export function loadFixture(name: string): unknown {
-  return JSON.parse(readFileSync(new URL(`${name}.json`, FIXTURES), 'utf8')) as unknown;
+  let text = recorded.get(name);
+  if (text === undefined) {
+    text = readFileSync(path.join(FIXTURES, `${name}.json`), 'utf8');
+    recorded.set(name, text);
+  }
+  return JSON.parse(text) as unknown;
 }
 
 /** A recorded response as a mutable JSON tree of a shape the caller names, for tests that edit it. */
