@@ -14,7 +14,12 @@ import { createApp } from '../src/app.js';
 import { APP_CONFIG, ConfigError, loadConfig, type AppConfig } from '../src/config/app-config.js';
 import { EnvironmentVariables } from '../src/config/environment.js';
 import { startLocalChain, type LocalChain } from '../test/support/chain.js';
-import { FakeMarkets, FIXTURE_MOMENT_MS } from '../test/support/fake-markets.js';
+import {
+  FakeMarkets,
+  FIXTURE_MOMENT_MS,
+  REPLAYED_VENUES,
+  type ReplayedVenue,
+} from '../test/support/fake-markets.js';
 import { isEntryPoint } from './entry-point.js';
 import {
   defaultStatePath,
@@ -81,7 +86,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const buyerAddress = privateKeyToAccount(buyerKey).address;
     await chain.mintUsdc(buyerAddress, buyerFunds);
 
-    const marketEnv = await startVenues(venues, closers);
+    const marketEnv = await startVenues(venues, closers, env);
     const app = await createApp({
       config: loadConfig(appEnvironment(env, marketEnv, chain.rpcUrl, settlerKey, payTo)),
     });
@@ -191,11 +196,19 @@ function quorumFrom(env: Readonly<Record<string, string | undefined>>): number {
 async function startVenues(
   choice: VenueChoice,
   closers: Closer[],
+  env: Readonly<Record<string, string | undefined>>,
 ): Promise<Record<string, string>> {
   if (choice.mode === 'live') return { MARKETS: choice.markets.join(',') };
-  const markets = await FakeMarkets.start();
+  const markets = await FakeMarkets.start({ venues: recordedVenues(env.MARKETS) });
   closers.push(() => markets.close());
   return markets.env();
+}
+
+/** The recorded venues to replay: those MARKETS names (all of them when unset). */
+function recordedVenues(markets: string | undefined): ReplayedVenue[] {
+  if (markets === undefined || markets.trim() === '') return REPLAYED_VENUES;
+  const wanted = markets.split(',').map((id) => id.trim().toLowerCase());
+  return REPLAYED_VENUES.filter((id) => wanted.includes(id));
 }
 
 async function listen(app: NestFastifyApplication): Promise<string> {

@@ -2,10 +2,8 @@
  * Live or recorded prices for the sandbox: one short request to each venue's real endpoint
  * decides. Probing is separate from deciding so tests can use loopback servers only.
  */
-import { BITSTAMP_TICKERS_PATH } from '../src/markets/bitstamp.source.js';
-import { COINBASE_PRODUCTS_PATH } from '../src/markets/coinbase.source.js';
-import { KRAKEN_TICKER_PATH } from '../src/markets/kraken.source.js';
 import { BUILT_IN_VENUES } from '../src/markets/venues.js';
+import { VENUE_REPLAYS, type ReplayedVenue } from '../test/support/fake-markets.js';
 
 /** Venue id → did its endpoint answer 2xx within the time-out. */
 export type Reachability = Readonly<Record<string, boolean>>;
@@ -16,18 +14,19 @@ export type VenueChoice =
 
 export const PROBE_TIMEOUT_MS = 2_000;
 
-/** The endpoint each built-in venue is polled on; a venue missing here is probed at its root. */
-const PRICE_PATHS: Readonly<Record<string, string>> = {
-  coinbase: COINBASE_PRODUCTS_PATH,
-  kraken: KRAKEN_TICKER_PATH,
-  bitstamp: BITSTAMP_TICKERS_PATH,
-};
+/** The snapshot path each venue is polled on, as its replay records it (the first one listed). */
+function snapshotPath(id: string): string {
+  const replay = (VENUE_REPLAYS as Partial<Record<string, { paths: Record<string, string> }>>)[
+    id as ReplayedVenue
+  ];
+  return Object.keys(replay?.paths ?? {})[0] ?? '/';
+}
 
 /** Venue id → the real URL the service would poll (no MARKET_<ID>_URL override). */
 export function liveVenueEndpoints(): Record<string, string> {
   const endpoints: Record<string, string> = {};
   for (const venue of BUILT_IN_VENUES) {
-    endpoints[venue.id] = `${venue.defaultBaseUrl}${PRICE_PATHS[venue.id] ?? '/'}`;
+    endpoints[venue.id] = `${venue.defaultBaseUrl}${snapshotPath(venue.id)}`;
   }
   return endpoints;
 }

@@ -58,7 +58,7 @@ describe('npm run client (scripts/client.ts) paying a real paid app', () => {
   let buyer: Hex;
 
   beforeAll(async () => {
-    stack = await startPaidApp();
+    stack = await startPaidApp({ markets: { venues: ['coinbase', 'kraken', 'bitstamp'] } });
     // a buyer of our own: the client takes a private key, which PaidApp's buyer does not expose
     buyerKey = generatePrivateKey();
     buyer = privateKeyToAccount(buyerKey).address;
@@ -231,7 +231,12 @@ describe('npm run sandbox (scripts/sandbox.ts) with no venue answering', () => {
     dir = mkdtempSync(path.join(tmpdir(), 'sandbox-'));
     stateFile = path.join(dir, '.sandbox.json');
     sandbox = await startSandbox({
-      env: { PORT: '0', LOG_LEVEL: 'error', PRICE_REFRESH_MS: '50000' },
+      env: {
+        PORT: '0',
+        LOG_LEVEL: 'error',
+        PRICE_REFRESH_MS: '50000',
+        MARKETS: 'coinbase,kraken,bitstamp',
+      },
       // the probe is replaced: tests never contact a public host
       probe: () => Promise.resolve({ coinbase: false, kraken: false, bitstamp: false }),
       stateFile,

@@ -1,31 +1,17 @@
-import { loadFixture } from '../../test/support/fixtures.js';
-import { parseBitstampTickers } from '../markets/bitstamp.source.js';
-import { parseCoinbaseProducts } from '../markets/coinbase.source.js';
-import { parseKrakenAssetPairs, parseKrakenTicker } from '../markets/kraken.source.js';
+import { pricingVenuesBySymbol, recordedQuotes } from '../../test/support/recorded-quotes.js';
 import { DEFAULT_CATALOGUE } from './default-catalogue.js';
 
 describe('DEFAULT_CATALOGUE', () => {
-  const usdQuotes = [
-    ...parseCoinbaseProducts(loadFixture('coinbase'), 0),
-    ...parseKrakenTicker(
-      loadFixture('kraken-ticker'),
-      parseKrakenAssetPairs(loadFixture('kraken-assetpairs')),
-      0,
-    ),
-    ...parseBitstampTickers(loadFixture('bitstamp'), 0),
-  ];
+  const venues = pricingVenuesBySymbol(recordedQuotes());
+  const quotedByThree = [...venues].filter(([, ids]) => ids.size >= 3).map(([symbol]) => symbol);
 
-  it('holds 20 to 40 distinct upper-case symbols', () => {
-    expect(DEFAULT_CATALOGUE.length).toBeGreaterThanOrEqual(20);
-    expect(DEFAULT_CATALOGUE.length).toBeLessThanOrEqual(40);
+  it('holds distinct upper-case symbols, 50 or more', () => {
+    expect(DEFAULT_CATALOGUE.length).toBeGreaterThanOrEqual(50);
     expect(new Set(DEFAULT_CATALOGUE).size).toBe(DEFAULT_CATALOGUE.length);
     for (const symbol of DEFAULT_CATALOGUE) expect(symbol).toMatch(/^[A-Z0-9]+$/);
   });
 
-  it.each(DEFAULT_CATALOGUE)('%s is quoted in USD by at least two default venues', (symbol) => {
-    const venues = new Set(
-      usdQuotes.filter((quote) => quote.symbol === symbol).map((quote) => quote.source),
-    );
-    expect(venues.size).toBeGreaterThanOrEqual(2);
+  it('is exactly the assets at least three built-in venues quote', () => {
+    expect([...DEFAULT_CATALOGUE].sort()).toEqual(quotedByThree.sort());
   });
 });

@@ -1,3 +1,4 @@
+import { BASE_CHAINLINK_USD_FEEDS } from '../markets/chainlink-feeds.js';
 import { ConfigError, loadConfig as loadConfigFrom } from './app-config.js';
 
 const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
@@ -23,7 +24,23 @@ describe('loadConfig', () => {
     expect(loadConfig({})).toEqual({
       http: { port: 3000, host: '0.0.0.0' },
       logLevel: 'log',
-      markets: { enabled: ['coinbase', 'kraken', 'bitstamp'], baseUrls: {}, timeoutMs: 4000 },
+      markets: {
+        enabled: [
+          'coinbase',
+          'kraken',
+          'bitstamp',
+          'gemini',
+          'binance',
+          'okx',
+          'bybit',
+          'kucoin',
+          'coingecko',
+        ],
+        baseUrls: {},
+        timeoutMs: 4000,
+        apiKeys: {},
+      },
+      chainlink: undefined,
       assets: undefined,
       pricing: {
         refreshMs: 5000,
@@ -66,6 +83,10 @@ describe('loadConfig', () => {
       PRICE_OUTLIER_FLOOR: '0.001',
       PRICE_MAD_MULTIPLIER: '3',
       PRICE_VOLUME_WEIGHTED: 'true',
+      COINGECKO_API_KEY: 'CG-demo-key',
+      CHAINLINK_RPC_URL: 'http://127.0.0.1:8545',
+      CHAINLINK_FEEDS:
+        'eth=0x71041dddad3595f9ced3dccfbe3d1f4b0a16bb70, BTC=0x64c911996D3c6aC71f9b455B1E8E7266BcbD848F',
     });
     expect({ ...config, payments: undefined }).toEqual({
       payments: undefined,
@@ -75,6 +96,14 @@ describe('loadConfig', () => {
         enabled: ['kraken', 'bitstamp'],
         baseUrls: { kraken: 'http://127.0.0.1:9001' },
         timeoutMs: 1500,
+        apiKeys: { coingecko: 'CG-demo-key' },
+      },
+      chainlink: {
+        rpcUrl: 'http://127.0.0.1:8545',
+        feeds: {
+          ETH: '0x71041dddad3595F9CEd3DcCFBe3D1F4b0a16Bb70',
+          BTC: '0x64c911996D3c6aC71f9b455B1E8E7266BcbD848F',
+        },
       },
       assets: ['BTC', 'ETH'],
       pricing: {
@@ -119,6 +148,43 @@ describe('loadConfig', () => {
     const problems = problemsOf(env);
     expect(problems).toHaveLength(1);
     expect(problems[0]).toContain(variable);
+  });
+
+  describe('chainlink', () => {
+    const ETH_FEED = '0x71041dddad3595F9CEd3DcCFBe3D1F4b0a16Bb70';
+    const RPC = { CHAINLINK_RPC_URL: 'http://127.0.0.1:8545' };
+
+    it('reads the Base mainnet USD feeds when only CHAINLINK_RPC_URL is set', () => {
+      expect(loadConfig({ CHAINLINK_RPC_URL: 'https://base.example/v2/key' }).chainlink).toEqual({
+        rpcUrl: 'https://base.example/v2/key',
+        feeds: BASE_CHAINLINK_USD_FEEDS,
+      });
+      expect(Object.keys(BASE_CHAINLINK_USD_FEEDS)).toEqual(['ETH', 'BTC', 'USDC', 'USDT', 'LINK']);
+    });
+
+    it.each([
+      [
+        { CHAINLINK_FEEDS: `ETH=${ETH_FEED}` },
+        'CHAINLINK_FEEDS is set but CHAINLINK_RPC_URL is not',
+      ],
+      [{ CHAINLINK_RPC_URL: 'base mainnet' }, 'CHAINLINK_RPC_URL'],
+      [{ ...RPC, CHAINLINK_FEEDS: 'ETH' }, 'CHAINLINK_FEEDS item "ETH"'],
+      [{ ...RPC, CHAINLINK_FEEDS: 'ETH=0x1234' }, 'CHAINLINK_FEEDS item "ETH=0x1234"'],
+      [{ ...RPC, CHAINLINK_FEEDS: `E-TH=${ETH_FEED}` }, 'CHAINLINK_FEEDS item "E-TH='],
+      [{ ...RPC, CHAINLINK_FEEDS: `ETH=${ETH_FEED}=x` }, 'CHAINLINK_FEEDS item "ETH='],
+      [{ ...RPC, CHAINLINK_FEEDS: `ETH=${ETH_FEED.replace('F9', 'f9')}` }, 'EIP-55'],
+      [{ ...RPC, CHAINLINK_FEEDS: `ETH=${ETH_FEED},eth=${ETH_FEED}` }, 'lists ETH twice'],
+    ])('refuses %j', (env, message) => {
+      const problems = problemsOf(env);
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toContain(message);
+    });
+
+    it('never echoes an RPC URL, which may carry an API key', () => {
+      const problems = problemsOf({ CHAINLINK_RPC_URL: 'wss://base.example/v2/secret-key' });
+      expect(problems.join('\n')).toContain('CHAINLINK_RPC_URL');
+      expect(problems.join('\n')).not.toContain('secret-key');
+    });
   });
 
   describe('payments', () => {

@@ -1,4 +1,7 @@
 import { isURL, validateSync } from 'class-validator';
+import { getAddress, isAddress, type Address } from 'viem';
+import { BASE_CHAINLINK_USD_FEEDS } from '../markets/chainlink-feeds.js';
+import type { ChainlinkConfig } from '../markets/chainlink.source.js';
 import { BUILT_IN_VENUE_IDS } from '../markets/venues.js';
 import {
   EnvironmentVariables,
@@ -16,7 +19,11 @@ export interface AppConfig {
     readonly enabled: readonly string[];
     readonly baseUrls: Readonly<Record<string, string>>;
     readonly timeoutMs: number;
+    /** API keys by venue id (COINGECKO_API_KEY), sent in the venue's own header. */
+    readonly apiKeys: Readonly<Record<string, string>>;
   };
+  /** The on-chain Chainlink source, on only when CHAINLINK_RPC_URL is set; not one of MARKETS. */
+  readonly chainlink: ChainlinkConfig | undefined;
   /** Symbols to sell instead of the default catalogue; undefined means the default. */
   readonly assets: readonly string[] | undefined;
   readonly pricing: {
@@ -71,6 +78,7 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
       `PRICE_MIN_SOURCES (${variables.PRICE_MIN_SOURCES}) cannot exceed the number of enabled MARKETS (${markets.length})`,
     );
   }
+  const chainlink = parseChainlink(variables, problems);
   const payments = parsePaymentConfig(variables, problems);
   if (problems.length > 0 || markets === undefined || payments === undefined) {
     throw new ConfigError(problems);
@@ -83,7 +91,9 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
       enabled: markets,
       baseUrls,
       timeoutMs: variables.MARKET_TIMEOUT_MS,
+      apiKeys: marketApiKeys(variables),
     },
+    chainlink,
     assets,
     pricing: {
       refreshMs: variables.PRICE_REFRESH_MS,
@@ -180,4 +190,42 @@ function parseAssets(value: string, problems: string[]): string[] {
 
 function splitList(value: string): string[] {
   return value.split(',').map((item) => item.trim());
+}
+
+function marketApiKeys(variables: EnvironmentVariables): Record<string, string> {
+  const key = variables.COINGECKO_API_KEY;
+  return key === undefined ? {} : { coingecko: key };
+}
+
+/** CHAINLINK_RPC_URL switches the on-chain source on; CHAINLINK_FEEDS picks its feeds. */
+function parseChainlink(
+  variables: EnvironmentVariables,
+  problems: string[],
+): ChainlinkConfig | undefined {
+  const { CHAINLINK_RPC_URL: rpcUrl, CHAINLINK_FEEDS: list } = variables;
+  if (rpcUrl === undefined) {
+    if (list !== undefined) problems.push('CHAINLINK_FEEDS is set but CHAINLINK_RPC_URL is not');
+    return undefined;
+  }
+  const feeds = list === undefined ? BASE_CHAINLINK_USD_FEEDS : parseChainlinkFeeds(list, problems);
+  return { rpcUrl, feeds };
+}
+
+/** `SYM=0xaddress,...`: a mixed-case address must carry a valid EIP-55 checksum. */
+function parseChainlinkFeeds(list: string, problems: string[]): Record<string, Address> {
+  const feeds: Record<string, Address> = {};
+  for (const item of splitList(list)) {
+    const [symbol = '', address = '', ...rest] = item.split('=').map((part) => part.trim());
+    const upper = symbol.toUpperCase();
+    if (!SYMBOL.test(upper) || rest.length > 0 || !isAddress(address)) {
+      problems.push(
+        `CHAINLINK_FEEDS item "${item}" must be SYMBOL=0x-address (EIP-55 if mixed case)`,
+      );
+    } else if (upper in feeds) {
+      problems.push(`CHAINLINK_FEEDS lists ${upper} twice`);
+    } else {
+      feeds[upper] = getAddress(address);
+    }
+  }
+  return feeds;
 }

@@ -50,6 +50,18 @@ export class EnvironmentVariables {
   MARKET_TIMEOUT_MS = 4000;
 
   @IsOptional()
+  @IsString()
+  COINGECKO_API_KEY?: string;
+
+  @IsOptional()
+  @IsUrl(URL_OPTIONS)
+  CHAINLINK_RPC_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  CHAINLINK_FEEDS?: string;
+
+  @IsOptional()
   @Matches(COMMA_LIST, { message: 'ASSETS must be a comma-separated list of symbols' })
   ASSETS?: string;
 
@@ -153,4 +165,8 @@ export class EnvironmentVariables {
 export const SENSITIVE_VARIABLES: ReadonlySet<string> = new Set([
   'CDP_API_KEY_SECRET',
   'X402_SETTLER_PRIVATE_KEY',
+  'COINGECKO_API_KEY',
+  // RPC providers put the account's key in the URL path
+  'X402_RPC_URL',
+  'CHAINLINK_RPC_URL',
 ]);

@@ -1,20 +1,32 @@
 import { Module } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { ChainlinkSource } from './chainlink.source.js';
 import { PRICE_SOURCES, type PriceSource } from './price-source.js';
 import { VenueConnection } from './venue-connection.js';
-import { BUILT_IN_VENUES } from './venues.js';
+import { BUILT_IN_VENUES, type VenueDefinition } from './venues.js';
 
-/** Builds one PriceSource per venue enabled in MARKETS, pointed at its configured base URL. */
+/**
+ * Builds one PriceSource per venue enabled in MARKETS, pointed at its configured base URL,
+ * then the on-chain Chainlink source when CHAINLINK_RPC_URL configures it.
+ */
 export function createPriceSources(config: AppConfig): PriceSource[] {
-  return config.markets.enabled.map((id) => {
+  const venues = config.markets.enabled.map((id) => {
     const venue = BUILT_IN_VENUES.find((candidate) => candidate.id === id);
     if (venue === undefined) throw new Error(`No built-in venue "${id}"`);
     const baseUrl = config.markets.baseUrls[id] ?? venue.defaultBaseUrl;
+    const headers = apiKeyHeaders(venue, config.markets.apiKeys[id]);
     return paced(
-      venue.create(new VenueConnection(baseUrl, config.markets.timeoutMs)),
+      venue.create(new VenueConnection(baseUrl, config.markets.timeoutMs, Date.now, headers)),
       venue.minIntervalMs,
     );
   });
+  if (config.chainlink === undefined) return venues;
+  return [...venues, new ChainlinkSource(config.chainlink, config.markets.timeoutMs)];
+}
+
+function apiKeyHeaders(venue: VenueDefinition, apiKey: string | undefined): Record<string, string> {
+  if (venue.apiKeyHeader === undefined || apiKey === undefined) return {};
+  return { [venue.apiKeyHeader]: apiKey };
 }
 
 /** The source with its venue's minimum polling interval attached, for the scheduler. */

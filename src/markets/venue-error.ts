@@ -18,3 +18,11 @@ export class VenueError extends Error {
     this.name = 'VenueError';
   }
 }
+
+/** An error a venue reports inside an HTTP 200 body, with its own code and message. */
+export function venueReportedError(venue: string, code: unknown, message: unknown): VenueError {
+  const shownCode =
+    typeof code === 'string' || typeof code === 'number' ? String(code) : 'without a code';
+  const detail = typeof message === 'string' && message !== '' ? `: ${message}` : '';
+  return new VenueError('venue_error', `${venue} error ${shownCode}${detail}`);
+}

@@ -4,6 +4,8 @@ export interface VenueRequestOptions {
   readonly timeoutMs: number;
   /** Responses larger than this are refused; a venue snapshot is a few MB at most. */
   readonly maxBytes?: number;
+  /** Extra request headers, such as a venue's API key. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
@@ -16,7 +18,8 @@ const RATE_LIMIT_STATUSES = new Set([403, 418, 429]);
 export async function getVenueJson(url: string, options: VenueRequestOptions): Promise<unknown> {
   const signal = AbortSignal.timeout(options.timeoutMs);
   try {
-    const response = await fetch(url, { signal, headers: { accept: 'application/json' } });
+    const headers = { ...options.headers, accept: 'application/json' };
+    const response = await fetch(url, { signal, headers });
     if (!response.ok) {
       await response.body?.cancel();
       throw statusError(response);
@@ -64,7 +67,8 @@ function statusError(response: Response): VenueError {
   return new VenueError('http_status', `HTTP ${response.status}`);
 }
 
-function retryAfterMs(header: string | null): number | undefined {
+/** A Retry-After header (seconds or an HTTP date) in milliseconds from now. */
+export function retryAfterMs(header: string | null): number | undefined {
   if (header === null) return undefined;
   const seconds = Number(header);
   if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;

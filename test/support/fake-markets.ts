@@ -1,3 +1,4 @@
+import { coingeckoPricePath } from '../../src/markets/coingecko.source.js';
 import { FakeVenue, type VenueBehaviour } from './fake-venue.js';
 import { loadFixture } from './fixtures.js';
 
@@ -16,6 +17,7 @@ interface VenueReplay {
 }
 
 const scaleDecimal = (value: unknown, factor: number): string => String(Number(value) * factor);
+const shiftDecimal = (value: unknown, shift: number): string => String(Number(value) + shift);
 
 export const VENUE_REPLAYS = {
   coinbase: {
@@ -46,6 +48,68 @@ export const VENUE_REPLAYS = {
     },
     scale: (body, factor) => {
       for (const row of body as Json[]) row.last = scaleDecimal(row.last, factor);
+    },
+  },
+  gemini: {
+    paths: { '/v1/pricefeed': 'gemini' },
+    freshen: () => undefined,
+    scale: (body, factor) => {
+      for (const row of body as Json[]) row.price = scaleDecimal(row.price, factor);
+    },
+  },
+  binance: {
+    paths: { '/api/v3/ticker/price': 'binance' },
+    freshen: () => undefined,
+    scale: (body, factor) => {
+      for (const row of body as Json[]) row.price = scaleDecimal(row.price, factor);
+    },
+  },
+  okx: {
+    paths: { '/api/v5/market/tickers?instType=SPOT': 'okx' },
+    freshen: (body, shiftMs) => {
+      for (const ticker of (body as { data: Json[] }).data) {
+        ticker.ts = shiftDecimal(ticker.ts, shiftMs);
+      }
+    },
+    scale: (body, factor) => {
+      for (const ticker of (body as { data: Json[] }).data) {
+        ticker.last = scaleDecimal(ticker.last, factor);
+      }
+    },
+  },
+  bybit: {
+    paths: { '/v5/market/tickers?category=spot': 'bybit' },
+    freshen: (body, shiftMs) => {
+      (body as { time: number }).time += shiftMs;
+    },
+    scale: (body, factor) => {
+      for (const ticker of (body as { result: { list: Json[] } }).result.list) {
+        ticker.lastPrice = scaleDecimal(ticker.lastPrice, factor);
+      }
+    },
+  },
+  kucoin: {
+    paths: { '/api/v1/market/allTickers': 'kucoin' },
+    freshen: (body, shiftMs) => {
+      (body as { data: { time: number } }).data.time += shiftMs;
+    },
+    scale: (body, factor) => {
+      for (const ticker of (body as { data: { ticker: Json[] } }).data.ticker) {
+        ticker.last = scaleDecimal(ticker.last, factor);
+      }
+    },
+  },
+  coingecko: {
+    paths: { [coingeckoPricePath()]: 'coingecko' },
+    freshen: (body, shiftMs) => {
+      for (const coin of Object.values(body as Record<string, { last_updated_at: number }>)) {
+        coin.last_updated_at += Math.floor(shiftMs / 1000);
+      }
+    },
+    scale: (body, factor) => {
+      for (const coin of Object.values(body as Record<string, { usd: number }>)) {
+        coin.usd *= factor;
+      }
     },
   },
 } satisfies Record<string, VenueReplay>;

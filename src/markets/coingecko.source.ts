@@ -1,0 +1,49 @@
+import { COINGECKO_IDS } from './coingecko-ids.js';
+import type { PriceSource, RawQuote } from './price-source.js';
+import type { VenueConnection } from './venue-connection.js';
+import { expectRecord, isRecord, parseEpoch, parsePrice } from './venue-json.js';
+
+/** Our symbol for each CoinGecko id. */
+const SYMBOLS_BY_ID: ReadonlyMap<string, string> = new Map(
+  Object.entries(COINGECKO_IDS).map(([symbol, id]) => [id, symbol]),
+);
+
+/** The simple-price request for `ids` (every mapped asset by default), in USD with update times. */
+export function coingeckoPricePath(ids: readonly string[] = Object.values(COINGECKO_IDS)): string {
+  return `/api/v3/simple/price?ids=${ids.join(',')}&vs_currencies=usd&include_last_updated_at=true`;
+}
+
+/**
+ * CoinGecko simple prices: USD for every mapped asset in one call, each with its update time.
+ * CoinGecko is an aggregator itself, so its vote already blends venues we also ask.
+ */
+export class CoingeckoSource implements PriceSource {
+  readonly id = 'coingecko';
+  private readonly path = coingeckoPricePath();
+
+  constructor(private readonly venue: VenueConnection) {}
+
+  async fetchQuotes(): Promise<RawQuote[]> {
+    const body = await this.venue.getJson(this.path);
+    return parseCoingeckoPrices(body, this.venue.now());
+  }
+}
+
+export function parseCoingeckoPrices(body: unknown, receivedAt: number): RawQuote[] {
+  const quotes: RawQuote[] = [];
+  for (const [id, entry] of Object.entries(expectRecord(body, 'body'))) {
+    const symbol = SYMBOLS_BY_ID.get(id);
+    if (symbol === undefined || !isRecord(entry)) continue;
+    const price = parsePrice(entry.usd);
+    if (price === undefined) continue;
+    const observedAt = parseEpoch(entry.last_updated_at, 's') ?? receivedAt;
+    quotes.push({
+      source: 'coingecko',
+      symbol,
+      quote: 'USD',
+      price,
+      observedAt: Math.min(observedAt, receivedAt),
+    });
+  }
+  return quotes;
+}

@@ -1,0 +1,61 @@
+import { isQuoteCurrency, splitDashed } from './instrument-names.js';
+import type { PriceSource, RawQuote } from './price-source.js';
+import type { VenueConnection } from './venue-connection.js';
+import { venueReportedError } from './venue-error.js';
+import {
+  expectArray,
+  expectRecord,
+  isRecord,
+  parseAmount,
+  parseEpoch,
+  parsePrice,
+} from './venue-json.js';
+
+export const KUCOIN_ALL_TICKERS_PATH = '/api/v1/market/allTickers';
+
+/** KuCoin's all-tickers snapshot (rebuilt upstream every 2 s), stamped with its own time. */
+export class KucoinSource implements PriceSource {
+  readonly id = 'kucoin';
+
+  constructor(private readonly venue: VenueConnection) {}
+
+  async fetchQuotes(): Promise<RawQuote[]> {
+    const body = await this.venue.getJson(KUCOIN_ALL_TICKERS_PATH);
+    return parseKucoinAllTickers(body, this.venue.now());
+  }
+}
+
+export function parseKucoinAllTickers(body: unknown, receivedAt: number): RawQuote[] {
+  const data = kucoinData(body);
+  const observedAt = Math.min(parseEpoch(data.time, 'ms') ?? receivedAt, receivedAt);
+  const quotes: RawQuote[] = [];
+  for (const ticker of expectArray(data.ticker, 'ticker')) {
+    if (!isRecord(ticker)) continue;
+    const instrument = splitDashed(currentName(ticker) ?? '');
+    if (instrument === undefined || !isQuoteCurrency(instrument.quote)) continue;
+    const price = parsePrice(ticker.last);
+    if (price === undefined) continue;
+    quotes.push({
+      source: 'kucoin',
+      symbol: instrument.base,
+      quote: instrument.quote,
+      price,
+      volume: parseAmount(ticker.vol),
+      observedAt,
+    });
+  }
+  return quotes;
+}
+
+/** `symbolName` follows an asset's renaming while `symbol` keeps the listing's original code. */
+function currentName(ticker: Record<string, unknown>): string | undefined {
+  if (typeof ticker.symbolName === 'string') return ticker.symbolName;
+  return typeof ticker.symbol === 'string' ? ticker.symbol : undefined;
+}
+
+/** KuCoin answers errors with HTTP 200 and a `code` other than "200000". */
+function kucoinData(body: unknown): Record<string, unknown> {
+  const envelope = expectRecord(body, 'body');
+  if (envelope.code !== '200000') throw venueReportedError('KuCoin', envelope.code, envelope.msg);
+  return expectRecord(envelope.data, 'data');
+}

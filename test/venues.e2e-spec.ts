@@ -1,0 +1,109 @@
+import { FakeMarkets, REPLAYED_VENUES, VENUE_REPLAYS } from './support/fake-markets.js';
+import { startApp, type RunningApp } from './support/test-app.js';
+
+interface SourceState {
+  id: string;
+  status: string;
+  instruments: number;
+  contributedTo: string[];
+  lastError: { kind: string; message: string } | null;
+  nextPollAt: string;
+}
+
+async function sourceStates(service: RunningApp): Promise<Map<string, SourceState>> {
+  const response = await service.get('/v1/sources');
+  expect(response.status).toBe(200);
+  const body = (await response.json()) as { sources: SourceState[] };
+  return new Map(body.sources.map((source) => [source.id, source]));
+}
+
+describe('every built-in venue, replayed on loopback', () => {
+  let markets: FakeMarkets | undefined;
+  let service: RunningApp | undefined;
+
+  async function start(faults: Parameters<typeof FakeMarkets.start>[0] = {}): Promise<RunningApp> {
+    markets = await FakeMarkets.start(faults);
+    service = await startApp(markets.env());
+    await service.refresh();
+    return service;
+  }
+
+  afterEach(async () => {
+    await service?.close();
+    await markets?.close();
+    service = undefined;
+    markets = undefined;
+  });
+
+  it('asks each venue on its real path and query, and each one helps price BTC', async () => {
+    const states = await sourceStates(await start());
+
+    expect([...states.keys()]).toEqual(REPLAYED_VENUES);
+    for (const id of REPLAYED_VENUES) {
+      expect(markets?.venue(id).requests).toEqual(
+        expect.arrayContaining(Object.keys(VENUE_REPLAYS[id].paths)),
+      );
+      expect(states.get(id)).toMatchObject({ status: 'ok', lastError: null });
+      expect(states.get(id)?.instruments).toBeGreaterThan(0);
+      expect(states.get(id)?.contributedTo).toContain('BTC');
+    }
+  });
+
+  it('counts an error reported with HTTP 200 as a failure of that venue', async () => {
+    const ok200 = (body: unknown) =>
+      ({
+        kind: 'raw',
+        status: 200,
+        body: JSON.stringify(body),
+        contentType: 'application/json',
+      }) as const;
+    const states = await sourceStates(
+      await start({
+        faults: {
+          okx: ok200({ code: '50011', msg: 'Too Many Requests', data: [] }),
+          bybit: ok200({ retCode: 10006, retMsg: 'Too many visits!', result: {} }),
+          kucoin: ok200({ code: '400100', msg: 'Service unavailable' }),
+        },
+      }),
+    );
+
+    expect(states.get('okx')?.lastError).toMatchObject({
+      kind: 'venue_error',
+      message: 'OKX error 50011: Too Many Requests',
+    });
+    expect(states.get('bybit')?.lastError).toMatchObject({
+      kind: 'venue_error',
+      message: 'Bybit error 10006: Too many visits!',
+    });
+    expect(states.get('kucoin')?.lastError).toMatchObject({
+      kind: 'venue_error',
+      message: 'KuCoin error 400100: Service unavailable',
+    });
+    for (const id of ['okx', 'bybit', 'kucoin']) expect(states.get(id)?.status).toBe('failing');
+    expect(states.get('binance')?.status).toBe('ok');
+  });
+
+  it.each([
+    ['binance', 418],
+    ['bybit', 403],
+    ['coingecko', 429],
+  ] as const)(
+    'treats %s answering %d as a rate limit and waits its Retry-After',
+    async (id, status) => {
+      const before = Date.now();
+      const states = await sourceStates(
+        await start({
+          faults: {
+            [id]: { kind: 'raw', status, body: 'banned', headers: { 'retry-after': '120' } },
+          },
+        }),
+      );
+
+      expect(states.get(id)).toMatchObject({
+        status: 'rate_limited',
+        lastError: { kind: 'rate_limited', message: `HTTP ${status}` },
+      });
+      expect(Date.parse(states.get(id)!.nextPollAt)).toBeGreaterThanOrEqual(before + 120_000);
+    },
+  );
+});
