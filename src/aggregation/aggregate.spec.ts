@@ -87,6 +87,11 @@ describe('aggregate', () => {
     });
   });
 
+  it('treats an observation dated in the future as made now', () => {
+    const outcome = outcomeFor([quote('a', 100, { observedAt: NOW + 3_600_000 }), quote('b', 100)]);
+    expect(outcome.status === 'priced' && outcome.price.observedAt).toBe(NOW);
+  });
+
   it('keeps a quote exactly at the staleness limit', () => {
     const edge = NOW - POLICY.staleMs;
     expect(
@@ -184,21 +189,24 @@ describe('aggregate', () => {
   });
 
   describe('two venues', () => {
-    it('serve their midpoint when within the tolerance of it', () => {
-      expect(servedPrice([quote('a', 100), quote('b', 103)])).toBe(101.5);
+    it('serve their midpoint when they agree within the tolerance', () => {
+      expect(servedPrice([quote('a', 100), quote('b', 101.5)])).toBe(100.75);
     });
 
-    it.each([10, 0.1, 1.05, 0.95])('give no price when one reports x%d of the other', (factor) => {
-      expect(outcomeFor([quote('a', 100), quote('b', 100 * factor)])).toEqual({
-        status: 'unpriced',
-        reason: 'no_agreement',
-        venues: ['a', 'b'],
-      });
-    });
+    it.each([10, 0.1, 1.05, 0.95, 1.021, 1.039])(
+      'give no price when one reports x%d of the other',
+      (factor) => {
+        expect(outcomeFor([quote('a', 100), quote('b', 100 * factor)])).toEqual({
+          status: 'unpriced',
+          reason: 'no_agreement',
+          venues: ['a', 'b'],
+        });
+      },
+    );
 
-    it('keep a quote exactly at the tolerance', () => {
-      // Median 100; 98 and 102 are each exactly 2% away.
-      expect(servedPrice([quote('a', 98), quote('b', 102)])).toBe(100);
+    it('agree when exactly the tolerance apart', () => {
+      // Centre 100 (the lower quote); 102 is exactly 2% away.
+      expect(servedPrice([quote('a', 100), quote('b', 102)])).toBe(101);
     });
   });
 
@@ -274,6 +282,15 @@ describe('aggregate', () => {
       expect(round.rates.USDT).toBeUndefined();
       expect(round.outcomes.has('BTC')).toBe(false);
       expect(Object.fromEntries(round.unconverted)).toEqual({ c: 1, d: 1 });
+    });
+
+    it('does not count stablecoin-to-stablecoin pairs as unconverted', () => {
+      const round = aggregate(
+        [...usdtRate, quote('c', 1, { symbol: 'USDC', quote: 'USDT' })],
+        POLICY,
+        NOW,
+      );
+      expect(round.unconverted.size).toBe(0);
     });
 
     it('prices a stablecoin from USD venues only', () => {

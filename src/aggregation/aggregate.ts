@@ -69,15 +69,18 @@ export function aggregate(
   policy: PricingPolicy,
   now: number,
 ): RoundResult {
-  const valid = quotes.filter((quote) => Number.isFinite(quote.price) && quote.price > 0);
+  // A venue clock ahead of ours must not keep a quote fresh for longer than it is.
+  const valid = quotes
+    .filter((quote) => Number.isFinite(quote.price) && quote.price > 0)
+    .map((quote) => (quote.observedAt > now ? { ...quote, observedAt: now } : quote));
   const rates = stablecoinRates(valid, policy, now);
   const unconverted = new Map<string, number>();
   const usd: RawQuote[] = [];
   for (const quote of valid) {
+    if (isStablecoinPair(quote)) continue;
     const converted = toUsd(quote, rates);
     if (converted !== undefined) usd.push(converted);
-    else if (quote.quote !== 'USD')
-      unconverted.set(quote.source, (unconverted.get(quote.source) ?? 0) + 1);
+    else unconverted.set(quote.source, (unconverted.get(quote.source) ?? 0) + 1);
   }
   const outcomes = new Map<string, SymbolOutcome>();
   for (const [symbol, symbolQuotes] of groupBySymbol(usd)) {
@@ -101,15 +104,19 @@ function stablecoinRates(
 }
 
 /**
- * A quote in USD, or undefined when it cannot be converted. A stablecoin is priced from USD
- * venues only: pricing USDC from USDC/USDT through the USDT rate would be circular.
+ * A stablecoin quoted in a stablecoin (USDC/USDT): left out on purpose, since a stablecoin is
+ * priced from USD venues only and converting through the other's rate would be circular.
  */
+function isStablecoinPair(quote: RawQuote): boolean {
+  return quote.quote !== 'USD' && (STABLECOIN_QUOTES as readonly string[]).includes(quote.symbol);
+}
+
+/** A quote in USD, or undefined when its stablecoin had no agreed rate this round. */
 function toUsd(
   quote: RawQuote,
   rates: Record<StablecoinQuote, number | undefined>,
 ): RawQuote | undefined {
   if (quote.quote === 'USD') return quote;
-  if ((STABLECOIN_QUOTES as readonly string[]).includes(quote.symbol)) return undefined;
   const rate = rates[quote.quote];
   return rate === undefined ? undefined : { ...quote, quote: 'USD', price: quote.price * rate };
 }
@@ -133,7 +140,7 @@ function aggregateSymbol(
   if (fresh.length < policy.minSources)
     return { status: 'unpriced', reason: 'below_quorum', venues };
 
-  const centre = median(fresh.map((quote) => quote.price));
+  const centre = lowerMedian(fresh.map((quote) => quote.price));
   const tolerance = outlierTolerance(fresh, centre, policy);
   const agreeing = fresh.filter((quote) => Math.abs(quote.price - centre) <= tolerance);
   if (agreeing.length < policy.minSources || agreeing.length * 2 <= fresh.length) {
@@ -220,6 +227,17 @@ export function volumeWeightedMedian(quotes: readonly VenueQuote[]): number {
     if (cumulative === half) return (entry.price + (weighted[index + 1]?.price ?? entry.price)) / 2;
   }
   return median(prices);
+}
+
+/**
+ * The centre outliers are measured from: a price a venue actually quoted (the lower of the two
+ * middle values for an even count). With two venues the tolerance is then their own gap, so two
+ * venues further apart than the tolerance give no price.
+ */
+export function lowerMedian(values: readonly number[]): number {
+  if (values.length === 0) throw new RangeError('median of an empty list');
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.ceil(sorted.length / 2) - 1] as number;
 }
 
 /** Median of a non-empty list: the middle value, or the mean of the two middle values. */
