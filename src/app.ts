@@ -5,6 +5,7 @@ import { SwaggerModule } from '@nestjs/swagger';
 import { AppModule } from './app.module.js';
 import { loadConfig, type AppConfig } from './config/app-config.js';
 import { LOG_LEVELS } from './config/environment.js';
+import { answerFrameworkError } from './common/framework-errors.js';
 import { ProblemDetailsFilter } from './common/problem-details.filter.js';
 import { buildOpenApiDocument } from './openapi/openapi-document.js';
 import { X402Paywall } from './payments/x402-paywall.js';
@@ -12,7 +13,7 @@ import { X402Paywall } from './payments/x402-paywall.js';
 /** Browsers may pay: they can send the payment headers and read the x402 response headers. */
 const X402_CORS = {
   origin: true,
-  methods: ['GET', 'HEAD', 'OPTIONS'],
+  methods: ['GET', 'OPTIONS'],
   allowedHeaders: [
     'Content-Type',
     'PAYMENT-SIGNATURE',
@@ -33,7 +34,12 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   const config = options.config ?? loadConfig(process.env);
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot(config),
-    new FastifyAdapter({ routerOptions: { maxParamLength: 200 } }),
+    new FastifyAdapter({
+      routerOptions: { maxParamLength: 200 },
+      // No implicit HEAD twins of GET routes: a HEAD cannot carry a paid body.
+      exposeHeadRoutes: false,
+      frameworkErrors: answerFrameworkError,
+    }),
     { logger: options.logger ?? levelsFrom(config.logLevel), abortOnError: false },
   );
   app.useGlobalFilters(new ProblemDetailsFilter());

@@ -200,6 +200,48 @@ describe('x402 paywall', () => {
     });
   });
 
+  it('the same authorization re-encoded (letter case, padding, extra fields) is the same payment', async () => {
+    const accepted = await requirementFor(stack, '/v1/ticker/LTC');
+    const payment = await signedPayment(stack.buyer.account, accepted);
+    const authorization = payment.payload.authorization as Record<string, string>;
+    const reencoded = {
+      ...payment,
+      payload: {
+        ...payment.payload,
+        extra: 'noise',
+        authorization: {
+          ...authorization,
+          from: authorization.from!.toLowerCase(),
+          value: `0${authorization.value!}`,
+        },
+      },
+    };
+    const before = await stack.balances();
+    const calls = handler.mock.calls.length;
+    const responses = await Promise.all(
+      [payment, reencoded, payment, reencoded].map((copy) =>
+        stack.service.get('/v1/ticker/LTC', { headers: v2Header(copy) }),
+      ),
+    );
+    expect(responses.filter((response) => response.status === 200)).toHaveLength(1);
+    expect(handler.mock.calls.length - calls).toBe(1);
+    expect(await stack.balances()).toEqual({
+      buyer: before.buyer - 2000n,
+      payTo: before.payTo + 2000n,
+    });
+  });
+
+  it('HEAD on a paid route sells nothing and does not fail', async () => {
+    const response = await stack.service.get('/v1/ticker/BTC', { method: 'HEAD' });
+    expect(response.status).toBe(404);
+  });
+
+  it('a URL the server cannot decode is a problem+json 400', async () => {
+    const response = await stack.service.get('/v1/ticker/%ZZ');
+    expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toMatch(/problem\+json/);
+  });
+
   describe('payment-identifier', () => {
     async function identifiedPayment(id: string): Promise<PaymentPayload> {
       const required = paymentRequiredOf(await stack.service.get('/v1/ticker/SOL'));
@@ -244,6 +286,16 @@ describe('x402 paywall', () => {
       expect(other.status).toBe(409);
       expect(await body(other)).toMatchObject({ code: 'payment_id_conflict' });
       expect(await stack.balances()).toEqual(before);
+    });
+
+    it('same id and payment for another resource: 409', async () => {
+      const id = `order_${Date.now()}_other-resource`;
+      const payment = await identifiedPayment(id);
+      expect(
+        (await stack.service.get('/v1/ticker/SOL', { headers: v2Header(payment) })).status,
+      ).toBe(200);
+      const elsewhere = await stack.service.get('/v1/ticker/sol', { headers: v2Header(payment) });
+      expect(elsewhere.status).toBe(409);
     });
 
     it('a malformed id is a 400', async () => {
@@ -329,6 +381,21 @@ describe('x402 paywall', () => {
       });
       expect(response.status).toBe(400);
       expect(await body(response)).toMatchObject({ code: 'invalid_payment' });
+    });
+
+    it('a payment whose signed part is malformed → 400, in either header', async () => {
+      const accepted = await requirementFor(stack, '/v1/ticker/BTC');
+      const payment = await signedPayment(stack.buyer.account, accepted);
+      for (const broken of [{}, { ...payment.payload, signature: 'nope' }]) {
+        for (const headers of [
+          v2Header({ ...payment, payload: broken }),
+          v1Header({ ...payment, payload: broken }),
+        ]) {
+          const response = await stack.service.get('/v1/ticker/BTC', { headers });
+          expect(response.status).toBe(400);
+          expect(await body(response)).toMatchObject({ code: 'invalid_payment' });
+        }
+      }
     });
 
     it.each([
@@ -467,6 +534,27 @@ describe('remote facilitator', () => {
   });
 
   it.each(['error-page', 'hang', 'refuse'] as const)(
+    'facilitator %s during settlement → 502 settlement_unknown, and the payment is never accepted again',
+    async (mode) => {
+      const accepted = await requirementFor(stack, '/v1/ticker/ETH');
+      const payment = await signedPayment(stack.buyer.account, accepted);
+      facilitator.mode = mode;
+      facilitator.scope = 'settle';
+      try {
+        const response = await stack.service.get('/v1/ticker/ETH', { headers: v2Header(payment) });
+        expect(response.status).toBe(502);
+        expect(await body(response)).toMatchObject({ code: 'settlement_unknown' });
+      } finally {
+        facilitator.mode = 'up';
+        facilitator.scope = 'all';
+      }
+      const again = await stack.service.get('/v1/ticker/ETH', { headers: v2Header(payment) });
+      expect(again.status).toBe(402);
+      expect((await body(again)).error).toMatch(/^payment_outcome_unknown/);
+    },
+  );
+
+  it.each(['error-page', 'hang', 'refuse'] as const)(
     'facilitator %s → 503 facilitator_unavailable, nothing moved, the payment still usable',
     async (mode) => {
       const accepted = await requirementFor(stack, '/v1/ticker/BTC');
@@ -487,4 +575,20 @@ describe('remote facilitator', () => {
       ).toBe(200);
     },
   );
+});
+
+describe('embedded facilitator with its chain unreachable', () => {
+  it('answers 503 facilitator_unavailable, not a verdict on the payment', async () => {
+    const stack = await startPaidApp();
+    const accepted = await requirementFor(stack, '/v1/ticker/BTC');
+    const payment = await signedPayment(stack.buyer.account, accepted);
+    await stack.chain.stop();
+    try {
+      const response = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
+      expect(response.status).toBe(503);
+      expect(await body(response)).toMatchObject({ code: 'facilitator_unavailable' });
+    } finally {
+      await stack.close();
+    }
+  });
 });

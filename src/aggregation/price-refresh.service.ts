@@ -46,8 +46,10 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
   }
 
   onApplicationBootstrap(): void {
-    void this.refresh();
-    const timer = setInterval(() => void this.refresh(), this.config.pricing.refreshMs);
+    this.refreshInBackground();
+    const timer = setInterval(() => {
+      this.refreshInBackground();
+    }, this.config.pricing.refreshMs);
     this.scheduler.addInterval(REFRESH_INTERVAL, timer);
   }
 
@@ -55,6 +57,15 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
     if (this.scheduler.doesExist('interval', REFRESH_INTERVAL)) {
       this.scheduler.deleteInterval(REFRESH_INTERVAL);
     }
+  }
+
+  /** A failed round (a store that cannot publish) is logged; the next tick tries again. */
+  private refreshInBackground(): void {
+    this.refresh().catch((error: unknown) => {
+      this.logger.error(
+        `price refresh failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    });
   }
 
   /** Runs one round; a round already in flight is joined rather than started twice. */

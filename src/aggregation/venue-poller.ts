@@ -3,6 +3,8 @@ import { VenueError, type VenueErrorKind } from '../markets/venue-error.js';
 
 /** Longest pause after repeated failures; a rate limit's own Retry-After may be longer. */
 const MAX_BACKOFF_MS = 5 * 60 * 1000;
+/** Longest Retry-After honoured: one bad header must not switch a venue off indefinitely. */
+const MAX_RETRY_AFTER_MS = 60 * 60 * 1000;
 
 export type VenueStatus = 'waiting' | 'ok' | 'failing' | 'rate_limited';
 
@@ -105,7 +107,7 @@ export class VenuePoller {
           message: error instanceof Error ? error.message : String(error),
           at: finishedAt,
         },
-        nextPollAt: finishedAt + Math.max(backoff, retryAfter),
+        nextPollAt: finishedAt + Math.max(backoff, Math.min(retryAfter, MAX_RETRY_AFTER_MS)),
       };
     }
     return { before, after: this.state.status };

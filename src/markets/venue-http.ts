@@ -19,7 +19,8 @@ export async function getVenueJson(url: string, options: VenueRequestOptions): P
   const signal = AbortSignal.timeout(options.timeoutMs);
   try {
     const headers = { ...options.headers, accept: 'application/json' };
-    const response = await fetch(url, { signal, headers });
+    // A redirect would carry the API-key header to another host; venues do not redirect these calls.
+    const response = await fetch(url, { signal, headers, redirect: 'error' });
     if (!response.ok) {
       await response.body?.cancel();
       throw statusError(response);

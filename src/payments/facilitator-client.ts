@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createFacilitatorConfig } from '@coinbase/x402';
 import { x402Facilitator } from '@x402/core/facilitator';
 import {
@@ -5,41 +6,58 @@ import {
   HTTPFacilitatorClient,
   type FacilitatorClient,
 } from '@x402/core/server';
-import { SettleError, VerifyError } from '@x402/core/types';
-import type {
-  PaymentPayload,
-  PaymentRequirements,
-  SettleResponse,
-  SupportedResponse,
-  VerifyResponse,
+import {
+  SettleError,
+  VerifyError,
+  type PaymentPayload,
+  type PaymentRequirements,
+  type SettleResponse,
+  type SupportedResponse,
+  type VerifyResponse,
 } from '@x402/core/types';
 import { toFacilitatorEvmSigner } from '@x402/evm';
 import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
-import { createWalletClient, defineChain, http, publicActions } from 'viem';
+import {
+  BaseError,
+  HttpRequestError,
+  TimeoutError,
+  createWalletClient,
+  defineChain,
+  http,
+  publicActions,
+} from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createNonceManager, jsonRpc } from 'viem/nonce';
 import type { FacilitatorConfig, PaymentConfig } from '../config/payment-config.js';
 
+export const FACILITATOR_CLIENT = Symbol('FacilitatorClient');
+
+type Operation = 'verify' | 'settle' | 'supported';
+
 /**
  * The facilitator could not be asked (down, unreachable, timing out, answering garbage).
  * Extends the SDK's boundary error so its HTTP server passes it through instead of turning it
- * into a 402; the guard and interceptor answer it with 502/503 and charge nothing.
+ * into a 402; the guard answers 503 before a settlement, the interceptor 502 during one.
  */
 export class FacilitatorUnavailableError extends FacilitatorResponseError {
   constructor(
-    readonly operation: 'verify' | 'settle' | 'supported',
+    readonly operation: Operation,
     cause: unknown,
   ) {
-    super(
-      `facilitator ${operation} failed: ${cause instanceof Error ? cause.message : String(cause)}`,
-    );
+    super(`facilitator ${operation} failed: ${describeCause(cause)}`);
     this.name = 'FacilitatorUnavailableError';
   }
 }
 
+/** viem's short message: its long one names the RPC URL, which can carry the provider's key. */
+function describeCause(cause: unknown): string {
+  if (cause instanceof BaseError) return cause.shortMessage;
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
 /** Builds the facilitator for X402_FACILITATOR: remote URL, Coinbase CDP, or in-process. */
 export function createFacilitatorClient(payments: PaymentConfig): FacilitatorClient {
-  return new GuardedFacilitatorClient(facilitatorFor(payments.facilitator, payments.network));
+  return facilitatorFor(payments.facilitator, payments.network);
 }
 
 function facilitatorFor(
@@ -48,12 +66,16 @@ function facilitatorFor(
 ): FacilitatorClient {
   switch (config.mode) {
     case 'remote':
-      return new HTTPFacilitatorClient({ url: config.url, timeoutMs: config.timeoutMs });
+      return new HttpFacilitatorGuard(
+        new HTTPFacilitatorClient({ url: config.url, timeoutMs: config.timeoutMs }),
+      );
     case 'cdp':
-      return new HTTPFacilitatorClient({
-        ...createFacilitatorConfig(config.apiKeyId, config.apiKeySecret),
-        timeoutMs: config.timeoutMs,
-      });
+      return new HttpFacilitatorGuard(
+        new HTTPFacilitatorClient({
+          ...createFacilitatorConfig(config.apiKeyId, config.apiKeySecret),
+          timeoutMs: config.timeoutMs,
+        }),
+      );
     case 'embedded':
       return new EmbeddedFacilitatorClient(config.settlerPrivateKey, config.rpcUrl, network);
   }
@@ -62,12 +84,24 @@ function facilitatorFor(
 /** Settlement receipts are polled for; the 4 s default would stall every local settlement. */
 const RECEIPT_POLLING_MS = 50;
 
+/** A chain call that never got an answer, as opposed to one the chain answered with an error. */
+function isTransportFailure(error: unknown): boolean {
+  return (
+    error instanceof BaseError &&
+    error.walk((inner) => inner instanceof HttpRequestError || inner instanceof TimeoutError) !==
+      null
+  );
+}
+
 /**
- * The `@x402/evm` facilitator in this process, settling on chain with its own key. One
- * nonce manager per key, so concurrent settlements do not collide on the account nonce.
+ * The `@x402/evm` facilitator in this process, settling on chain with its own key. One nonce
+ * manager per key, so concurrent settlements do not collide on the account nonce. That
+ * facilitator turns every failed chain call into a verdict ("invalid signature" when the RPC is
+ * down), so chain calls are watched per operation and an unanswered one is reported as an outage.
  */
 export class EmbeddedFacilitatorClient implements FacilitatorClient {
   private readonly facilitator = new x402Facilitator();
+  private readonly transport = new AsyncLocalStorage<{ failure?: unknown }>();
 
   constructor(settlerPrivateKey: `0x${string}`, rpcUrl: string, network: PaymentConfig['network']) {
     const chainId = Number(network.split(':')[1]);
@@ -87,38 +121,58 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
       pollingInterval: RECEIPT_POLLING_MS,
     }).extend(publicActions);
     type Client = typeof client;
+    const watch = <T>(call: () => Promise<T>): Promise<T> => this.watched(call);
     // viem's verifyTypedData parameters are a wider union than the signer interface accepts.
     const signer = toFacilitatorEvmSigner({
       address: account.address,
-      readContract: (args) => client.readContract(args),
+      readContract: (args) => watch(() => client.readContract(args)),
       verifyTypedData: (args) =>
-        client.verifyTypedData(args as Parameters<Client['verifyTypedData']>[0]),
-      writeContract: (args) => client.writeContract(args),
-      sendTransaction: (args) => client.sendTransaction(args),
-      waitForTransactionReceipt: (args) => client.waitForTransactionReceipt(args),
-      getCode: (args) => client.getCode(args),
+        watch(() => client.verifyTypedData(args as Parameters<Client['verifyTypedData']>[0])),
+      writeContract: (args) => watch(() => client.writeContract(args)),
+      sendTransaction: (args) => watch(() => client.sendTransaction(args)),
+      waitForTransactionReceipt: (args) => watch(() => client.waitForTransactionReceipt(args)),
+      getCode: (args) => watch(() => client.getCode(args)),
     });
     registerExactEvmScheme(this.facilitator, { signer, networks: network });
   }
 
   verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {
-    return this.facilitator.verify(payload, requirements);
+    return this.reportingOutages('verify', () => this.facilitator.verify(payload, requirements));
   }
 
   settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> {
-    return this.facilitator.settle(payload, requirements);
+    return this.reportingOutages('settle', () => this.facilitator.settle(payload, requirements));
   }
 
   getSupported(): Promise<SupportedResponse> {
     return Promise.resolve(this.facilitator.getSupported() as SupportedResponse);
   }
+
+  /** Runs a facilitator operation; if any chain call in it went unanswered, that is an outage. */
+  private async reportingOutages<T>(operation: Operation, run: () => Promise<T>): Promise<T> {
+    const watched: { failure?: unknown } = {};
+    const result = await this.transport.run(watched, run);
+    if (watched.failure !== undefined)
+      throw new FacilitatorUnavailableError(operation, watched.failure);
+    return result;
+  }
+
+  private async watched<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      const watched = this.transport.getStore();
+      if (watched !== undefined && isTransportFailure(error)) watched.failure ??= error;
+      throw error;
+    }
+  }
 }
 
 /**
- * Turns every failure to reach the facilitator into FacilitatorUnavailableError; a verdict it
- * sent back as an error status (VerifyError, SettleError) stays a verdict.
+ * For facilitators over HTTP: every failure to get an answer becomes FacilitatorUnavailableError;
+ * a verdict sent back with an error status (VerifyError, SettleError) stays a verdict.
  */
-class GuardedFacilitatorClient implements FacilitatorClient {
+class HttpFacilitatorGuard implements FacilitatorClient {
   constructor(private readonly inner: FacilitatorClient) {}
 
   verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {
@@ -134,14 +188,10 @@ class GuardedFacilitatorClient implements FacilitatorClient {
   }
 }
 
-async function guarded<T>(
-  operation: FacilitatorUnavailableError['operation'],
-  call: () => Promise<T>,
-): Promise<T> {
+async function guarded<T>(operation: Operation, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    if (error instanceof FacilitatorUnavailableError) throw error;
     if (error instanceof VerifyError || error instanceof SettleError) throw error;
     throw new FacilitatorUnavailableError(operation, error);
   }

@@ -3,32 +3,85 @@ import { InMemoryPaymentLedger } from './payment-ledger.js';
 describe('InMemoryPaymentLedger', () => {
   let now = 1_000_000;
   const ledger = new InMemoryPaymentLedger(() => now);
+  const later = () => now + 60_000;
 
   it('lets one request claim a payment at a time', async () => {
-    expect(await ledger.claim('a')).toBe('claimed');
-    expect(await ledger.claim('a')).toBe('in_flight');
+    expect(await ledger.claim('a', later())).toBe('claimed');
+    expect(await ledger.claim('a', later())).toBe('in_flight');
     await ledger.release('a');
-    expect(await ledger.claim('a')).toBe('claimed');
-  });
-
-  it('refuses a settled payment until its expiry', async () => {
-    await ledger.claim('b');
-    await ledger.settle('b', now + 1000);
-    expect(await ledger.claim('b')).toBe('settled');
-    now += 1001;
-    expect(await ledger.claim('b')).toBe('claimed');
+    expect(await ledger.claim('a', later())).toBe('claimed');
   });
 
   it('claims concurrently presented copies exactly once', async () => {
-    const results = await Promise.all(Array.from({ length: 20 }, () => ledger.claim('c')));
+    const results = await Promise.all(Array.from({ length: 20 }, () => ledger.claim('b', later())));
     expect(results.filter((result) => result === 'claimed')).toHaveLength(1);
   });
 
-  it('stores responses by payment id until they expire', async () => {
-    const response = { fingerprint: 'd', status: 200, headers: {}, body: { ok: true } };
-    await ledger.storeResponse('id-1', response, now + 10);
-    expect(await ledger.findResponse('id-1')).toEqual(response);
+  it('refuses a settled payment until its expiry, and a release cannot undo a settlement', async () => {
+    await ledger.claim('c', later());
+    await ledger.settle('c', now + 1000);
+    await ledger.release('c');
+    expect(await ledger.claim('c', later())).toBe('settled');
+    now += 1001;
+    expect(await ledger.claim('c', later())).toBe('claimed');
+  });
+
+  it('refuses a payment whose settlement outcome is unknown', async () => {
+    await ledger.claim('d', later());
+    await ledger.markUncertain('d', later());
+    await ledger.release('d');
+    expect(await ledger.claim('d', later())).toBe('uncertain');
+  });
+
+  it('lets an in-flight claim expire, so a lost request cannot block a payment for ever', async () => {
+    await ledger.claim('e', now + 10);
     now += 11;
-    expect(await ledger.findResponse('id-1')).toBeUndefined();
+    expect(await ledger.claim('e', later())).toBe('claimed');
+  });
+
+  describe('payment-identifier', () => {
+    const binding = { fingerprint: 'f', resource: 'GET /v1/ticker/BTC' };
+
+    it('binds an id to one payment and resource, then serves its stored response', async () => {
+      expect(await ledger.claimPaymentId('id-1', binding, later())).toEqual({ kind: 'claimed' });
+      expect(await ledger.claimPaymentId('id-1', binding, later())).toEqual({ kind: 'in_flight' });
+      const response = { status: 200, headers: {}, body: { ok: true } };
+      await ledger.storeResponse('id-1', response, later());
+      expect(await ledger.claimPaymentId('id-1', binding, later())).toEqual({
+        kind: 'stored',
+        response,
+      });
+    });
+
+    it('is a conflict with another payment or another resource, even while in flight', async () => {
+      await ledger.claimPaymentId('id-2', binding, later());
+      expect(
+        await ledger.claimPaymentId('id-2', { ...binding, fingerprint: 'g' }, later()),
+      ).toEqual({
+        kind: 'conflict',
+      });
+      expect(
+        await ledger.claimPaymentId(
+          'id-2',
+          { ...binding, resource: 'GET /v1/all-tickers' },
+          later(),
+        ),
+      ).toEqual({
+        kind: 'conflict',
+      });
+    });
+
+    it('frees an id whose request was not answered, but never one with a stored response', async () => {
+      await ledger.claimPaymentId('id-3', binding, later());
+      await ledger.releasePaymentId('id-3');
+      expect(
+        await ledger.claimPaymentId('id-3', { ...binding, fingerprint: 'h' }, later()),
+      ).toEqual({ kind: 'claimed' });
+      await ledger.storeResponse('id-3', { status: 200, headers: {}, body: 1 }, later());
+      await ledger.releasePaymentId('id-3');
+      expect(
+        (await ledger.claimPaymentId('id-3', { ...binding, fingerprint: 'h' }, later())).kind,
+      ).toBe('stored');
+    });
   });
 });

@@ -1,79 +1,130 @@
 /** Where a payment stands in this service, keyed by its fingerprint. */
-export type ClaimResult = 'claimed' | 'in_flight' | 'settled';
+export type ClaimResult = 'claimed' | 'in_flight' | 'settled' | 'uncertain';
 
 /** A response already sold under a client's payment-identifier, to be served again for free. */
 export interface StoredResponse {
-  readonly fingerprint: string;
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: unknown;
 }
 
+/** What a payment-identifier is bound to: one payment, for one resource. */
+export interface PaymentIdBinding {
+  readonly fingerprint: string;
+  readonly resource: string;
+}
+
+export type PaymentIdClaim =
+  | { readonly kind: 'claimed' }
+  | { readonly kind: 'in_flight' }
+  | { readonly kind: 'conflict' }
+  | { readonly kind: 'stored'; readonly response: StoredResponse };
+
 /**
- * The money-safety state: one in-flight claim per payment (so concurrent copies cannot all run
- * the handler), settled payments (so a replay is refused before it reaches the facilitator),
- * and responses stored under payment-identifier ids. An interface so several instances can
- * share one implementation (Redis) later.
+ * The money-safety state: one claim per payment (so concurrent copies cannot all run the
+ * handler), settled payments (refused before they reach the facilitator), payments whose
+ * settlement outcome is unknown (refused too: they may have been taken), and payment-identifier
+ * ids with the response they bought. Every entry expires when its payment could no longer
+ * settle anyway. An interface so several instances can share one implementation later.
  */
 export interface PaymentLedger {
   /** Atomically claims a payment for one request; anything but 'claimed' means refuse it. */
-  claim(fingerprint: string): Promise<ClaimResult>;
-  /** Gives a claim back: the payment was not settled and may be presented again. */
+  claim(fingerprint: string, expiresAt: number): Promise<ClaimResult>;
+  /** Gives a claim back: nothing was settled, the payment may be presented again. */
   release(fingerprint: string): Promise<void>;
-  /** Records a settled payment until `expiresAt` (epoch ms), after which it cannot verify anyway. */
   settle(fingerprint: string, expiresAt: number): Promise<void>;
-  findResponse(paymentId: string): Promise<StoredResponse | undefined>;
-  storeResponse(paymentId: string, response: StoredResponse, expiresAt: number): Promise<void>;
+  /** The facilitator may or may not have moved the money: never accept this payment again. */
+  markUncertain(fingerprint: string, expiresAt: number): Promise<void>;
+  /** Atomically binds a payment-identifier to a payment and resource, or says what it is bound to. */
+  claimPaymentId(id: string, binding: PaymentIdBinding, expiresAt: number): Promise<PaymentIdClaim>;
+  releasePaymentId(id: string): Promise<void>;
+  storeResponse(id: string, response: StoredResponse, expiresAt: number): Promise<void>;
 }
 
 export const PAYMENT_LEDGER = Symbol('PaymentLedger');
 
-interface Expiring<T> {
-  readonly value: T;
+const SWEEP_EVERY_MS = 60_000;
+
+interface PaymentEntry {
+  readonly state: Exclude<ClaimResult, 'claimed'>;
   readonly expiresAt: number;
 }
 
-const SWEEP_EVERY_MS = 60_000;
+interface PaymentIdEntry extends PaymentIdBinding {
+  readonly response: StoredResponse | undefined;
+  readonly expiresAt: number;
+}
 
-/** Single-process ledger. Claims are synchronous under the hood, so they are atomic. */
+/** Single-process ledger. Each operation is synchronous under the hood, so claims are atomic. */
 export class InMemoryPaymentLedger implements PaymentLedger {
   private lastSweep = 0;
-  private readonly inFlight = new Set<string>();
-  private readonly settled = new Map<string, number>();
-  private readonly responses = new Map<string, Expiring<StoredResponse>>();
+  private readonly payments = new Map<string, PaymentEntry>();
+  private readonly ids = new Map<string, PaymentIdEntry>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  claim(fingerprint: string): Promise<ClaimResult> {
+  claim(fingerprint: string, expiresAt: number): Promise<ClaimResult> {
     this.sweep();
-    const settledUntil = this.settled.get(fingerprint);
-    if (settledUntil !== undefined && settledUntil > this.now()) return Promise.resolve('settled');
-    if (this.inFlight.has(fingerprint)) return Promise.resolve('in_flight');
-    this.inFlight.add(fingerprint);
+    const entry = this.live(this.payments, fingerprint);
+    if (entry !== undefined) return Promise.resolve(entry.state);
+    this.payments.set(fingerprint, { state: 'in_flight', expiresAt });
     return Promise.resolve('claimed');
   }
 
   release(fingerprint: string): Promise<void> {
-    this.inFlight.delete(fingerprint);
+    if (this.payments.get(fingerprint)?.state === 'in_flight') this.payments.delete(fingerprint);
     return Promise.resolve();
   }
 
   settle(fingerprint: string, expiresAt: number): Promise<void> {
-    this.inFlight.delete(fingerprint);
-    this.settled.set(fingerprint, expiresAt);
+    this.payments.set(fingerprint, { state: 'settled', expiresAt });
     return Promise.resolve();
   }
 
-  findResponse(paymentId: string): Promise<StoredResponse | undefined> {
-    const entry = this.responses.get(paymentId);
+  markUncertain(fingerprint: string, expiresAt: number): Promise<void> {
+    this.payments.set(fingerprint, { state: 'uncertain', expiresAt });
+    return Promise.resolve();
+  }
+
+  claimPaymentId(
+    id: string,
+    binding: PaymentIdBinding,
+    expiresAt: number,
+  ): Promise<PaymentIdClaim> {
+    const entry = this.live(this.ids, id);
+    if (entry === undefined) {
+      this.ids.set(id, { ...binding, response: undefined, expiresAt });
+      return Promise.resolve({ kind: 'claimed' });
+    }
+    if (entry.fingerprint !== binding.fingerprint || entry.resource !== binding.resource) {
+      return Promise.resolve({ kind: 'conflict' });
+    }
     return Promise.resolve(
-      entry !== undefined && entry.expiresAt > this.now() ? entry.value : undefined,
+      entry.response === undefined
+        ? { kind: 'in_flight' }
+        : { kind: 'stored', response: entry.response },
     );
   }
 
-  storeResponse(paymentId: string, response: StoredResponse, expiresAt: number): Promise<void> {
-    this.responses.set(paymentId, { value: response, expiresAt });
+  releasePaymentId(id: string): Promise<void> {
+    if (this.ids.get(id)?.response === undefined) this.ids.delete(id);
     return Promise.resolve();
+  }
+
+  storeResponse(id: string, response: StoredResponse, expiresAt: number): Promise<void> {
+    const entry = this.ids.get(id);
+    if (entry !== undefined) this.ids.set(id, { ...entry, response, expiresAt });
+    return Promise.resolve();
+  }
+
+  private live<T extends { readonly expiresAt: number }>(
+    map: Map<string, T>,
+    key: string,
+  ): T | undefined {
+    const entry = map.get(key);
+    if (entry === undefined || entry.expiresAt > this.now()) return entry;
+    map.delete(key);
+    return undefined;
   }
 
   /** Drops expired entries, at most once a minute, so memory stays bounded by the expiry window. */
@@ -81,11 +132,8 @@ export class InMemoryPaymentLedger implements PaymentLedger {
     const now = this.now();
     if (now - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = now;
-    for (const [fingerprint, expiresAt] of this.settled) {
-      if (expiresAt <= now) this.settled.delete(fingerprint);
-    }
-    for (const [id, entry] of this.responses) {
-      if (entry.expiresAt <= now) this.responses.delete(id);
+    for (const map of [this.payments, this.ids] as Map<string, { expiresAt: number }>[]) {
+      for (const [key, entry] of map) if (entry.expiresAt <= now) map.delete(key);
     }
   }
 }

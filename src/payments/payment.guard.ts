@@ -5,42 +5,35 @@ import {
   type CanActivate,
   type ExecutionContext,
 } from '@nestjs/common';
-import { extractAndValidatePaymentIdentifier } from '@x402/extensions/payment-identifier';
 import type { PaymentPayload } from '@x402/core/types';
+import { extractAndValidatePaymentIdentifier } from '@x402/extensions/payment-identifier';
 import type { FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { PreparedResponseException } from '../common/prepared-response.exception.js';
-import { FacilitatorUnavailableError } from './facilitator-client.js';
-import { PAYMENT_LEDGER, type PaymentLedger } from './payment-ledger.js';
-import { X402Paywall, type PaymentChallenge, type VerifiedPayment } from './x402-paywall.js';
+import { asPaymentError, challengeResponse, type RequestWithPayment } from './payment-errors.js';
+import { PAYMENT_LEDGER, type ClaimResult, type PaymentLedger } from './payment-ledger.js';
+import { X402Paywall, type VerifiedPayment } from './x402-paywall.js';
 import {
-  MalformedPaymentError,
   decodeV1Payment,
   decodeV2Payment,
+  paymentExpiry,
   paymentFingerprint,
   presentedPaymentHeader,
   type ProtocolVersion,
 } from './x402-wire.js';
 
-/** What the guard leaves on the request for the settlement interceptor. */
-export interface PaymentInProgress {
-  readonly payment: VerifiedPayment;
-  readonly version: ProtocolVersion;
-  readonly fingerprint: string;
-  readonly paymentId: string | undefined;
-}
-
-export type RequestWithPayment = FastifyRequest & { x402Payment?: PaymentInProgress };
-
-const CLAIM_REFUSALS = {
+const CLAIM_REFUSALS: Readonly<Record<Exclude<ClaimResult, 'claimed'>, string>> = {
   in_flight: 'payment_in_progress: this payment is already being used by another request',
   settled: 'payment_already_used: this payment has already been settled',
-} as const;
+  uncertain:
+    'payment_outcome_unknown: an earlier settlement of this payment was not confirmed; it may have been taken',
+};
 
 /**
  * Challenge and verify. No payment → 402 with the requirements. A payment → decoded (v1 or
- * v2), claimed so no copy of it can run concurrently, verified by the facilitator; the
- * handler runs only for a verified, claimed payment. Runs after the route's own validation.
+ * v2) and checked, its payment-identifier and the payment itself claimed so no copy can run
+ * concurrently, then verified by the facilitator; the handler runs only for a verified,
+ * claimed payment. Runs after the route's own validation.
  */
 @Injectable()
 export class PaymentGuard implements CanActivate {
@@ -58,21 +51,34 @@ export class PaymentGuard implements CanActivate {
 
     const payload = await this.decode(request, header.version, header.value);
     const fingerprint = paymentFingerprint(payload);
+    const expiresAt = paymentExpiry(payload);
     const paymentId = paymentIdOf(payload);
-    if (paymentId !== undefined) await this.replayStored(paymentId, fingerprint);
-
-    const claim = await this.ledger.claim(fingerprint);
-    if (claim !== 'claimed') {
-      throw challengeResponse(await this.paywall.challenge(request, CLAIM_REFUSALS[claim]));
+    if (paymentId !== undefined)
+      await this.claimPaymentId(request, paymentId, fingerprint, expiresAt);
+    try {
+      const claim = await this.ledger.claim(fingerprint, expiresAt);
+      if (claim !== 'claimed') {
+        throw challengeResponse(await this.paywall.challenge(request, CLAIM_REFUSALS[claim]));
+      }
+      const payment = await this.verify(request, payload, fingerprint);
+      request.x402Payment = { payment, version: header.version, fingerprint, expiresAt, paymentId };
+      return true;
+    } catch (error) {
+      if (paymentId !== undefined) await this.ledger.releasePaymentId(paymentId);
+      throw error;
     }
+  }
+
+  /** The facilitator's verdict; a refusal or an outage gives the claim back. */
+  private async verify(
+    request: FastifyRequest,
+    payload: PaymentPayload,
+    fingerprint: string,
+  ): Promise<VerifiedPayment> {
     try {
       const verdict = await this.paywall.verify(request, payload);
-      if (verdict.kind === 'challenge') {
-        await this.ledger.release(fingerprint);
-        throw challengeResponse(verdict);
-      }
-      request.x402Payment = { payment: verdict, version: header.version, fingerprint, paymentId };
-      return true;
+      if (verdict.kind === 'challenge') throw challengeResponse(verdict);
+      return verdict;
     } catch (error) {
       await this.ledger.release(fingerprint);
       throw asPaymentError(error, this.logger);
@@ -85,49 +91,52 @@ export class PaymentGuard implements CanActivate {
     value: string,
   ): Promise<PaymentPayload> {
     try {
-      if (version === 2) return decodeV2Payment(value);
-      const { requirements } = await this.paywall.challenge(request);
-      return decodeV1Payment(value, requirements);
+      const payload =
+        version === 2
+          ? decodeV2Payment(value)
+          : decodeV1Payment(value, (await this.paywall.challenge(request)).requirements);
+      paymentFingerprint(payload);
+      return payload;
     } catch (error) {
       throw asPaymentError(error, this.logger);
     }
   }
 
-  /** payment-identifier: the same id and payment get the stored response; another payment, 409. */
-  private async replayStored(paymentId: string, fingerprint: string): Promise<void> {
-    const stored = await this.ledger.findResponse(paymentId);
-    if (stored === undefined) return;
-    if (stored.fingerprint !== fingerprint) {
-      throw new ApiError(
-        ErrorCode.PaymentIdConflict,
-        `payment-identifier ${paymentId} was already used with a different payment.`,
-      );
+  /**
+   * payment-identifier: an id is bound to one payment for one resource. Bound and answered →
+   * the stored response again, free; bound to something else → 409; still in flight → 402.
+   */
+  private async claimPaymentId(
+    request: FastifyRequest,
+    paymentId: string,
+    fingerprint: string,
+    expiresAt: number,
+  ): Promise<void> {
+    const resource = `${request.method} ${request.url}`;
+    const claim = await this.ledger.claimPaymentId(paymentId, { fingerprint, resource }, expiresAt);
+    switch (claim.kind) {
+      case 'claimed':
+        return;
+      case 'stored':
+        throw new PreparedResponseException(
+          claim.response.status,
+          claim.response.body,
+          claim.response.headers,
+        );
+      case 'conflict':
+        throw new ApiError(
+          ErrorCode.PaymentIdConflict,
+          `payment-identifier ${paymentId} was already used with a different payment or resource.`,
+        );
+      case 'in_flight':
+        throw challengeResponse(
+          await this.paywall.challenge(
+            request,
+            'payment_in_progress: this payment-identifier is being used by another request',
+          ),
+        );
     }
-    throw new PreparedResponseException(stored.status, stored.body, stored.headers);
   }
-}
-
-export function challengeResponse(challenge: PaymentChallenge): PreparedResponseException {
-  return new PreparedResponseException(402, challenge.body, {
-    ...challenge.headers,
-    'content-type': 'application/json; charset=utf-8',
-  });
-}
-
-/** Maps what can go wrong around a payment to what the client should see; nothing is charged. */
-export function asPaymentError(error: unknown, logger: Logger): unknown {
-  if (error instanceof MalformedPaymentError) {
-    return new ApiError(ErrorCode.InvalidPayment, `Malformed payment: ${error.message}.`);
-  }
-  if (error instanceof FacilitatorUnavailableError) {
-    logger.warn(error.message);
-    return new ApiError(
-      ErrorCode.FacilitatorUnavailable,
-      'The payment facilitator cannot be reached right now; nothing was charged.',
-      { 'retry-after': '5' },
-    );
-  }
-  return error;
 }
 
 /** The client's payment-identifier, if it sent one; a malformed one is a 400. */

@@ -2,6 +2,7 @@ import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402
 import {
   MalformedPaymentError,
   decodeV1Payment,
+  exactEvmAuthorization,
   decodeV2Payment,
   paymentFingerprint,
   presentedPaymentHeader,
@@ -18,10 +19,15 @@ const accepted: PaymentRequirements = {
   maxTimeoutSeconds: 60,
   extra: { name: 'USDC', version: '2' },
 };
-const schemePayload = {
-  signature: '0xabc',
-  authorization: { from: '0x1', nonce: '0x2', value: '2000' },
+const authorization = {
+  from: '0x4Bf9DBaf6ccd1784C8446f14A53455C8E00A3b0B',
+  to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+  value: '2000',
+  validAfter: '0',
+  validBefore: '1795176060',
+  nonce: `0x${'ab'.repeat(32)}`,
 };
+const schemePayload = { signature: `0x${'1f'.repeat(65)}`, authorization };
 const base64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64');
 
 describe('x402 wire', () => {
@@ -45,19 +51,37 @@ describe('x402 wire', () => {
     expect(paymentFingerprint(v1)).toBe(paymentFingerprint(v2));
   });
 
-  it('fingerprints by the signed payload, whatever the key order', () => {
-    const reordered = {
-      authorization: { value: '2000', nonce: '0x2', from: '0x1' },
-      signature: '0xabc',
-    };
+  it('fingerprints what the token makes single-use, so re-encoding cannot make a second payment', () => {
     const payment = (payload: Record<string, unknown>): PaymentPayload => ({
       x402Version: 2,
       accepted,
       payload,
     });
-    expect(paymentFingerprint(payment(reordered))).toBe(paymentFingerprint(payment(schemePayload)));
-    expect(paymentFingerprint(payment({ ...schemePayload, signature: '0xabd' }))).not.toBe(
-      paymentFingerprint(payment(schemePayload)),
+    const original = paymentFingerprint(payment(schemePayload));
+    const reencoded = {
+      extra: 'ignored by the facilitator',
+      signature: schemePayload.signature.toUpperCase().replace('0X', '0x'),
+      authorization: { ...authorization, from: authorization.from.toLowerCase(), value: '02000' },
+    };
+    expect(paymentFingerprint(payment(reencoded))).toBe(original);
+    const otherNonce = {
+      ...schemePayload,
+      authorization: { ...authorization, nonce: `0x${'cd'.repeat(32)}` },
+    };
+    expect(paymentFingerprint(payment(otherNonce))).not.toBe(original);
+  });
+
+  it.each([
+    ['no signature', { authorization }],
+    ['a signature that is not hex', { signature: 'abc', authorization }],
+    ['no authorization', { signature: schemePayload.signature }],
+    ['a short address', { ...schemePayload, authorization: { ...authorization, from: '0x1234' } }],
+    ['a negative value', { ...schemePayload, authorization: { ...authorization, value: '-1' } }],
+    ['a numeric value', { ...schemePayload, authorization: { ...authorization, value: 2000 } }],
+    ['a short nonce', { ...schemePayload, authorization: { ...authorization, nonce: '0x01' } }],
+  ])('refuses an exact EVM payload with %s', (_case, payload) => {
+    expect(() => exactEvmAuthorization({ x402Version: 2, accepted, payload })).toThrow(
+      MalformedPaymentError,
     );
   });
 

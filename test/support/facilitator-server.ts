@@ -13,6 +13,8 @@ export type FacilitatorMode = 'up' | 'error-page' | 'hang' | 'refuse';
  */
 export class FacilitatorServer {
   mode: FacilitatorMode = 'up';
+  /** Which calls the mode applies to: all of them, or only /settle (the facilitator fails mid-sale). */
+  scope: 'all' | 'settle' = 'all';
   readonly calls: string[] = [];
   private readonly hanging = new Set<ServerResponse>();
 
@@ -46,15 +48,16 @@ export class FacilitatorServer {
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = (request.url ?? '/').replace(/\/+$/, '');
     this.calls.push(`${request.method ?? 'GET'} ${path}`);
-    if (this.mode === 'refuse') {
+    const mode = this.scope === 'all' || path === '/settle' ? this.mode : 'up';
+    if (mode === 'refuse') {
       request.socket.destroy();
       return;
     }
-    if (this.mode === 'hang') {
+    if (mode === 'hang') {
       this.hanging.add(response);
       return;
     }
-    if (this.mode === 'error-page') {
+    if (mode === 'error-page') {
       response.writeHead(502, { 'content-type': 'text/html' }).end('<html>Bad Gateway</html>');
       return;
     }

@@ -1,0 +1,52 @@
+import type { Logger } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { ApiError, ErrorCode } from '../common/api-error.js';
+import { PreparedResponseException } from '../common/prepared-response.exception.js';
+import { FacilitatorUnavailableError } from './facilitator-client.js';
+import type { PaymentChallenge, VerifiedPayment } from './x402-paywall.js';
+import { MalformedPaymentError, type ProtocolVersion } from './x402-wire.js';
+
+/** What the payment guard leaves on the request for the settlement interceptor. */
+export interface PaymentInProgress {
+  readonly payment: VerifiedPayment;
+  readonly version: ProtocolVersion;
+  readonly fingerprint: string;
+  readonly expiresAt: number;
+  readonly paymentId: string | undefined;
+}
+
+export type RequestWithPayment = FastifyRequest & { x402Payment?: PaymentInProgress };
+
+/** The 402 challenge as a response the exception filter sends unchanged. */
+export function challengeResponse(challenge: PaymentChallenge): PreparedResponseException {
+  return new PreparedResponseException(402, challenge.body, {
+    ...challenge.headers,
+    'content-type': 'application/json; charset=utf-8',
+  });
+}
+
+/** Maps what can go wrong around a payment to what the client should see; nothing is charged. */
+export function asPaymentError(error: unknown, logger: Logger): unknown {
+  if (error instanceof MalformedPaymentError) {
+    return new ApiError(ErrorCode.InvalidPayment, `Malformed payment: ${error.message}.`);
+  }
+  if (error instanceof FacilitatorUnavailableError) {
+    logger.warn(error.message);
+    return new ApiError(
+      ErrorCode.FacilitatorUnavailable,
+      'The payment facilitator cannot be reached right now; nothing was charged.',
+      { 'retry-after': '5' },
+    );
+  }
+  return error;
+}
+
+/** Settlement was attempted but not confirmed: the money may have moved. */
+export function settlementUnknown(transaction: string | undefined): ApiError {
+  const tx = transaction === undefined || transaction === '' ? '' : ` (transaction ${transaction})`;
+  return new ApiError(
+    ErrorCode.SettlementUnknown,
+    `The facilitator did not confirm the settlement${tx}; the payment may have been taken. ` +
+      'It will not be accepted again: check the transaction before paying again.',
+  );
+}
