@@ -146,6 +146,8 @@ function appEnvironment(
     X402_FACILITATOR: 'embedded',
     X402_NETWORK: 'base-sepolia',
     X402_RPC_URL: rpcUrl,
+    // anvil mines at once: ask for receipts often so a purchase takes milliseconds
+    X402_RECEIPT_POLL_MS: '50',
     X402_SETTLER_PRIVATE_KEY: settlerKey,
     X402_PAY_TO: payTo,
     // a token override from the shell would point the paywall away from the local test USDC

@@ -245,6 +245,7 @@ describe('loadConfig', () => {
         mode: 'embedded',
         settlerPrivateKey: SETTLER_KEY,
         rpcUrl: 'http://127.0.0.1:8545',
+        receiptPollMs: 500,
       });
     });
 

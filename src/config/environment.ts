@@ -134,6 +134,11 @@ export class EnvironmentVariables {
   @IsUrl(URL_OPTIONS)
   X402_RPC_URL?: string;
 
+  @IsInt()
+  @Min(10)
+  @Max(10_000)
+  X402_RECEIPT_POLL_MS = 500;
+
   @IsOptional()
   @IsString()
   X402_ASSET_ADDRESS?: string;

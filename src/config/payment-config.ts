@@ -14,6 +14,7 @@ export type FacilitatorConfig =
       readonly mode: 'embedded';
       readonly settlerPrivateKey: `0x${string}`;
       readonly rpcUrl: string;
+      readonly receiptPollMs: number;
     };
 
 /** How the service is paid: who receives, on which network, in which token, through whom. */
@@ -129,7 +130,12 @@ function parseFacilitator(
         );
         return undefined;
       }
-      return { mode: 'embedded', settlerPrivateKey: key as `0x${string}`, rpcUrl };
+      return {
+        mode: 'embedded',
+        settlerPrivateKey: key as `0x${string}`,
+        rpcUrl,
+        receiptPollMs: variables.X402_RECEIPT_POLL_MS,
+      };
     }
   }
 }

@@ -77,12 +77,14 @@ function facilitatorFor(
         }),
       );
     case 'embedded':
-      return new EmbeddedFacilitatorClient(config.settlerPrivateKey, config.rpcUrl, network);
+      return new EmbeddedFacilitatorClient(
+        config.settlerPrivateKey,
+        config.rpcUrl,
+        network,
+        config.receiptPollMs,
+      );
   }
 }
-
-/** Settlement receipts are polled for; the 4 s default would stall every local settlement. */
-const RECEIPT_POLLING_MS = 50;
 
 /** A chain call that never got an answer, as opposed to one the chain answered with an error. */
 function isTransportFailure(error: unknown): boolean {
@@ -103,7 +105,13 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
   private readonly facilitator = new x402Facilitator();
   private readonly transport = new AsyncLocalStorage<{ failure?: unknown }>();
 
-  constructor(settlerPrivateKey: `0x${string}`, rpcUrl: string, network: PaymentConfig['network']) {
+  /** `receiptPollMs`: how often a settlement's receipt is asked for (viem's 4 s default stalls local chains). */
+  constructor(
+    settlerPrivateKey: `0x${string}`,
+    rpcUrl: string,
+    network: PaymentConfig['network'],
+    receiptPollMs = 500,
+  ) {
     const chainId = Number(network.split(':')[1]);
     const account = privateKeyToAccount(settlerPrivateKey, {
       nonceManager: createNonceManager({ source: jsonRpc() }),
@@ -118,7 +126,7 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
       account,
       chain,
       transport: http(rpcUrl, { timeout: 10_000, retryCount: 0 }),
-      pollingInterval: RECEIPT_POLLING_MS,
+      pollingInterval: receiptPollMs,
     }).extend(publicActions);
     type Client = typeof client;
     const watch = <T>(call: () => Promise<T>): Promise<T> => this.watched(call);

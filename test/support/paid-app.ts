@@ -41,6 +41,7 @@ export async function startPaidApp(options: PaidAppOptions = {}): Promise<PaidAp
     X402_PAY_TO: payTo,
     X402_SETTLER_PRIVATE_KEY: settler,
     X402_RPC_URL: chain.rpcUrl,
+    X402_RECEIPT_POLL_MS: '20',
     ...options.env,
     ...extraEnv,
   });
