@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { existsSync } from 'node:fs';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app.js';
+import { StartupError } from './common/startup-error.js';
 import { APP_CONFIG, ConfigError, type AppConfig } from './config/app-config.js';
 
 async function bootstrap(): Promise<void> {
@@ -13,7 +14,7 @@ async function bootstrap(): Promise<void> {
 }
 
 bootstrap().catch((error: unknown) => {
-  if (error instanceof ConfigError) console.error(error.message);
+  if (error instanceof ConfigError || error instanceof StartupError) console.error(error.message);
   else console.error(error);
   process.exit(1);
 });

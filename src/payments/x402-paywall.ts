@@ -22,6 +22,7 @@ import {
   paymentIdentifierResourceServerExtension,
 } from '@x402/extensions/payment-identifier';
 import type { FastifyRequest } from 'fastify';
+import { StartupError } from '../common/startup-error.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { PaymentConfig } from '../config/payment-config.js';
 import { bazaarDeclaration, describeRoute, type RouteDescription } from './discovery.js';
@@ -91,7 +92,16 @@ export class X402Paywall implements OnApplicationBootstrap {
 
   /** Checks every route against the facilitator's supported kinds: a mismatch fails start-up. */
   async onApplicationBootstrap(): Promise<void> {
-    await this.http().initialize();
+    try {
+      await this.http().initialize();
+    } catch (error) {
+      throw new StartupError(
+        `Cannot start: the ${this.payments.facilitator.mode} x402 facilitator could not confirm the paid routes ` +
+          `(${error instanceof Error ? error.message : String(error)}). Check X402_FACILITATOR and its settings, ` +
+          'or run everything locally with `npm run sandbox`.',
+        { cause: error },
+      );
+    }
     this.logger.log(
       `Selling ${Object.keys(this.http().routes).length} routes on ${this.payments.network} ` +
         `to ${this.payments.payTo} through the ${this.payments.facilitator.mode} facilitator`,

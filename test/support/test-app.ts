@@ -30,7 +30,12 @@ export interface RunningApp {
 /** The real application, listening on a loopback port, configured through env variables. */
 export async function startApp(env: Record<string, string> = {}): Promise<RunningApp> {
   const app = await createApp({ config: loadConfig({ ...TEST_ENV, ...env }), logger: false });
-  await app.listen(0, '127.0.0.1');
+  try {
+    await app.listen(0, '127.0.0.1');
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
   const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
   return {
     app,
