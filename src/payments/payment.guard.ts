@@ -94,7 +94,7 @@ export class PaymentGuard implements CanActivate {
       const payload =
         version === 2
           ? decodeV2Payment(value)
-          : decodeV1Payment(value, (await this.paywall.challenge(request)).requirements);
+          : decodeV1Payment(value, await this.paywall.requirementsFor(request));
       paymentFingerprint(payload);
       return payload;
     } catch (error) {

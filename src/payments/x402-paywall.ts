@@ -65,6 +65,8 @@ export class X402Paywall implements OnApplicationBootstrap {
   private readonly payments: PaymentConfig;
   private server: x402HTTPResourceServer | undefined;
   private descriptions = new Map<string, RouteDescription>();
+  /** Each route's payment requirements: fixed once configured, so built on first use only. */
+  private readonly requirements = new Map<string, readonly PaymentRequirements[]>();
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -78,6 +80,7 @@ export class X402Paywall implements OnApplicationBootstrap {
   describe(document: OpenAPIObject): void {
     const routes: Record<string, RouteConfig> = {};
     this.descriptions = new Map();
+    this.requirements.clear();
     for (const route of this.explorer.explore()) {
       const description = describeRoute(document, route);
       this.descriptions.set(routeKey(route), description);
@@ -106,6 +109,17 @@ export class X402Paywall implements OnApplicationBootstrap {
       `Selling ${Object.keys(this.http().routes).length} routes on ${this.payments.network} ` +
         `to ${this.payments.payTo} through the ${this.payments.facilitator.mode} facilitator`,
     );
+  }
+
+  /** What this route accepts, for pairing a v1 payment with the v2 requirement it answers. */
+  async requirementsFor(request: FastifyRequest): Promise<readonly PaymentRequirements[]> {
+    const key = `${request.method} ${request.routeOptions.url ?? ''}`;
+    let accepts = this.requirements.get(key);
+    if (accepts === undefined) {
+      accepts = (await this.challenge(request)).requirements;
+      this.requirements.set(key, accepts);
+    }
+    return accepts;
   }
 
   /** The 402 for this request, with `error` naming why when a payment was refused. */
