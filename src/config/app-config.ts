@@ -1,4 +1,5 @@
 import { isURL, validateSync } from 'class-validator';
+import { SYMBOL_PATTERN } from '../assets/symbol-format.js';
 import { getAddress, isAddress, type Address } from 'viem';
 import { BASE_CHAINLINK_USD_FEEDS } from '../markets/chainlink-feeds.js';
 import type { ChainlinkConfig } from '../markets/chainlink.source.js';
@@ -176,11 +177,9 @@ function parseMarketUrls(
   return urls;
 }
 
-const SYMBOL = /^[A-Z0-9]{1,15}$/;
-
 function parseAssets(value: string, problems: string[]): string[] {
   const symbols = splitList(value).map((symbol) => symbol.toUpperCase());
-  const malformed = symbols.filter((symbol) => !SYMBOL.test(symbol));
+  const malformed = symbols.filter((symbol) => !SYMBOL_PATTERN.test(symbol));
   if (malformed.length > 0) {
     problems.push(`ASSETS has malformed symbol(s) ${malformed.join(', ')}; use letters and digits`);
   }
@@ -217,7 +216,7 @@ function parseChainlinkFeeds(list: string, problems: string[]): Record<string, A
   for (const item of splitList(list)) {
     const [symbol = '', address = '', ...rest] = item.split('=').map((part) => part.trim());
     const upper = symbol.toUpperCase();
-    if (!SYMBOL.test(upper) || rest.length > 0 || !isAddress(address)) {
+    if (!SYMBOL_PATTERN.test(upper) || rest.length > 0 || !isAddress(address)) {
       problems.push(
         `CHAINLINK_FEEDS item "${item}" must be SYMBOL=0x-address (EIP-55 if mixed case)`,
       );

@@ -1,6 +1,6 @@
+import { SYMBOL_PATTERN } from '../assets/symbol-format.js';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 
-export const SYMBOL_PATTERN = /^[A-Za-z0-9]{1,15}$/;
 export const MIN_LIST_SYMBOLS = 2;
 export const MAX_LIST_SYMBOLS = 5;
 

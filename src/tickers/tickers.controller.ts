@@ -2,6 +2,11 @@ import { Controller, Get, UseGuards } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ApiProblemResponses } from '../common/api-problem-responses.js';
 import { Paid } from '../payments/paid.decorator.js';
+import {
+  SYMBOL_MAX_LENGTH,
+  SYMBOL_OPENAPI_PATTERN,
+  symbolListOpenApiPattern,
+} from '../assets/symbol-format.js';
 import { MAX_LIST_SYMBOLS, MIN_LIST_SYMBOLS } from './symbols.js';
 import type { TickerQuotes } from './ticker-quotes.service.js';
 import { ResolvedQuotes, Selects, TickerRequestGuard } from './ticker-request.guard.js';
@@ -24,7 +29,12 @@ export class TickersController {
     name: 'symbol',
     description: 'Asset symbol, case-insensitive.',
     examples: { bitcoin: { value: 'BTC' }, lowerCase: { value: 'eth' } },
-    schema: { type: 'string', minLength: 1, maxLength: 15, pattern: '^[A-Za-z0-9]+$' },
+    schema: {
+      type: 'string',
+      minLength: 1,
+      maxLength: SYMBOL_MAX_LENGTH,
+      pattern: SYMBOL_OPENAPI_PATTERN,
+    },
   })
   @ApiOkResponse({ type: TickerDto, description: 'The price of the symbol.' })
   @ApiProblemResponses({
@@ -50,7 +60,7 @@ export class TickersController {
     schema: {
       type: 'string',
       minLength: 1,
-      pattern: '^[A-Za-z0-9]{1,15}(,[A-Za-z0-9]{1,15}){1,4}$',
+      pattern: symbolListOpenApiPattern(MIN_LIST_SYMBOLS, MAX_LIST_SYMBOLS),
     },
   })
   @ApiOkResponse({ type: TickersDto, description: 'The price of each symbol.' })
