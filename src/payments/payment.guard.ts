@@ -16,6 +16,7 @@ import { X402Paywall, type VerifiedPayment } from './x402-paywall.js';
 import {
   decodeV1Payment,
   decodeV2Payment,
+  exactEvmAuthorization,
   paymentExpiry,
   paymentFingerprint,
   presentedPaymentHeader,
@@ -85,6 +86,7 @@ export class PaymentGuard implements CanActivate {
     }
   }
 
+  /** The payment in its v2 form, its signed part checked; anything malformed is a 400. */
   private async decode(
     request: FastifyRequest,
     version: ProtocolVersion,
@@ -95,7 +97,7 @@ export class PaymentGuard implements CanActivate {
         version === 2
           ? decodeV2Payment(value)
           : decodeV1Payment(value, await this.paywall.requirementsFor(request));
-      paymentFingerprint(payload);
+      exactEvmAuthorization(payload);
       return payload;
     } catch (error) {
       throw asPaymentError(error, this.logger);
