@@ -30,6 +30,13 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   [ErrorCode.InternalError]: 500,
 };
 
+/** The code for an HTTP error raised outside our own code (routing, the framework). */
+export function codeForStatus(status: number): ErrorCode {
+  if (status === 404) return ErrorCode.RouteNotFound;
+  if (status === 405) return ErrorCode.MethodNotAllowed;
+  return status >= 500 ? ErrorCode.InternalError : ErrorCode.BadRequest;
+}
+
 /** A domain error: a stable code, a sentence for the client, and optional response headers. */
 export class ApiError extends Error {
   constructor(

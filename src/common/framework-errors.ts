@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ErrorCode } from './api-error.js';
+import { codeForStatus } from './api-error.js';
 import { PROBLEM_CONTENT_TYPE, problem } from './problem-details.js';
 
 /**
@@ -12,7 +12,6 @@ export function answerFrameworkError(
   reply: FastifyReply,
 ): void {
   const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 400;
-  const code = status >= 500 ? ErrorCode.InternalError : ErrorCode.BadRequest;
   const detail =
     error.code === 'FST_ERR_BAD_URL'
       ? 'The request URL is malformed.'
@@ -20,5 +19,5 @@ export function answerFrameworkError(
   void reply
     .status(status)
     .header('content-type', PROBLEM_CONTENT_TYPE)
-    .send(problem(status, code, detail, request.url.split('?')[0]));
+    .send(problem(status, codeForStatus(status), detail, request.url.split('?')[0]));
 }

@@ -6,7 +6,7 @@ import {
   type ExceptionFilter,
 } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, ErrorCode } from './api-error.js';
+import { ApiError, ErrorCode, codeForStatus } from './api-error.js';
 import { PreparedResponseException } from './prepared-response.exception.js';
 import { PROBLEM_CONTENT_TYPE, problem, type ProblemDetails } from './problem-details.js';
 
@@ -55,14 +55,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
 
 function fromHttpException(exception: HttpException, instance: string | undefined): ProblemDetails {
   const status = exception.getStatus();
-  const code =
-    status === 404
-      ? ErrorCode.RouteNotFound
-      : status === 405
-        ? ErrorCode.MethodNotAllowed
-        : status >= 500
-          ? ErrorCode.InternalError
-          : ErrorCode.BadRequest;
+  const code = codeForStatus(status);
   const detail = status >= 500 ? 'The server failed to answer.' : exception.message;
   return problem(status, code, detail, instance);
 }

@@ -1,9 +1,8 @@
+import { isRecord } from '../common/json.js';
 import { VenueError } from './venue-error.js';
 
 /** Narrowing helpers for untrusted venue JSON. */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+export { isRecord };
 
 export function expectRecord(value: unknown, what: string): Record<string, unknown> {
   if (!isRecord(value)) throw new VenueError('invalid_body', `${what} is not an object`);

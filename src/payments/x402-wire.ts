@@ -1,5 +1,6 @@
 import { encodePaymentResponseHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequired, SettleResponse } from '@x402/core/types';
+import { isRecord } from '../common/json.js';
 import { networkFromV1Name, v1NetworkName } from './networks.js';
 
 /** Request header names of the two protocol generations, lower-case as Node presents them. */
@@ -52,16 +53,12 @@ export function decodeHeaderJson(value: string, header: string): Record<string, 
   return parsed as Record<string, unknown>;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** A v2 PAYMENT-SIGNATURE header, checked for the fields the server relies on. */
 export function decodeV2Payment(value: string): PaymentPayload {
   const decoded = decodeHeaderJson(value, 'PAYMENT-SIGNATURE');
   if (decoded.x402Version !== 2)
     throw new MalformedPaymentError('PAYMENT-SIGNATURE must carry x402Version 2');
-  if (!isObject(decoded.accepted) || !isObject(decoded.payload)) {
+  if (!isRecord(decoded.accepted) || !isRecord(decoded.payload)) {
     throw new MalformedPaymentError('PAYMENT-SIGNATURE needs `accepted` and `payload` objects');
   }
   return decoded as unknown as PaymentPayload;
@@ -79,7 +76,7 @@ export function decodeV1Payment(
   if (decoded.x402Version !== 1)
     throw new MalformedPaymentError('X-PAYMENT must carry x402Version 1');
   const { scheme, network, payload } = decoded;
-  if (typeof scheme !== 'string' || typeof network !== 'string' || !isObject(payload)) {
+  if (typeof scheme !== 'string' || typeof network !== 'string' || !isRecord(payload)) {
     throw new MalformedPaymentError('X-PAYMENT needs `scheme`, `network` and `payload`');
   }
   const caip2 = networkFromV1Name(network);
@@ -121,7 +118,7 @@ export function exactEvmAuthorization(payload: PaymentPayload): ExactEvmAuthoriz
   if (typeof signature !== 'string' || !SIGNATURE.test(signature)) {
     throw new MalformedPaymentError('payload.signature must be a 0x-prefixed hex signature');
   }
-  if (!isObject(authorization)) throw new MalformedPaymentError('payload.authorization is missing');
+  if (!isRecord(authorization)) throw new MalformedPaymentError('payload.authorization is missing');
   for (const [field, pattern] of Object.entries(AUTHORIZATION_FIELDS)) {
     const value = authorization[field];
     if (typeof value !== 'string' || !pattern.test(value)) {

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { closeServer } from './close-server.js';
 import type { FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 
@@ -35,14 +36,8 @@ export class FacilitatorServer {
     return instance;
   }
 
-  async close(): Promise<void> {
-    for (const response of this.hanging) response.destroy();
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => {
-      this.server.close(() => {
-        resolve();
-      });
-    });
+  close(): Promise<void> {
+    return closeServer(this.server, this.hanging);
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { closeServer } from './close-server.js';
 
 /** How a fake venue answers one path: a recorded body, or one of the ways venues misbehave. */
 export type VenueBehaviour =
@@ -48,14 +49,8 @@ export class FakeVenue {
     return this;
   }
 
-  async close(): Promise<void> {
-    for (const response of this.hanging) response.destroy();
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => {
-      this.server.close(() => {
-        resolve();
-      });
-    });
+  close(): Promise<void> {
+    return closeServer(this.server, this.hanging);
   }
 
   private handle(request: IncomingMessage, response: ServerResponse): void {
