@@ -477,7 +477,7 @@ describe('x402 paywall', () => {
         stack.chain.accounts[2]!,
         stack.chain.rpcUrl,
         'eip155:84532',
-        20,
+        { receiptPollMs: 20 },
       );
       // While the handler runs, the buyer's whole balance leaves through another authorization.
       handler.mockImplementationOnce(function (this: TickersController, quotes) {
@@ -511,7 +511,9 @@ describe('remote facilitator', () => {
       env: { X402_FACILITATOR: 'remote', X402_FACILITATOR_TIMEOUT_MS: '1000' },
       beforeApp: async (chain) => {
         facilitator = await FacilitatorServer.start(
-          new EmbeddedFacilitatorClient(chain.accounts[0]!, chain.rpcUrl, 'eip155:84532', 20),
+          new EmbeddedFacilitatorClient(chain.accounts[0]!, chain.rpcUrl, 'eip155:84532', {
+            receiptPollMs: 20,
+          }),
         );
         return { X402_FACILITATOR_URL: facilitator.url };
       },

@@ -11,6 +11,7 @@ export enum ErrorCode {
   RouteNotFound = 'route_not_found',
   BadRequest = 'bad_request',
   MethodNotAllowed = 'method_not_allowed',
+  ClientClosedRequest = 'client_closed_request',
   InternalError = 'internal_error',
 }
 
@@ -27,6 +28,8 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   [ErrorCode.RouteNotFound]: 404,
   [ErrorCode.BadRequest]: 400,
   [ErrorCode.MethodNotAllowed]: 405,
+  // nginx's code for a client that closed the connection before the answer; nobody reads it
+  [ErrorCode.ClientClosedRequest]: 499,
   [ErrorCode.InternalError]: 500,
 };
 

@@ -63,6 +63,9 @@ describe('loadConfig', () => {
         facilitator: { mode: 'remote', url: 'https://x402.org/facilitator', timeoutMs: 15_000 },
         publicUrl: undefined,
         maxTimeoutSeconds: 60,
+        settleTimeoutMs: 15_000,
+        verifyTimeoutMs: 10_000,
+        rpcUrl: undefined,
       },
     });
   });
@@ -246,7 +249,29 @@ describe('loadConfig', () => {
         settlerPrivateKey: SETTLER_KEY,
         rpcUrl: 'http://127.0.0.1:8545',
         receiptPollMs: 500,
+        receiptTimeoutMs: 15_000,
       });
+    });
+
+    it("bounds settlement and verification, and reads the seller's RPC beside any facilitator", () => {
+      const defaults = loadConfig({}).payments;
+      expect(defaults).toMatchObject({
+        settleTimeoutMs: 15_000,
+        verifyTimeoutMs: 10_000,
+        rpcUrl: undefined,
+      });
+      const tuned = loadConfig({
+        X402_SETTLE_TIMEOUT_MS: '3000',
+        X402_VERIFY_TIMEOUT_MS: '2000',
+        X402_RPC_URL: 'http://127.0.0.1:8545',
+      }).payments;
+      expect(tuned).toMatchObject({
+        settleTimeoutMs: 3000,
+        verifyTimeoutMs: 2000,
+        rpcUrl: 'http://127.0.0.1:8545',
+        facilitator: { mode: 'remote' },
+      });
+      expect(problemsOf({ X402_SETTLE_TIMEOUT_MS: '10' })[0]).toContain('X402_SETTLE_TIMEOUT_MS');
     });
 
     it.each([

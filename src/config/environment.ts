@@ -139,6 +139,16 @@ export class EnvironmentVariables {
   @Max(10_000)
   X402_RECEIPT_POLL_MS = 500;
 
+  @IsInt()
+  @Min(1000)
+  @Max(300_000)
+  X402_SETTLE_TIMEOUT_MS = 15_000;
+
+  @IsInt()
+  @Min(500)
+  @Max(120_000)
+  X402_VERIFY_TIMEOUT_MS = 10_000;
+
   @IsOptional()
   @IsString()
   X402_ASSET_ADDRESS?: string;

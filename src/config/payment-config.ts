@@ -15,6 +15,7 @@ export type FacilitatorConfig =
       readonly settlerPrivateKey: `0x${string}`;
       readonly rpcUrl: string;
       readonly receiptPollMs: number;
+      readonly receiptTimeoutMs: number;
     };
 
 /** How the service is paid: who receives, on which network, in which token, through whom. */
@@ -26,6 +27,14 @@ export interface PaymentConfig {
   /** Public base URL for the `resource` of payment requirements (behind a proxy). */
   readonly publicUrl: string | undefined;
   readonly maxTimeoutSeconds: number;
+  /** Bounds the whole settlement (broadcast + receipt); past it the outcome is unknown. */
+  readonly settleTimeoutMs: number;
+  readonly verifyTimeoutMs: number;
+  /**
+   * The chain the seller reads to prove and reconcile settlements: the embedded facilitator's
+   * RPC, or X402_RPC_URL beside a remote/CDP facilitator (unset: that facilitator is trusted).
+   */
+  readonly rpcUrl: string | undefined;
 }
 
 /** Reads the X402_* variables; records a problem (never a secret's value) for each bad one. */
@@ -52,6 +61,9 @@ export function parsePaymentConfig(
     facilitator,
     publicUrl: variables.PUBLIC_URL?.replace(/\/+$/, ''),
     maxTimeoutSeconds: variables.X402_MAX_TIMEOUT_SECONDS,
+    settleTimeoutMs: variables.X402_SETTLE_TIMEOUT_MS,
+    verifyTimeoutMs: variables.X402_VERIFY_TIMEOUT_MS,
+    rpcUrl: variables.X402_RPC_URL,
   };
 }
 
@@ -135,6 +147,7 @@ function parseFacilitator(
         settlerPrivateKey: key as `0x${string}`,
         rpcUrl,
         receiptPollMs: variables.X402_RECEIPT_POLL_MS,
+        receiptTimeoutMs: variables.X402_SETTLE_TIMEOUT_MS,
       };
     }
   }

@@ -25,12 +25,28 @@ import {
   defineChain,
   http,
   publicActions,
+  type TransactionReceipt,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createNonceManager, jsonRpc } from 'viem/nonce';
 import type { FacilitatorConfig, PaymentConfig } from '../config/payment-config.js';
 
 export const FACILITATOR_CLIENT = Symbol('FacilitatorClient');
+
+/**
+ * What one settlement did on chain, as far as this process could see: the embedded facilitator
+ * records whether a transaction was (or may have been) sent, its hash and its receipt. A
+ * facilitator over HTTP records nothing (`observed` stays false): its answer is all there is.
+ */
+export interface SettlementTrace {
+  observed: boolean;
+  broadcast: boolean;
+  transaction?: `0x${string}`;
+  receipt?: TransactionReceipt;
+}
+
+/** The trace of the settlement running in the current async context, if one is being traced. */
+export const settlementTraces = new AsyncLocalStorage<SettlementTrace>();
 
 type Operation = 'verify' | 'settle' | 'supported';
 
@@ -77,12 +93,10 @@ function facilitatorFor(
         }),
       );
     case 'embedded':
-      return new EmbeddedFacilitatorClient(
-        config.settlerPrivateKey,
-        config.rpcUrl,
-        network,
-        config.receiptPollMs,
-      );
+      return new EmbeddedFacilitatorClient(config.settlerPrivateKey, config.rpcUrl, network, {
+        receiptPollMs: config.receiptPollMs,
+        receiptTimeoutMs: config.receiptTimeoutMs,
+      });
   }
 }
 
@@ -105,12 +119,16 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
   private readonly facilitator = new x402Facilitator();
   private readonly transport = new AsyncLocalStorage<{ failure?: unknown }>();
 
-  /** `receiptPollMs`: how often a settlement's receipt is asked for (viem's 4 s default stalls local chains). */
+  /**
+   * `receiptPollMs`: how often a settlement's receipt is asked for (viem's 4 s default stalls
+   * local chains); `receiptTimeoutMs`: how long it is waited for at most (viem's default is
+   * minutes, long after every client gave up).
+   */
   constructor(
     settlerPrivateKey: `0x${string}`,
     rpcUrl: string,
     network: PaymentConfig['network'],
-    receiptPollMs = 500,
+    { receiptPollMs = 500, receiptTimeoutMs = 15_000 } = {},
   ) {
     const chainId = Number(network.split(':')[1]);
     const account = privateKeyToAccount(settlerPrivateKey, {
@@ -125,7 +143,7 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
     const client = createWalletClient({
       account,
       chain,
-      transport: http(rpcUrl, { timeout: 10_000, retryCount: 0 }),
+      transport: http(rpcUrl, { timeout: 10_000, retryCount: 0, onFetchRequest: traceSend }),
       pollingInterval: receiptPollMs,
     }).extend(publicActions);
     type Client = typeof client;
@@ -136,9 +154,18 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
       readContract: (args) => watch(() => client.readContract(args)),
       verifyTypedData: (args) =>
         watch(() => client.verifyTypedData(args as Parameters<Client['verifyTypedData']>[0])),
-      writeContract: (args) => watch(() => client.writeContract(args)),
-      sendTransaction: (args) => watch(() => client.sendTransaction(args)),
-      waitForTransactionReceipt: (args) => watch(() => client.waitForTransactionReceipt(args)),
+      writeContract: (args) => watch(() => traceTransaction(() => client.writeContract(args))),
+      sendTransaction: (args) => watch(() => traceTransaction(() => client.sendTransaction(args))),
+      waitForTransactionReceipt: (args) =>
+        watch(() =>
+          traceReceipt(() =>
+            client.waitForTransactionReceipt({
+              ...args,
+              timeout: receiptTimeoutMs,
+              retryCount: 0,
+            }),
+          ),
+        ),
       getCode: (args) => watch(() => client.getCode(args)),
     });
     registerExactEvmScheme(this.facilitator, { signer, networks: network });
@@ -149,6 +176,8 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
   }
 
   settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> {
+    const trace = settlementTraces.getStore();
+    if (trace !== undefined) trace.observed = true;
     return this.reportingOutages('settle', () => this.facilitator.settle(payload, requirements));
   }
 
@@ -174,6 +203,31 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
       throw error;
     }
   }
+}
+
+/**
+ * Marks the traced settlement as broadcast the moment a raw transaction leaves for the RPC:
+ * from then on a failure cannot prove nothing was sent. Failures before it (gas estimation,
+ * nonce) prove the opposite.
+ */
+function traceSend(_request: Request, init: RequestInit): void {
+  const trace = settlementTraces.getStore();
+  if (trace === undefined || typeof init.body !== 'string') return;
+  if (init.body.includes('"eth_sendRawTransaction"')) trace.broadcast = true;
+}
+
+async function traceTransaction(send: () => Promise<`0x${string}`>): Promise<`0x${string}`> {
+  const hash = await send();
+  const trace = settlementTraces.getStore();
+  if (trace !== undefined) trace.transaction = hash;
+  return hash;
+}
+
+async function traceReceipt(wait: () => Promise<TransactionReceipt>): Promise<TransactionReceipt> {
+  const receipt = await wait();
+  const trace = settlementTraces.getStore();
+  if (trace !== undefined && receipt.transactionHash === trace.transaction) trace.receipt = receipt;
+  return receipt;
 }
 
 /**

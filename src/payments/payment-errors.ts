@@ -3,11 +3,13 @@ import type { FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { PreparedResponseException } from '../common/prepared-response.exception.js';
 import { FacilitatorUnavailableError } from './facilitator-client.js';
+import type { AcceptedPayment } from './payment-acceptance.js';
 import type { PaymentChallenge, VerifiedPayment } from './x402-paywall.js';
 import { MalformedPaymentError, type ProtocolVersion } from './x402-wire.js';
 
 /** What the payment guard leaves on the request for the settlement interceptor. */
 export interface PaymentInProgress {
+  readonly accepted: AcceptedPayment;
   readonly payment: VerifiedPayment;
   readonly version: ProtocolVersion;
   readonly fingerprint: string;
@@ -42,11 +44,23 @@ export function asPaymentError(error: unknown, logger: Logger): unknown {
 }
 
 /** Settlement was attempted but not confirmed: the money may have moved. */
-export function settlementUnknown(transaction: string | undefined): ApiError {
+export function settlementUnknown(transaction: string | undefined, reason: string): ApiError {
   const tx = transaction === undefined || transaction === '' ? '' : ` (transaction ${transaction})`;
   return new ApiError(
     ErrorCode.SettlementUnknown,
-    `The facilitator did not confirm the settlement${tx}; the payment may have been taken. ` +
-      'It will not be accepted again: check the transaction before paying again.',
+    `The settlement could not be confirmed${tx}: ${reason}. The payment may have been taken; ` +
+      'it will not be accepted again. Its outcome is checked on chain: retry with the same ' +
+      'payment-identifier to receive the response if it settled, or check the transaction before paying again.',
+    { 'retry-after': '5' },
+  );
+}
+
+/** A payment-identifier retry while the first settlement's outcome is still being checked. */
+export function settlementStillUnknown(): ApiError {
+  return new ApiError(
+    ErrorCode.SettlementUnknown,
+    'The settlement of this payment could not be confirmed and is still being checked on chain; ' +
+      'retry with the same payment-identifier later. Do not pay again before it is resolved.',
+    { 'retry-after': '5' },
   );
 }

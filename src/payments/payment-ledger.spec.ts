@@ -40,7 +40,7 @@ describe('InMemoryPaymentLedger', () => {
   });
 
   describe('payment-identifier', () => {
-    const binding = { fingerprint: 'f', resource: 'GET /v1/ticker/BTC' };
+    const binding = { fingerprint: 'f', signatureDigest: 's', resource: 'GET /v1/ticker/BTC' };
 
     it('binds an id to one payment and resource, then serves its stored response', async () => {
       expect(await ledger.claimPaymentId('id-1', binding, later())).toEqual({ kind: 'claimed' });
@@ -68,6 +68,22 @@ describe('InMemoryPaymentLedger', () => {
         ),
       ).toEqual({
         kind: 'conflict',
+      });
+      expect(
+        await ledger.claimPaymentId('id-2', { ...binding, signatureDigest: 'corrupted' }, later()),
+      ).toEqual({ kind: 'conflict' });
+    });
+
+    it('while its settlement is unknown, says so; once reconciled, serves the stored response', async () => {
+      await ledger.claimPaymentId('id-4', binding, later());
+      await ledger.markPaymentIdUncertain('id-4');
+      await ledger.releasePaymentId('id-4');
+      expect(await ledger.claimPaymentId('id-4', binding, later())).toEqual({ kind: 'uncertain' });
+      const response = { status: 200, headers: {}, body: 'reconciled' };
+      await ledger.storeResponse('id-4', response, later());
+      expect(await ledger.claimPaymentId('id-4', binding, later())).toEqual({
+        kind: 'stored',
+        response,
       });
     });
 

@@ -8,15 +8,21 @@ export interface StoredResponse {
   readonly body: unknown;
 }
 
-/** What a payment-identifier is bound to: one payment, for one resource. */
+/**
+ * What a payment-identifier is bound to: one payment, signed once, for one resource. The
+ * signature is part of it because the id, payer and nonce are public: a copy with a corrupted
+ * signature is another payment, not a retry.
+ */
 export interface PaymentIdBinding {
   readonly fingerprint: string;
+  readonly signatureDigest: string;
   readonly resource: string;
 }
 
 export type PaymentIdClaim =
   | { readonly kind: 'claimed' }
   | { readonly kind: 'in_flight' }
+  | { readonly kind: 'uncertain' }
   | { readonly kind: 'conflict' }
   | { readonly kind: 'stored'; readonly response: StoredResponse };
 
@@ -37,7 +43,10 @@ export interface PaymentLedger {
   markUncertain(fingerprint: string, expiresAt: number): Promise<void>;
   /** Atomically binds a payment-identifier to a payment and resource, or says what it is bound to. */
   claimPaymentId(id: string, binding: PaymentIdBinding, expiresAt: number): Promise<PaymentIdClaim>;
+  /** Frees an id whose request was not answered; never one with a stored or uncertain outcome. */
   releasePaymentId(id: string): Promise<void>;
+  /** Its settlement's outcome is unknown: retries wait for reconciliation instead of paying again. */
+  markPaymentIdUncertain(id: string): Promise<void>;
   storeResponse(id: string, response: StoredResponse, expiresAt: number): Promise<void>;
 }
 
@@ -52,6 +61,7 @@ interface PaymentEntry {
 
 interface PaymentIdEntry extends PaymentIdBinding {
   readonly response: StoredResponse | undefined;
+  readonly uncertain: boolean;
   readonly expiresAt: number;
 }
 
@@ -93,27 +103,38 @@ export class InMemoryPaymentLedger implements PaymentLedger {
   ): Promise<PaymentIdClaim> {
     const entry = this.live(this.ids, id);
     if (entry === undefined) {
-      this.ids.set(id, { ...binding, response: undefined, expiresAt });
+      this.ids.set(id, { ...binding, response: undefined, uncertain: false, expiresAt });
       return Promise.resolve({ kind: 'claimed' });
     }
-    if (entry.fingerprint !== binding.fingerprint || entry.resource !== binding.resource) {
+    if (
+      entry.fingerprint !== binding.fingerprint ||
+      entry.signatureDigest !== binding.signatureDigest ||
+      entry.resource !== binding.resource
+    ) {
       return Promise.resolve({ kind: 'conflict' });
     }
-    return Promise.resolve(
-      entry.response === undefined
-        ? { kind: 'in_flight' }
-        : { kind: 'stored', response: entry.response },
-    );
+    if (entry.response !== undefined) {
+      return Promise.resolve({ kind: 'stored', response: entry.response });
+    }
+    return Promise.resolve({ kind: entry.uncertain ? 'uncertain' : 'in_flight' });
   }
 
   releasePaymentId(id: string): Promise<void> {
-    if (this.ids.get(id)?.response === undefined) this.ids.delete(id);
+    const entry = this.ids.get(id);
+    if (entry !== undefined && entry.response === undefined && !entry.uncertain)
+      this.ids.delete(id);
+    return Promise.resolve();
+  }
+
+  markPaymentIdUncertain(id: string): Promise<void> {
+    const entry = this.ids.get(id);
+    if (entry !== undefined) this.ids.set(id, { ...entry, uncertain: true });
     return Promise.resolve();
   }
 
   storeResponse(id: string, response: StoredResponse, expiresAt: number): Promise<void> {
     const entry = this.ids.get(id);
-    if (entry !== undefined) this.ids.set(id, { ...entry, response, expiresAt });
+    if (entry !== undefined) this.ids.set(id, { ...entry, response, uncertain: false, expiresAt });
     return Promise.resolve();
   }
 

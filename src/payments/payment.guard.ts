@@ -5,20 +5,33 @@ import {
   type CanActivate,
   type ExecutionContext,
 } from '@nestjs/common';
+import { createHash } from 'node:crypto';
 import type { PaymentPayload } from '@x402/core/types';
 import { extractAndValidatePaymentIdentifier } from '@x402/extensions/payment-identifier';
 import type { FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { PreparedResponseException } from '../common/prepared-response.exception.js';
-import { asPaymentError, challengeResponse, type RequestWithPayment } from './payment-errors.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { FacilitatorUnavailableError } from './facilitator-client.js';
+import {
+  PaymentRefusedError,
+  acceptPayment,
+  paymentExpiry,
+  paymentFingerprint,
+  type AcceptedPayment,
+} from './payment-acceptance.js';
+import {
+  asPaymentError,
+  challengeResponse,
+  settlementStillUnknown,
+  type RequestWithPayment,
+} from './payment-errors.js';
 import { PAYMENT_LEDGER, type ClaimResult, type PaymentLedger } from './payment-ledger.js';
+import { withDeadline } from './payment-settler.js';
 import { X402Paywall, type VerifiedPayment } from './x402-paywall.js';
 import {
   decodeV1Payment,
   decodeV2Payment,
-  exactEvmAuthorization,
-  paymentExpiry,
-  paymentFingerprint,
   presentedPaymentHeader,
   type ProtocolVersion,
 } from './x402-wire.js';
@@ -32,37 +45,50 @@ const CLAIM_REFUSALS: Readonly<Record<Exclude<ClaimResult, 'claimed'>, string>> 
 
 /**
  * Challenge and verify. No payment → 402 with the requirements. A payment → decoded (v1 or
- * v2) and checked, its payment-identifier and the payment itself claimed so no copy can run
- * concurrently, then verified by the facilitator; the handler runs only for a verified,
- * claimed payment. Runs after the route's own validation.
+ * v2), accepted only in the exact shape of an offered requirement, its payment-identifier and
+ * the payment itself claimed so no copy can run concurrently, then verified by the facilitator
+ * within X402_VERIFY_TIMEOUT_MS; the handler runs only for a verified, claimed payment. Runs
+ * after the route's own validation.
  */
 @Injectable()
 export class PaymentGuard implements CanActivate {
   private readonly logger = new Logger(PaymentGuard.name);
+  private readonly verifyTimeoutMs: number;
 
   constructor(
     private readonly paywall: X402Paywall,
     @Inject(PAYMENT_LEDGER) private readonly ledger: PaymentLedger,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.verifyTimeoutMs = config.payments.verifyTimeoutMs;
+  }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<RequestWithPayment>();
     const header = presentedPaymentHeader((name) => single(request.headers[name]));
     if (header === undefined) throw challengeResponse(await this.paywall.challenge(request));
 
-    const payload = await this.decode(request, header.version, header.value);
-    const fingerprint = paymentFingerprint(payload);
-    const expiresAt = paymentExpiry(payload);
+    const accepted = await this.accept(request, header.version, header.value);
+    const { payload } = accepted;
+    const fingerprint = paymentFingerprint(accepted);
+    const expiresAt = paymentExpiry(accepted);
     const paymentId = paymentIdOf(payload);
     if (paymentId !== undefined)
-      await this.claimPaymentId(request, paymentId, fingerprint, expiresAt);
+      await this.claimPaymentId(request, paymentId, accepted, fingerprint, expiresAt);
     try {
       const claim = await this.ledger.claim(fingerprint, expiresAt);
       if (claim !== 'claimed') {
         throw challengeResponse(await this.paywall.challenge(request, CLAIM_REFUSALS[claim]));
       }
       const payment = await this.verify(request, payload, fingerprint);
-      request.x402Payment = { payment, version: header.version, fingerprint, expiresAt, paymentId };
+      request.x402Payment = {
+        accepted,
+        payment,
+        version: header.version,
+        fingerprint,
+        expiresAt,
+        paymentId,
+      };
       return true;
     } catch (error) {
       if (paymentId !== undefined) await this.ledger.releasePaymentId(paymentId);
@@ -70,14 +96,23 @@ export class PaymentGuard implements CanActivate {
     }
   }
 
-  /** The facilitator's verdict; a refusal or an outage gives the claim back. */
+  /** The facilitator's verdict within the deadline; a refusal, an outage or no answer gives the claim back. */
   private async verify(
     request: FastifyRequest,
     payload: PaymentPayload,
     fingerprint: string,
   ): Promise<VerifiedPayment> {
     try {
-      const verdict = await this.paywall.verify(request, payload);
+      const verdict = await withDeadline(
+        this.paywall.verify(request, payload),
+        this.verifyTimeoutMs,
+      );
+      if (typeof verdict === 'symbol') {
+        throw new FacilitatorUnavailableError(
+          'verify',
+          new Error(`no verdict within X402_VERIFY_TIMEOUT_MS (${this.verifyTimeoutMs} ms)`),
+        );
+      }
       if (verdict.kind === 'challenge') throw challengeResponse(verdict);
       return verdict;
     } catch (error) {
@@ -86,20 +121,23 @@ export class PaymentGuard implements CanActivate {
     }
   }
 
-  /** The payment in its v2 form, its signed part checked; anything malformed is a 400. */
-  private async decode(
+  /**
+   * The payment in its v2 form, accepted only as exactly what this route offers: malformed →
+   * 400, well-formed but not what is sold → 402 with the reason.
+   */
+  private async accept(
     request: FastifyRequest,
     version: ProtocolVersion,
     value: string,
-  ): Promise<PaymentPayload> {
+  ): Promise<AcceptedPayment> {
     try {
-      const payload =
-        version === 2
-          ? decodeV2Payment(value)
-          : decodeV1Payment(value, await this.paywall.requirementsFor(request));
-      exactEvmAuthorization(payload);
-      return payload;
+      const offered = await this.paywall.requirementsFor(request);
+      const presented = version === 2 ? decodeV2Payment(value) : decodeV1Payment(value, offered);
+      return acceptPayment(presented, offered);
     } catch (error) {
+      if (error instanceof PaymentRefusedError) {
+        throw challengeResponse(await this.paywall.challenge(request, error.reason));
+      }
       throw asPaymentError(error, this.logger);
     }
   }
@@ -111,11 +149,19 @@ export class PaymentGuard implements CanActivate {
   private async claimPaymentId(
     request: FastifyRequest,
     paymentId: string,
+    accepted: AcceptedPayment,
     fingerprint: string,
     expiresAt: number,
   ): Promise<void> {
     const resource = `${request.method} ${request.url}`;
-    const claim = await this.ledger.claimPaymentId(paymentId, { fingerprint, resource }, expiresAt);
+    const signatureDigest = createHash('sha256')
+      .update(accepted.signature.toLowerCase())
+      .digest('hex');
+    const claim = await this.ledger.claimPaymentId(
+      paymentId,
+      { fingerprint, signatureDigest, resource },
+      expiresAt,
+    );
     switch (claim.kind) {
       case 'claimed':
         return;
@@ -125,6 +171,8 @@ export class PaymentGuard implements CanActivate {
           claim.response.body,
           claim.response.headers,
         );
+      case 'uncertain':
+        throw settlementStillUnknown();
       case 'conflict':
         throw new ApiError(
           ErrorCode.PaymentIdConflict,

@@ -1,12 +1,15 @@
 import { Global, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { createFacilitatorClient } from './facilitator-client.js';
+import { FACILITATOR_CLIENT, createFacilitatorClient } from './facilitator-client.js';
 import { PaidRouteExplorer } from './paid-routes.js';
 import { InMemoryPaymentLedger, PAYMENT_LEDGER } from './payment-ledger.js';
+import { PaymentSettler } from './payment-settler.js';
 import { PaymentGuard } from './payment.guard.js';
+import { RpcSettlementChain, SETTLEMENT_CHAIN } from './settlement-chain.js';
+import { SettlementReconciler } from './settlement-reconciler.js';
 import { SettlementInterceptor } from './settlement.interceptor.js';
-import { FACILITATOR_CLIENT, X402Paywall } from './x402-paywall.js';
+import { X402Paywall } from './x402-paywall.js';
 
 /** x402 for every module: any controller method marked `@Paid(price)` is sold per request. */
 @Global()
@@ -19,11 +22,26 @@ import { FACILITATOR_CLIENT, X402Paywall } from './x402-paywall.js';
       useFactory: (config: AppConfig) => createFacilitatorClient(config.payments),
     },
     { provide: PAYMENT_LEDGER, useFactory: () => new InMemoryPaymentLedger() },
+    {
+      provide: SETTLEMENT_CHAIN,
+      inject: [APP_CONFIG],
+      useFactory: ({ payments }: AppConfig) =>
+        payments.rpcUrl === undefined ? null : new RpcSettlementChain(payments.rpcUrl),
+    },
     PaidRouteExplorer,
     X402Paywall,
+    PaymentSettler,
+    SettlementReconciler,
     PaymentGuard,
     SettlementInterceptor,
   ],
-  exports: [X402Paywall, PAYMENT_LEDGER, PaymentGuard, SettlementInterceptor],
+  exports: [
+    X402Paywall,
+    PAYMENT_LEDGER,
+    PaymentGuard,
+    SettlementInterceptor,
+    PaymentSettler,
+    SettlementReconciler,
+  ],
 })
 export class PaymentsModule {}

@@ -6,29 +6,32 @@ import {
   type ExecutionContext,
   type NestInterceptor,
 } from '@nestjs/common';
+import type { SettleResponse } from '@x402/core/types';
 import type { FastifyReply } from 'fastify';
 import { catchError, from, mergeMap, type Observable } from 'rxjs';
-import { FacilitatorUnavailableError } from './facilitator-client.js';
+import { ApiError, ErrorCode } from '../common/api-error.js';
 import {
+  asPaymentError,
   challengeResponse,
   settlementUnknown,
   type PaymentInProgress,
   type RequestWithPayment,
 } from './payment-errors.js';
 import { PAYMENT_LEDGER, type PaymentLedger } from './payment-ledger.js';
-import { X402Paywall, type SettlementOutcome } from './x402-paywall.js';
+import { PaymentSettler, type SettlementOutcome } from './payment-settler.js';
+import { SettlementReconciler } from './settlement-reconciler.js';
+import { X402Paywall } from './x402-paywall.js';
 import { receiptHeader } from './x402-wire.js';
 
 /** How long a response sold under a payment-identifier is served again for free. */
 const STORED_RESPONSE_TTL_MS = 24 * 60 * 60 * 1000;
-/** The facilitator's word for "sent, not yet confirmed". */
-const SETTLEMENT_PENDING = 'settlement_pending';
 
 /**
- * Settles after the handler succeeded and before any byte of the body is sent: settled → the
- * body goes out with the receipt; refused → 402, body withheld, payment usable again; handler
- * failed → nothing settled, payment usable again; outcome unknown (facilitator gone or
- * settlement pending) → 502, and the payment is never accepted again, since it may have moved.
+ * Settles after the handler succeeded and before any byte of the body is sent: settled (and
+ * proven) → the body goes out with the receipt; refused → 402, body withheld, payment usable
+ * again; handler failed or client gone → nothing settled, payment usable again; outcome
+ * unknown → 502 `settlement_unknown`, the payment never accepted again and reconciled from the
+ * chain in the background. A request that reaches it without a verified payment is refused.
  */
 @Injectable()
 export class SettlementInterceptor implements NestInterceptor {
@@ -36,6 +39,8 @@ export class SettlementInterceptor implements NestInterceptor {
 
   constructor(
     private readonly paywall: X402Paywall,
+    private readonly settler: PaymentSettler,
+    private readonly reconciler: SettlementReconciler,
     @Inject(PAYMENT_LEDGER) private readonly ledger: PaymentLedger,
   ) {}
 
@@ -44,7 +49,12 @@ export class SettlementInterceptor implements NestInterceptor {
     const request = http.getRequest<RequestWithPayment>();
     const reply = http.getResponse<FastifyReply>();
     const payment = request.x402Payment;
-    if (payment === undefined) return next.handle();
+    if (payment === undefined) {
+      // Fail closed: a paid handler must never answer without a verified, claimed payment.
+      throw new Error(
+        `${request.method} ${request.url}: paid route reached without a verified payment`,
+      );
+    }
     return next.handle().pipe(
       catchError(async (error: unknown) => {
         await this.giveBack(payment);
@@ -60,26 +70,90 @@ export class SettlementInterceptor implements NestInterceptor {
     inProgress: PaymentInProgress,
     body: unknown,
   ): Promise<unknown> {
-    const outcome = await this.attemptSettlement(inProgress);
-    const [name, value] = receiptHeader(inProgress.version, outcome.settlement);
-    if (outcome.kind === 'failed') {
-      if (outcome.reason === SETTLEMENT_PENDING) {
-        await this.ledger.markUncertain(inProgress.fingerprint, inProgress.expiresAt);
-        throw settlementUnknown(outcome.settlement.transaction);
-      }
+    if (clientGone(reply)) {
       await this.giveBack(inProgress);
-      const challenge = await this.paywall.challenge(
-        request,
-        `settlement_failed: ${outcome.reason}`,
+      this.logger.warn(
+        `${request.method} ${request.url}: client left before settlement; nothing charged`,
       );
-      throw challengeResponse({ ...challenge, headers: { ...challenge.headers, [name]: value } });
+      throw new ApiError(
+        ErrorCode.ClientClosedRequest,
+        'The client closed the connection before settlement; nothing was charged.',
+      );
     }
+    const outcome = await this.settler.settle(inProgress.payment, inProgress.accepted);
+    switch (outcome.kind) {
+      case 'settled':
+        return this.deliver(reply, inProgress, outcome.settlement, body);
+      case 'refused': {
+        await this.giveBack(inProgress);
+        const [name, value] = receiptHeader(inProgress.version, outcome.settlement);
+        const challenge = await this.paywall.challenge(
+          request,
+          `settlement_failed: ${outcome.reason}`,
+        );
+        throw challengeResponse({ ...challenge, headers: { ...challenge.headers, [name]: value } });
+      }
+      case 'unavailable':
+        await this.giveBack(inProgress);
+        throw asPaymentError(outcome.error, this.logger);
+      case 'unknown':
+        await this.holdUncertain(inProgress, outcome, body);
+        throw settlementUnknown(outcome.transaction, outcome.reason);
+    }
+  }
+
+  private async deliver(
+    reply: FastifyReply,
+    inProgress: PaymentInProgress,
+    settlement: SettleResponse,
+    body: unknown,
+  ): Promise<unknown> {
     await this.ledger.settle(inProgress.fingerprint, inProgress.expiresAt);
-    const headers = { [name]: value, 'cache-control': 'private, no-store' };
+    const headers = this.receiptHeaders(inProgress, settlement);
     if (inProgress.paymentId !== undefined)
       await this.storeForRetries(inProgress.paymentId, headers, body);
     void reply.headers(headers);
     return body;
+  }
+
+  /**
+   * The money may have moved: the payment is never accepted again, its payment-identifier
+   * waits, and the chain is watched; if it shows the payment settled, a retry with the same
+   * payment-identifier gets this response.
+   */
+  private async holdUncertain(
+    inProgress: PaymentInProgress,
+    outcome: Extract<SettlementOutcome, { kind: 'unknown' }>,
+    body: unknown,
+  ): Promise<void> {
+    const { accepted, fingerprint, expiresAt, paymentId } = inProgress;
+    this.logger.error(`settlement outcome unknown for ${fingerprint}: ${outcome.reason}`);
+    await this.ledger.markUncertain(fingerprint, expiresAt);
+    if (paymentId !== undefined) await this.ledger.markPaymentIdUncertain(paymentId);
+    this.reconciler.track({
+      payment: accepted,
+      fingerprint,
+      expiresAt,
+      trace: outcome.trace,
+      onSettled: async (transaction) => {
+        if (paymentId === undefined) return;
+        const settlement: SettleResponse = {
+          success: true,
+          transaction,
+          network: accepted.requirement.network,
+          payer: accepted.authorization.from,
+        };
+        await this.storeForRetries(paymentId, this.receiptHeaders(inProgress, settlement), body);
+      },
+    });
+  }
+
+  private receiptHeaders(
+    inProgress: PaymentInProgress,
+    settlement: SettleResponse,
+  ): Record<string, string> {
+    const [name, value] = receiptHeader(inProgress.version, settlement);
+    return { [name]: value, 'cache-control': 'private, no-store' };
   }
 
   /** The money has moved: failing to store the response for retries must not cost the client its 200. */
@@ -101,24 +175,16 @@ export class SettlementInterceptor implements NestInterceptor {
     }
   }
 
-  /** Asks the facilitator to settle; if it cannot say what happened, the payment is marked uncertain. */
-  private async attemptSettlement(inProgress: PaymentInProgress): Promise<SettlementOutcome> {
-    try {
-      return await this.paywall.settle(inProgress.payment);
-    } catch (error) {
-      await this.ledger.markUncertain(inProgress.fingerprint, inProgress.expiresAt);
-      this.logger.error(
-        `settlement outcome unknown: ${error instanceof Error ? error.message : String(error)}`,
-      );
-      if (error instanceof FacilitatorUnavailableError) throw settlementUnknown(undefined);
-      throw error;
-    }
-  }
-
   /** Nothing was settled: the payment and its payment-identifier may be used again. */
   private async giveBack(inProgress: PaymentInProgress): Promise<void> {
     await this.ledger.release(inProgress.fingerprint);
     if (inProgress.paymentId !== undefined)
       await this.ledger.releasePaymentId(inProgress.paymentId);
   }
+}
+
+/** The connection the answer would go out on is gone: nobody would receive what is sold. */
+function clientGone(reply: FastifyReply): boolean {
+  const response = reply.raw;
+  return response.destroyed || response.socket === null || response.socket.destroyed;
 }

@@ -26,12 +26,11 @@ import { StartupError } from '../common/startup-error.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { PaymentConfig } from '../config/payment-config.js';
 import { bazaarDeclaration, describeRoute, type RouteDescription } from './discovery.js';
+import { FACILITATOR_CLIENT } from './facilitator-client.js';
 import { FastifyHttpAdapter } from './fastify-http-adapter.js';
 import { PaidRouteExplorer, type PaidRoute } from './paid-routes.js';
 import { usdToAtomic } from './usd-amount.js';
 import { PAYMENT_REQUIRED_HEADER, toV1PaymentRequired } from './x402-wire.js';
-
-export const FACILITATOR_CLIENT = Symbol('FacilitatorClient');
 
 /** A 402 ready to send: v2 PAYMENT-REQUIRED header and the v1-shaped JSON body. */
 export interface PaymentChallenge {
@@ -49,10 +48,6 @@ export interface VerifiedPayment {
   readonly declaredExtensions: Record<string, unknown> | undefined;
   readonly context: HTTPRequestContext;
 }
-
-export type SettlementOutcome =
-  | { readonly kind: 'settled'; readonly settlement: SettleResponse }
-  | { readonly kind: 'failed'; readonly settlement: SettleResponse; readonly reason: string };
 
 /**
  * The x402 resource server for this app: the route table is built from the `@Paid` handlers
@@ -154,23 +149,20 @@ export class X402Paywall implements OnApplicationBootstrap {
   }
 
   /** Settles a verified payment; never throws for a refusal, only when the facilitator is unreachable. */
-  async settle(payment: VerifiedPayment): Promise<SettlementOutcome> {
+  async settle(payment: VerifiedPayment): Promise<SettleResponse> {
     const result = await this.http().processSettlement(
       payment.payload,
       payment.requirements,
       payment.declaredExtensions,
       { request: payment.context },
     );
-    const settlement: SettleResponse = {
+    return {
       success: result.success,
       transaction: result.transaction,
       network: result.network,
       ...(result.payer === undefined ? {} : { payer: result.payer }),
       ...(result.errorReason === undefined ? {} : { errorReason: result.errorReason }),
     };
-    return result.success
-      ? { kind: 'settled', settlement }
-      : { kind: 'failed', settlement, reason: result.errorReason };
   }
 
   /** Every paid route with its price, for review and the snapshot test. */

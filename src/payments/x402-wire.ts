@@ -89,61 +89,6 @@ export function decodeV1Payment(
   return { x402Version: 2, accepted, payload };
 }
 
-/** The EIP-3009 authorization an `exact` EVM payment carries. */
-export interface ExactEvmAuthorization {
-  readonly from: string;
-  readonly to: string;
-  readonly value: string;
-  readonly validAfter: string;
-  readonly validBefore: string;
-  readonly nonce: string;
-}
-
-const AUTHORIZATION_FIELDS = {
-  from: /^0x[0-9a-fA-F]{40}$/,
-  to: /^0x[0-9a-fA-F]{40}$/,
-  value: /^\d{1,78}$/,
-  validAfter: /^\d{1,78}$/,
-  validBefore: /^\d{1,78}$/,
-  nonce: /^0x[0-9a-fA-F]{64}$/,
-} as const;
-const SIGNATURE = /^0x[0-9a-fA-F]{130,}$/;
-
-/**
- * Checks the signed part of an `exact` EVM payment before anything else looks at it, so a
- * malformed one is a 400 here rather than a confusing verdict (or crash) at the facilitator.
- */
-export function exactEvmAuthorization(payload: PaymentPayload): ExactEvmAuthorization {
-  const { authorization, signature } = payload.payload;
-  if (typeof signature !== 'string' || !SIGNATURE.test(signature)) {
-    throw new MalformedPaymentError('payload.signature must be a 0x-prefixed hex signature');
-  }
-  if (!isRecord(authorization)) throw new MalformedPaymentError('payload.authorization is missing');
-  for (const [field, pattern] of Object.entries(AUTHORIZATION_FIELDS)) {
-    const value = authorization[field];
-    if (typeof value !== 'string' || !pattern.test(value)) {
-      throw new MalformedPaymentError(`payload.authorization.${field} is malformed`);
-    }
-  }
-  return authorization as unknown as ExactEvmAuthorization;
-}
-
-/**
- * Identity of a payment: what the token itself makes single-use (network, token, payer,
- * EIP-3009 nonce), so re-encoding one authorization (letter case, padding, extra fields, the
- * other protocol header) cannot turn it into a second payment.
- */
-export function paymentFingerprint(payload: PaymentPayload): string {
-  const { from, nonce } = exactEvmAuthorization(payload);
-  const { network, asset } = payload.accepted;
-  return [network, asset, from, nonce].map((part) => part.toLowerCase()).join('|');
-}
-
-/** Until when a payment could still settle (its validBefore), plus a minute for clock skew. */
-export function paymentExpiry(payload: PaymentPayload): number {
-  return Number(exactEvmAuthorization(payload).validBefore) * 1000 + 60_000;
-}
-
 /** The v1-shaped 402 body that sits beside the v2 PAYMENT-REQUIRED header. */
 export function toV1PaymentRequired(
   required: PaymentRequired,

@@ -1,0 +1,189 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { SettleResponse } from '@x402/core/types';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import {
+  FacilitatorUnavailableError,
+  settlementTraces,
+  type SettlementTrace,
+} from './facilitator-client.js';
+import type { AcceptedPayment } from './payment-acceptance.js';
+import { SETTLEMENT_CHAIN, type SettlementChain } from './settlement-chain.js';
+import { receiptProvesPayment } from './settlement-proof.js';
+import { X402Paywall, type VerifiedPayment } from './x402-paywall.js';
+
+/**
+ * How a settlement ended, as far as the seller can prove it:
+ * - `settled`: the price moved to the seller (shown by the receipt wherever a chain is readable);
+ * - `refused`: provably nothing moved, the payment may be used again (402);
+ * - `unavailable`: the facilitator could not be asked and nothing was sent (503);
+ * - `unknown`: money may have moved (502 `settlement_unknown`, never accepted again).
+ */
+export type SettlementOutcome =
+  | { readonly kind: 'settled'; readonly settlement: SettleResponse }
+  | { readonly kind: 'refused'; readonly settlement: SettleResponse; readonly reason: string }
+  | { readonly kind: 'unavailable'; readonly error: FacilitatorUnavailableError }
+  | {
+      readonly kind: 'unknown';
+      readonly reason: string;
+      /** Still written to by a settlement that outlived its deadline. */
+      readonly trace: SettlementTrace;
+      readonly transaction: `0x${string}` | undefined;
+    };
+
+/**
+ * Reasons a facilitator gives only from its own checks, before anything is sent. Any other
+ * failure (or one carrying a transaction) from a facilitator over HTTP may have moved money.
+ */
+const PRE_BROADCAST_REASONS: ReadonlySet<string> = new Set([
+  'invalid_exact_evm_scheme',
+  'invalid_exact_evm_network_mismatch',
+  'invalid_exact_evm_missing_eip712_domain',
+  'invalid_exact_evm_recipient_mismatch',
+  'invalid_exact_evm_signature',
+  'invalid_exact_evm_payload_authorization_valid_before',
+  'invalid_exact_evm_payload_authorization_valid_after',
+  'invalid_exact_evm_authorization_value',
+  'invalid_exact_evm_payload_authorization_value_mismatch',
+  'invalid_exact_evm_token_name_mismatch',
+  'invalid_exact_evm_token_version_mismatch',
+  'invalid_exact_evm_eip3009_not_supported',
+  'invalid_exact_evm_nonce_already_used',
+  'invalid_exact_evm_insufficient_balance',
+  'invalid_exact_evm_transaction_simulation_failed',
+  'asset_not_deployed_contract',
+]);
+
+const DEADLINE = Symbol('deadline');
+
+/** Runs `work`, or gives up on it after `ms` (it keeps running; its failure is then ignored). */
+export async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T | typeof DEADLINE> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<typeof DEADLINE>((resolve) => {
+    timer = setTimeout(() => {
+      resolve(DEADLINE);
+    }, ms);
+  });
+  work.catch(() => {
+    // given up on at the deadline: its late failure is nobody's answer
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Settles a verified payment within X402_SETTLE_TIMEOUT_MS and says what can be proven about
+ * it. A facilitator's "success" is checked against the receipt (the token's own events) when
+ * the chain is readable; a failure is a refusal only when nothing can have been sent.
+ */
+@Injectable()
+export class PaymentSettler {
+  private readonly logger = new Logger(PaymentSettler.name);
+  private readonly timeoutMs: number;
+
+  constructor(
+    private readonly paywall: X402Paywall,
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(SETTLEMENT_CHAIN) private readonly chain: SettlementChain | null,
+  ) {
+    this.timeoutMs = config.payments.settleTimeoutMs;
+  }
+
+  async settle(verified: VerifiedPayment, payment: AcceptedPayment): Promise<SettlementOutcome> {
+    const trace: SettlementTrace = { observed: false, broadcast: false };
+    const attempt = settlementTraces.run(trace, () =>
+      this.settleAndProve(verified, payment, trace),
+    );
+    const outcome = await withDeadline(attempt, this.timeoutMs);
+    if (outcome !== DEADLINE) return outcome;
+    return unknown(trace, `settlement_deadline: not confirmed within ${this.timeoutMs} ms`);
+  }
+
+  private async settleAndProve(
+    verified: VerifiedPayment,
+    payment: AcceptedPayment,
+    trace: SettlementTrace,
+  ): Promise<SettlementOutcome> {
+    let settlement: SettleResponse;
+    try {
+      settlement = await this.paywall.settle(verified);
+    } catch (error) {
+      if (error instanceof FacilitatorUnavailableError && trace.observed && !trace.broadcast) {
+        return { kind: 'unavailable', error };
+      }
+      return unknown(trace, `settlement_error: ${describe(error)}`);
+    }
+    if (settlement.success) return this.proven(settlement, payment, trace);
+    return this.classifyFailure(settlement, payment, trace);
+  }
+
+  /** A facilitator's "success" stands only if the receipt shows the transfer of the price. */
+  private async proven(
+    settlement: SettleResponse,
+    payment: AcceptedPayment,
+    trace: SettlementTrace,
+  ): Promise<SettlementOutcome> {
+    const transaction = settlement.transaction as `0x${string}`;
+    trace.transaction ??= transaction;
+    let receipt = trace.receipt;
+    if (receipt === undefined || receipt.transactionHash !== transaction) {
+      if (this.chain === null) return { kind: 'settled', settlement };
+      try {
+        receipt = (await this.chain.receipt(transaction)) as typeof receipt;
+      } catch (error) {
+        return unknown(
+          trace,
+          `settlement_unproven: the receipt could not be read (${describe(error)})`,
+        );
+      }
+    }
+    if (receipt !== undefined && receiptProvesPayment(receipt, payment)) {
+      return { kind: 'settled', settlement };
+    }
+    this.logger.error(
+      `facilitator reported success for transaction ${transaction}, but its receipt does not show the payment`,
+    );
+    return unknown(
+      trace,
+      'settlement_unproven: the receipt does not show the transfer of the price',
+    );
+  }
+
+  private async classifyFailure(
+    settlement: SettleResponse,
+    payment: AcceptedPayment,
+    trace: SettlementTrace,
+  ): Promise<SettlementOutcome> {
+    const reason = settlement.errorReason ?? 'settlement_failed';
+    const refused: SettlementOutcome = { kind: 'refused', settlement, reason };
+    if (trace.observed) {
+      // The embedded facilitator: we saw every chain call it made.
+      if (!trace.broadcast || trace.receipt?.status === 'reverted') return refused;
+      return unknown(trace, reason);
+    }
+    if (settlement.transaction !== '' || !PRE_BROADCAST_REASONS.has(reason)) {
+      return unknown(trace, reason, settlement.transaction);
+    }
+    if (this.chain === null) return refused;
+    try {
+      return (await this.chain.authorizationUsed(payment)) ? unknown(trace, reason) : refused;
+    } catch (error) {
+      return unknown(trace, `${reason} (and the chain could not be read: ${describe(error)})`);
+    }
+  }
+}
+
+function unknown(
+  trace: SettlementTrace,
+  reason: string,
+  transaction: string | undefined = trace.transaction,
+): SettlementOutcome {
+  const hash = transaction === undefined || transaction === '' ? undefined : transaction;
+  return { kind: 'unknown', reason, trace, transaction: hash as `0x${string}` | undefined };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

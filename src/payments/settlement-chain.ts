@@ -1,0 +1,62 @@
+import { TransactionReceiptNotFoundError, createPublicClient, http, type PublicClient } from 'viem';
+import type { AcceptedPayment } from './payment-acceptance.js';
+import { EIP3009_EVENTS, EIP3009_STATE_ABI, type ReceiptEvidence } from './settlement-proof.js';
+
+export const SETTLEMENT_CHAIN = Symbol('SettlementChain');
+
+/** How far back an authorization's use is looked for: hours on Base, far past any validBefore. */
+const LOOKBACK_BLOCKS = 5_000n;
+const RPC_TIMEOUT_MS = 5_000;
+
+/**
+ * The chain as the seller reads it to prove or reconcile a settlement, independently of the
+ * facilitator: a receipt, whether an EIP-3009 authorization was used, and by which transaction.
+ */
+export interface SettlementChain {
+  /** The receipt, or undefined while the transaction is not mined (or unknown to the node). */
+  receipt(transaction: `0x${string}`): Promise<ReceiptEvidence | undefined>;
+  /** The token's `authorizationState(payer, nonce)`: used (or cancelled) on chain. */
+  authorizationUsed(payment: AcceptedPayment): Promise<boolean>;
+  /** The transaction that emitted `AuthorizationUsed(payer, nonce)` in recent blocks, if any. */
+  findAuthorizationUse(payment: AcceptedPayment): Promise<`0x${string}` | undefined>;
+}
+
+export class RpcSettlementChain implements SettlementChain {
+  private readonly client: PublicClient;
+
+  constructor(rpcUrl: string) {
+    this.client = createPublicClient({
+      transport: http(rpcUrl, { timeout: RPC_TIMEOUT_MS, retryCount: 0 }),
+    });
+  }
+
+  async receipt(transaction: `0x${string}`): Promise<ReceiptEvidence | undefined> {
+    try {
+      return await this.client.getTransactionReceipt({ hash: transaction });
+    } catch (error) {
+      if (error instanceof TransactionReceiptNotFoundError) return undefined;
+      throw error;
+    }
+  }
+
+  authorizationUsed(payment: AcceptedPayment): Promise<boolean> {
+    return this.client.readContract({
+      address: payment.requirement.asset as `0x${string}`,
+      abi: EIP3009_STATE_ABI,
+      functionName: 'authorizationState',
+      args: [payment.authorization.from, payment.authorization.nonce],
+    });
+  }
+
+  async findAuthorizationUse(payment: AcceptedPayment): Promise<`0x${string}` | undefined> {
+    const latest = await this.client.getBlockNumber();
+    const logs = await this.client.getLogs({
+      address: payment.requirement.asset as `0x${string}`,
+      event: EIP3009_EVENTS[1],
+      args: { authorizer: payment.authorization.from, nonce: payment.authorization.nonce },
+      fromBlock: latest > LOOKBACK_BLOCKS ? latest - LOOKBACK_BLOCKS : 0n,
+      toBlock: latest,
+    });
+    return logs.at(-1)?.transactionHash ?? undefined;
+  }
+}

@@ -1,0 +1,113 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import type { SettlementTrace } from './facilitator-client.js';
+import type { AcceptedPayment } from './payment-acceptance.js';
+import { PAYMENT_LEDGER, type PaymentLedger } from './payment-ledger.js';
+import { SETTLEMENT_CHAIN, type SettlementChain } from './settlement-chain.js';
+import { receiptProvesPayment } from './settlement-proof.js';
+
+/** A settlement whose outcome was unknown when its request was answered. */
+export interface UncertainSettlement {
+  readonly payment: AcceptedPayment;
+  readonly fingerprint: string;
+  readonly expiresAt: number;
+  /** The settlement's trace: a transaction it sent after the deadline still shows up here. */
+  readonly trace: SettlementTrace;
+  /** Called once the chain shows the payment settled, with the transaction that did it. */
+  readonly onSettled: (transaction: `0x${string}`) => Promise<void>;
+}
+
+export type Reconciliation = 'settled' | 'pending' | 'not_settled';
+
+const FIRST_CHECK_MS = 250;
+const MAX_CHECK_MS = 30_000;
+
+/**
+ * Finds out, from the chain, what happened to settlements answered 502 `settlement_unknown`:
+ * the receipt of the transaction if one is known, else the token's `authorizationState(payer,
+ * nonce)` and the `AuthorizationUsed` event. A payment shown settled is recorded as settled and
+ * its payment-identifier gets its stored 200; one that can no longer settle (past validBefore,
+ * nonce unused) stays refused. Without a readable chain nothing can be reconciled.
+ */
+@Injectable()
+export class SettlementReconciler implements OnModuleDestroy {
+  private readonly logger = new Logger(SettlementReconciler.name);
+  private readonly timers = new Set<NodeJS.Timeout>();
+
+  constructor(
+    @Inject(SETTLEMENT_CHAIN) private readonly chain: SettlementChain | null,
+    @Inject(PAYMENT_LEDGER) private readonly ledger: PaymentLedger,
+  ) {}
+
+  track(uncertain: UncertainSettlement): void {
+    if (this.chain === null) {
+      this.logger.warn(
+        `settlement of ${uncertain.fingerprint} cannot be reconciled: set X402_RPC_URL to read the chain`,
+      );
+      return;
+    }
+    this.schedule(uncertain, FIRST_CHECK_MS);
+  }
+
+  /** One look at the chain; exposed so tests can drive reconciliation step by step. */
+  async check(uncertain: UncertainSettlement): Promise<Reconciliation> {
+    const chain = this.chain;
+    if (chain === null) return 'pending';
+    const known = uncertain.trace.transaction;
+    if (known !== undefined && (await this.proves(chain, known, uncertain))) return 'settled';
+    if (await chain.authorizationUsed(uncertain.payment)) {
+      const transaction = await chain.findAuthorizationUse(uncertain.payment);
+      if (transaction !== undefined && (await this.proves(chain, transaction, uncertain))) {
+        return 'settled';
+      }
+      return 'pending';
+    }
+    const validBeforeMs = Number(uncertain.payment.authorization.validBefore) * 1000;
+    return Date.now() > validBeforeMs ? 'not_settled' : 'pending';
+  }
+
+  onModuleDestroy(): void {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  private async proves(
+    chain: SettlementChain,
+    transaction: `0x${string}`,
+    uncertain: UncertainSettlement,
+  ): Promise<boolean> {
+    const receipt = await chain.receipt(transaction);
+    if (receipt === undefined || !receiptProvesPayment(receipt, uncertain.payment)) return false;
+    await this.ledger.settle(uncertain.fingerprint, uncertain.expiresAt);
+    await uncertain.onSettled(transaction);
+    this.logger.log(`settlement of ${uncertain.fingerprint} reconciled: settled by ${transaction}`);
+    return true;
+  }
+
+  private schedule(uncertain: UncertainSettlement, delayMs: number): void {
+    if (Date.now() > uncertain.expiresAt) {
+      this.logger.warn(`settlement of ${uncertain.fingerprint} left unreconciled at its expiry`);
+      return;
+    }
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      void this.attempt(uncertain, delayMs);
+    }, delayMs);
+    timer.unref();
+    this.timers.add(timer);
+  }
+
+  private async attempt(uncertain: UncertainSettlement, delayMs: number): Promise<void> {
+    let result: Reconciliation = 'pending';
+    try {
+      result = await this.check(uncertain);
+    } catch (error) {
+      this.logger.warn(
+        `reconciling ${uncertain.fingerprint}: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    if (result === 'pending') this.schedule(uncertain, Math.min(delayMs * 2, MAX_CHECK_MS));
+    else if (result === 'not_settled') {
+      this.logger.log(`settlement of ${uncertain.fingerprint} reconciled: nothing moved`);
+    }
+  }
+}
