@@ -166,7 +166,9 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
             }),
           ),
         ),
-      getCode: (args) => watch(() => client.getCode(args)),
+      // The SDK starts this check early and may never await it: a rejection here would be
+      // unhandled and end the process, so a failure is recorded as an outage instead.
+      getCode: (args) => this.watchedWithout(() => client.getCode(args)),
     });
     registerExactEvmScheme(this.facilitator, { signer, networks: network });
   }
@@ -192,6 +194,16 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
     if (watched.failure !== undefined)
       throw new FacilitatorUnavailableError(operation, watched.failure);
     return result;
+  }
+
+  private async watchedWithout<T>(call: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await call();
+    } catch (error) {
+      const watched = this.transport.getStore();
+      if (watched !== undefined) watched.failure ??= error;
+      return undefined;
+    }
   }
 
   private async watched<T>(call: () => Promise<T>): Promise<T> {
