@@ -202,26 +202,22 @@ describe('x402 paywall', () => {
     });
   });
 
-  it('the same authorization re-encoded (letter case, padding, extra fields) is the same payment', async () => {
+  it('the same authorization in another letter case is the same payment', async () => {
     const accepted = await requirementFor(stack, '/v1/ticker/LTC');
     const payment = await signedPayment(stack.buyer.account, accepted);
     const authorization = payment.payload.authorization as Record<string, string>;
-    const reencoded = {
+    const recased = {
       ...payment,
+      accepted: { ...accepted, payTo: accepted.payTo.toLowerCase() },
       payload: {
         ...payment.payload,
-        extra: 'noise',
-        authorization: {
-          ...authorization,
-          from: authorization.from!.toLowerCase(),
-          value: `0${authorization.value!}`,
-        },
+        authorization: { ...authorization, from: authorization.from!.toLowerCase() },
       },
     };
     const before = await stack.balances();
     const calls = handler.mock.calls.length;
     const responses = await Promise.all(
-      [payment, reencoded, payment, reencoded].map((copy) =>
+      [payment, recased, payment, recased].map((copy) =>
         stack.service.get('/v1/ticker/LTC', { headers: v2Header(copy) }),
       ),
     );
@@ -231,6 +227,30 @@ describe('x402 paywall', () => {
       buyer: before.buyer - 2000n,
       payTo: before.payTo + 2000n,
     });
+  });
+
+  it('another spelling of the signed part (extra fields, a padded value) is refused as malformed', async () => {
+    const accepted = await requirementFor(stack, '/v1/ticker/LTC');
+    const payment = await signedPayment(stack.buyer.account, accepted);
+    const authorization = payment.payload.authorization as Record<string, string>;
+    const before = await stack.balances();
+    for (const payload of [
+      { ...payment.payload, extra: 'noise' },
+      {
+        ...payment.payload,
+        authorization: { ...authorization, value: `0${authorization.value!}` },
+      },
+    ]) {
+      for (const headers of [
+        v2Header({ ...payment, payload }),
+        v1Header({ ...payment, payload }),
+      ]) {
+        const response = await stack.service.get('/v1/ticker/LTC', { headers });
+        expect(response.status).toBe(400);
+        expect(await body(response)).toMatchObject({ code: 'invalid_payment' });
+      }
+    }
+    expect(await stack.balances()).toEqual(before);
   });
 
   it('HEAD on a paid route sells nothing and does not fail', async () => {

@@ -1,0 +1,441 @@
+import { x402Client } from '@x402/core/client';
+import type { FacilitatorClient } from '@x402/core/server';
+import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { appendPaymentIdentifierToExtensions } from '@x402/extensions/payment-identifier';
+import { decodePaymentResponseHeader } from '@x402/fetch';
+import { EmbeddedFacilitatorClient } from '../src/payments/facilitator-client.js';
+import { TickersController } from '../src/tickers/tickers.controller.js';
+import { FacilitatorServer } from './support/facilitator-server.js';
+import { spyOnHandler } from './support/handler-spy.js';
+import { startPaidApp, type PaidApp } from './support/paid-app.js';
+import { RpcProxy } from './support/rpc-proxy.js';
+import { paymentRequiredOf, signedPayment, v1Header, v2Header } from './support/x402-payloads.js';
+
+const PRICE = 2000n;
+const PERMIT2_PROXY = '0x4020615294c913F045dc10f0a5cdEbd86c280001';
+
+async function requirementFor(stack: PaidApp, path: string): Promise<PaymentRequirements> {
+  const accepted = paymentRequiredOf(await stack.service.get(path)).accepts[0];
+  if (accepted === undefined) throw new Error('402 without requirements');
+  return accepted;
+}
+
+async function body(response: Response): Promise<Record<string, unknown>> {
+  return (await response.json()) as Record<string, unknown>;
+}
+
+/** A payment made by the official client, carrying a payment-identifier. */
+async function identifiedPayment(
+  stack: PaidApp,
+  path: string,
+  id: string,
+): Promise<PaymentPayload> {
+  const required = paymentRequiredOf(await stack.service.get(path));
+  const client = new x402Client().register('eip155:*', new ExactEvmScheme(stack.buyer.account));
+  const payload = await client.createPaymentPayload(required);
+  return {
+    ...payload,
+    extensions: appendPaymentIdentifierToExtensions(structuredClone(required.extensions ?? {}), id),
+  };
+}
+
+/** Retries a payment-identifier until the service answers 200; every other answer must be `settlement_unknown`. */
+async function retryUntilServed(
+  stack: PaidApp,
+  path: string,
+  payment: PaymentPayload,
+  deadlineMs = 20_000,
+): Promise<Response> {
+  const until = Date.now() + deadlineMs;
+  for (;;) {
+    const response = await stack.service.get(path, { headers: v2Header(payment) });
+    if (response.status === 200) return response;
+    expect(response.status).toBe(502);
+    expect(await body(response)).toMatchObject({ code: 'settlement_unknown' });
+    if (Date.now() > until) throw new Error('the unknown settlement was never reconciled');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const sends = (proxy: RpcProxy) =>
+  proxy.calls.filter((method) => method === 'eth_sendRawTransaction').length;
+
+describe('money path, embedded facilitator behind a faulty RPC', () => {
+  let stack: PaidApp;
+  let proxy: RpcProxy;
+  const { spy: handler } = spyOnHandler<TickersController['getTicker']>(
+    TickersController.prototype,
+    'getTicker',
+  );
+
+  beforeAll(async () => {
+    stack = await startPaidApp({
+      env: { X402_SETTLE_TIMEOUT_MS: '3000' },
+      beforeApp: async (chain) => {
+        proxy = await RpcProxy.start(chain.rpcUrl);
+        return { X402_RPC_URL: proxy.url };
+      },
+    });
+  });
+
+  afterEach(() => {
+    proxy.clear();
+  });
+
+  afterAll(async () => {
+    await stack.close();
+    await proxy.close();
+    handler.mockRestore();
+  });
+
+  describe('only what is offered is accepted', () => {
+    it('a Permit2 authorization beside a decoy EIP-3009 one → 400, nothing runs, nothing moves', async () => {
+      const accepted = await requirementFor(stack, '/v1/ticker/BTC');
+      const decoy = await signedPayment(stack.buyer.account, accepted);
+      const now = Math.floor(Date.now() / 1000);
+      const attack: PaymentPayload = {
+        ...decoy,
+        payload: {
+          ...decoy.payload,
+          permit2Authorization: {
+            from: stack.buyer.account.address,
+            permitted: { token: accepted.asset, amount: accepted.amount },
+            spender: PERMIT2_PROXY,
+            nonce: '1',
+            deadline: String(now + 60),
+            witness: { to: stack.payTo, validAfter: String(now - 600), extra: '0x' },
+          },
+        },
+      };
+      const before = await stack.balances();
+      const calls = handler.mock.calls.length;
+      for (const headers of [v2Header(attack), v1Header(attack)]) {
+        const response = await stack.service.get('/v1/ticker/BTC', { headers });
+        expect(response.status).toBe(400);
+        expect(await body(response)).toMatchObject({ code: 'invalid_payment' });
+      }
+      expect(handler.mock.calls.length).toBe(calls);
+      expect(await stack.balances()).toEqual(before);
+      // The decoy alone is an ordinary payment, and still unused.
+      const honest = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(decoy) });
+      expect(honest.status).toBe(200);
+      expect(await stack.balances()).toEqual({
+        buyer: before.buyer - PRICE,
+        payTo: before.payTo + PRICE,
+      });
+    });
+
+    it('a Permit2 payload alone, or a requirement the route does not sell, moves nothing', async () => {
+      const accepted = await requirementFor(stack, '/v1/ticker/BTC');
+      const payment = await signedPayment(stack.buyer.account, accepted);
+      const before = await stack.balances();
+      const permit2Only = {
+        ...payment,
+        payload: { signature: payment.payload.signature, permit2Authorization: {} },
+      };
+      const longer = { ...payment, accepted: { ...accepted, maxTimeoutSeconds: 86_400 } };
+      const extraField = { ...payment, accepted: { ...accepted, facilitator: 'mine' } };
+      expect(
+        (await stack.service.get('/v1/ticker/BTC', { headers: v2Header(permit2Only) })).status,
+      ).toBe(400);
+      for (const copy of [longer, extraField]) {
+        const response = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(copy) });
+        expect(response.status).toBe(402);
+        expect((await body(response)).error).toMatch(/^payment_not_offered/);
+      }
+      expect(await stack.balances()).toEqual(before);
+    });
+  });
+
+  describe('the RPC accepts the settlement transaction but answers with an error', () => {
+    it('→ 502 settlement_unknown; reconciled from the chain; a payment-identifier retry gets its 200', async () => {
+      const id = `order_${Date.now()}_rpc-error-after-send`;
+      const payment = await identifiedPayment(stack, '/v1/ticker/BTC', id);
+      const before = await stack.balances();
+      proxy.fail('eth_sendRawTransaction', { kind: 'error-after-forward' });
+      const response = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
+      proxy.clear();
+      expect(response.status).toBe(502);
+      expect(await body(response)).toMatchObject({ code: 'settlement_unknown' });
+      expect(response.headers.get('retry-after')).toBe('5');
+      // The money did move: the service must not have called it a refusal.
+      const moved = { buyer: before.buyer - PRICE, payTo: before.payTo + PRICE };
+      expect(await stack.balances()).toEqual(moved);
+
+      const served = await retryUntilServed(stack, '/v1/ticker/BTC', payment);
+      expect(await body(served)).toMatchObject({
+        currency: 'USD',
+        price: { BTC: expect.any(Number) as number },
+      });
+      expect(
+        decodePaymentResponseHeader(served.headers.get('payment-response') ?? ''),
+      ).toMatchObject({
+        success: true,
+        payer: stack.buyer.account.address,
+        transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/) as string,
+      });
+      expect(await stack.balances()).toEqual(moved);
+
+      // The same authorization without the id: known settled now, refused for free.
+      const bare = { ...payment, extensions: undefined };
+      const replay = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(bare) });
+      expect(replay.status).toBe(402);
+      expect((await body(replay)).error).toMatch(/^payment_already_used/);
+      expect(await stack.balances()).toEqual(moved);
+    });
+
+    it('a send the RPC refused without forwarding is also unknown to the service, and never retaken', async () => {
+      const accepted = await requirementFor(stack, '/v1/ticker/ETH');
+      const payment = await signedPayment(stack.buyer.account, accepted);
+      const before = await stack.balances();
+      proxy.fail('eth_sendRawTransaction', { kind: 'error' });
+      const response = await stack.service.get('/v1/ticker/ETH', { headers: v2Header(payment) });
+      proxy.clear();
+      expect(response.status).toBe(502);
+      expect(await body(response)).toMatchObject({ code: 'settlement_unknown' });
+      expect(await stack.balances()).toEqual(before);
+      const again = await stack.service.get('/v1/ticker/ETH', { headers: v2Header(payment) });
+      expect(again.status).toBe(402);
+      expect((await body(again)).error).toMatch(/^payment_outcome_unknown/);
+      expect(await stack.balances()).toEqual(before);
+    });
+  });
+
+  describe('bounded waits', () => {
+    it('receipts never answered → 502 settlement_unknown at the settlement deadline, then reconciled', async () => {
+      const id = `order_${Date.now()}_silent-receipts`;
+      const payment = await identifiedPayment(stack, '/v1/ticker/SOL', id);
+      const before = await stack.balances();
+      proxy.fail('eth_getTransactionReceipt', { kind: 'silence' });
+      const started = Date.now();
+      const response = await stack.service.get('/v1/ticker/SOL', { headers: v2Header(payment) });
+      const waited = Date.now() - started;
+      expect(response.status).toBe(502);
+      const problem = await body(response);
+      expect(problem).toMatchObject({ code: 'settlement_unknown' });
+      expect(problem.detail).toMatch(/settlement_deadline/);
+      // X402_SETTLE_TIMEOUT_MS is 3 s here; the unbounded wait used to be 360 s.
+      expect(waited).toBeGreaterThanOrEqual(2900);
+      expect(waited).toBeLessThan(15_000);
+      const moved = { buyer: before.buyer - PRICE, payTo: before.payTo + PRICE };
+      expect(await stack.balances()).toEqual(moved);
+      proxy.clear();
+      const served = await retryUntilServed(stack, '/v1/ticker/SOL', payment);
+      expect(await body(served)).toMatchObject({ price: { SOL: expect.any(Number) as number } });
+      expect(await stack.balances()).toEqual(moved);
+    });
+  });
+
+  describe('a client that leaves', () => {
+    it('during verification is not charged, and its payment can be used later', async () => {
+      const accepted = await requirementFor(stack, '/v1/ticker/BTC');
+      const payment = await signedPayment(stack.buyer.account, accepted);
+      const before = await stack.balances();
+      const calls = handler.mock.calls.length;
+      const sent = sends(proxy);
+      proxy.fail('*', { kind: 'delay', ms: 700 });
+      const controller = new AbortController();
+      const request = stack.service
+        .get('/v1/ticker/BTC', { headers: v2Header(payment), signal: controller.signal })
+        .catch((error: unknown) => error);
+      await sleep(300);
+      controller.abort();
+      expect(await request).toMatchObject({ name: 'AbortError' });
+      // Verification goes on without the client; the handler runs once it passes.
+      for (let waited = 0; handler.mock.calls.length === calls; waited += 50) {
+        if (waited > 15_000) throw new Error('the verification never finished');
+        await sleep(50);
+      }
+      proxy.clear();
+      await sleep(1500);
+      expect(sends(proxy)).toBe(sent);
+      expect(await stack.balances()).toEqual(before);
+      const later = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
+      expect(later.status).toBe(200);
+      expect(await stack.balances()).toEqual({
+        buyer: before.buyer - PRICE,
+        payTo: before.payTo + PRICE,
+      });
+    });
+  });
+
+  describe('payment-identifier', () => {
+    it('a stored response is not served to a copy with a corrupted signature', async () => {
+      const id = `order_${Date.now()}_corrupted-copy`;
+      const payment = await identifiedPayment(stack, '/v1/ticker/BTC', id);
+      const first = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
+      expect(first.status).toBe(200);
+      const signature = payment.payload.signature as string;
+      const flipped = `${signature.slice(0, -2)}${signature.endsWith('00') ? '01' : '00'}`;
+      const corrupted = { ...payment, payload: { ...payment.payload, signature: flipped } };
+      const response = await stack.service.get('/v1/ticker/BTC', {
+        headers: v2Header(corrupted),
+      });
+      expect(response.status).toBe(409);
+      expect(await body(response)).toMatchObject({ code: 'payment_id_conflict' });
+      expect(await body(response).catch(() => ({}))).not.toHaveProperty('price');
+    });
+  });
+});
+
+describe('money path, verification deadline', () => {
+  let stack: PaidApp;
+  let proxy: RpcProxy;
+
+  beforeAll(async () => {
+    stack = await startPaidApp({
+      env: { X402_VERIFY_TIMEOUT_MS: '1000' },
+      beforeApp: async (chain) => {
+        proxy = await RpcProxy.start(chain.rpcUrl);
+        return { X402_RPC_URL: proxy.url };
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await stack.close();
+    await proxy.close();
+  });
+
+  it('a chain that does not answer verification → 503 at the deadline, nothing moved, payment usable', async () => {
+    const accepted = await requirementFor(stack, '/v1/ticker/BTC');
+    const payment = await signedPayment(stack.buyer.account, accepted);
+    const before = await stack.balances();
+    proxy.fail('*', { kind: 'silence' });
+    const started = Date.now();
+    const response = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
+    const waited = Date.now() - started;
+    proxy.clear();
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('5');
+    expect(await body(response)).toMatchObject({ code: 'facilitator_unavailable' });
+    expect(waited).toBeLessThan(10_000);
+    expect(await stack.balances()).toEqual(before);
+    const retried = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
+    expect(retried.status).toBe(200);
+    expect(await stack.balances()).toEqual({
+      buyer: before.buyer - PRICE,
+      payTo: before.payTo + PRICE,
+    });
+  });
+});
+
+/** A facilitator over HTTP whose settlement answer the test chooses; verification is real. */
+class ScriptedFacilitator implements FacilitatorClient {
+  settleAnswer: ((real: () => Promise<SettleResponse>) => Promise<SettleResponse>) | undefined;
+
+  constructor(private readonly real: EmbeddedFacilitatorClient) {}
+
+  verify: FacilitatorClient['verify'] = (payload, requirements) =>
+    this.real.verify(payload, requirements);
+
+  settle: FacilitatorClient['settle'] = (payload, requirements) => {
+    const real = () => this.real.settle(payload, requirements);
+    return this.settleAnswer === undefined ? real() : this.settleAnswer(real);
+  };
+
+  getSupported: FacilitatorClient['getSupported'] = () => this.real.getSupported();
+}
+
+describe('money path, remote facilitator checked against the chain (X402_RPC_URL)', () => {
+  let stack: PaidApp;
+  let server: FacilitatorServer;
+  let facilitator: ScriptedFacilitator;
+
+  beforeAll(async () => {
+    stack = await startPaidApp({
+      env: { X402_FACILITATOR: 'remote' },
+      beforeApp: async (chain) => {
+        facilitator = new ScriptedFacilitator(
+          new EmbeddedFacilitatorClient(chain.accounts[0]!, chain.rpcUrl, 'eip155:84532', {
+            receiptPollMs: 20,
+          }),
+        );
+        server = await FacilitatorServer.start(facilitator);
+        return { X402_FACILITATOR_URL: server.url, X402_RPC_URL: chain.rpcUrl };
+      },
+    });
+  });
+
+  afterEach(() => {
+    facilitator.settleAnswer = undefined;
+  });
+
+  afterAll(async () => {
+    await stack.close();
+    await server.close();
+  });
+
+  it('pays normally, the receipt confirming the facilitator', async () => {
+    const before = await stack.balances();
+    const response = await stack.buyer.fetchV2(`${stack.service.url}/v1/ticker/BTC`);
+    expect(response.status).toBe(200);
+    expect(await stack.balances()).toEqual({
+      buyer: before.buyer - PRICE,
+      payTo: before.payTo + PRICE,
+    });
+  });
+
+  it('a "success" naming a transaction that moved nothing → 502 settlement_unknown, no body', async () => {
+    const unrelated = (await stack.chain.publicClient.getBlock({ blockTag: 'latest' }))
+      .transactions[0];
+    expect(unrelated).toBeDefined();
+    facilitator.settleAnswer = () =>
+      Promise.resolve({
+        success: true,
+        transaction: unrelated!,
+        network: 'eip155:84532',
+        payer: stack.buyer.account.address,
+      });
+    const accepted = await requirementFor(stack, '/v1/ticker/ETH');
+    const payment = await signedPayment(stack.buyer.account, accepted);
+    const before = await stack.balances();
+    const response = await stack.service.get('/v1/ticker/ETH', { headers: v2Header(payment) });
+    expect(response.status).toBe(502);
+    const problem = await body(response);
+    expect(problem).toMatchObject({ code: 'settlement_unknown' });
+    expect(problem).not.toHaveProperty('price');
+    expect(problem.detail).toMatch(/settlement_unproven/);
+    expect(await stack.balances()).toEqual(before);
+  });
+
+  it('a failure that carries a transaction → 502 settlement_unknown (it may have been sent)', async () => {
+    facilitator.settleAnswer = async (real) => ({
+      ...(await real()),
+      success: false,
+      errorReason: 'invalid_exact_evm_transaction_failed',
+    });
+    const accepted = await requirementFor(stack, '/v1/ticker/SOL');
+    const payment = await signedPayment(stack.buyer.account, accepted);
+    const before = await stack.balances();
+    const response = await stack.service.get('/v1/ticker/SOL', { headers: v2Header(payment) });
+    expect(response.status).toBe(502);
+    expect(await body(response)).toMatchObject({ code: 'settlement_unknown' });
+    // The facilitator did settle: the money moved, and the payment is never taken again.
+    expect(await stack.balances()).toEqual({
+      buyer: before.buyer - PRICE,
+      payTo: before.payTo + PRICE,
+    });
+    const again = await stack.service.get('/v1/ticker/SOL', { headers: v2Header(payment) });
+    expect(again.status).toBe(402);
+  });
+
+  it('a pre-broadcast refusal whose nonce the chain shows used → 502, not a reusable 402', async () => {
+    facilitator.settleAnswer = async (real) => {
+      const settled = await real();
+      return {
+        success: false,
+        errorReason: 'invalid_exact_evm_insufficient_balance',
+        transaction: '',
+        network: settled.network,
+      };
+    };
+    const accepted = await requirementFor(stack, '/v1/ticker/BTC');
+    const payment = await signedPayment(stack.buyer.account, accepted);
+    const response = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
+    expect(response.status).toBe(502);
+    expect(await body(response)).toMatchObject({ code: 'settlement_unknown' });
+  });
+});

@@ -1,0 +1,115 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { closeServer } from './close-server.js';
+
+/**
+ * What the proxy does to calls of one JSON-RPC method:
+ * - `error-after-forward`: the chain gets the call (a transaction is sent), the caller an error;
+ * - `error`: the caller gets an error and the chain never sees the call;
+ * - `delay`: forwarded after `ms`;
+ * - `silence`: never answered (until the fault is cleared or the proxy closes).
+ */
+export type RpcFault =
+  | { readonly kind: 'error-after-forward' }
+  | { readonly kind: 'error' }
+  | { readonly kind: 'delay'; readonly ms: number }
+  | { readonly kind: 'silence' };
+
+/**
+ * A JSON-RPC proxy on loopback between the app and anvil that injects errors, delays and
+ * silence per method, so a test can break the chain the way real RPC providers break.
+ */
+export class RpcProxy {
+  readonly calls: string[] = [];
+  private readonly faults = new Map<string, RpcFault>();
+  private readonly silenced = new Set<ServerResponse>();
+
+  private constructor(
+    private readonly server: Server,
+    readonly url: string,
+    private readonly target: string,
+  ) {}
+
+  static async start(target: string): Promise<RpcProxy> {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const proxy = new RpcProxy(server, `http://127.0.0.1:${port}`, target);
+    server.on('request', (request, response) => {
+      void proxy.handle(request, response);
+    });
+    return proxy;
+  }
+
+  /** Applies `fault` to every call of `method` ('*' for all methods) until cleared. */
+  fail(method: string, fault: RpcFault): void {
+    this.faults.set(method, fault);
+  }
+
+  /** Back to a faithful proxy; silenced calls stay unanswered (their callers time out). */
+  clear(): void {
+    this.faults.clear();
+  }
+
+  close(): Promise<void> {
+    return closeServer(this.server, this.silenced);
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const body = await readBody(request);
+    const { method, id } = describe(body);
+    this.calls.push(method);
+    const fault = this.faults.get(method) ?? this.faults.get('*');
+    if (fault?.kind === 'silence') {
+      this.silenced.add(response);
+      return;
+    }
+    if (fault?.kind === 'error') {
+      reply(response, rpcError(id, 'injected RPC failure: not forwarded'));
+      return;
+    }
+    if (fault?.kind === 'delay') await new Promise((resolve) => setTimeout(resolve, fault.ms));
+    let forwarded: string;
+    try {
+      const upstream = await fetch(this.target, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      forwarded = await upstream.text();
+    } catch (error) {
+      reply(response, rpcError(id, `upstream unreachable: ${String(error)}`));
+      return;
+    }
+    if (fault?.kind === 'error-after-forward') {
+      reply(response, rpcError(id, 'injected RPC failure after the call reached the chain'));
+      return;
+    }
+    reply(response, forwarded);
+  }
+}
+
+function describe(body: string): { method: string; id: unknown } {
+  try {
+    const parsed = JSON.parse(body) as { method?: string; id?: unknown } | { method?: string }[];
+    const first = Array.isArray(parsed) ? parsed[0] : parsed;
+    return { method: first?.method ?? '?', id: Array.isArray(parsed) ? null : parsed.id };
+  } catch {
+    return { method: '?', id: null };
+  }
+}
+
+function rpcError(id: unknown, message: string): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32603, message } });
+}
+
+function reply(response: ServerResponse, body: string): void {
+  if (response.destroyed) return;
+  response.writeHead(200, { 'content-type': 'application/json' }).end(body);
+}
+
+async function readBody(request: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
