@@ -6,6 +6,7 @@ import { AppModule } from './app.module.js';
 import { loadConfig, type AppConfig } from './config/app-config.js';
 import { LOG_LEVELS } from './config/environment.js';
 import { answerFrameworkError } from './common/framework-errors.js';
+import { httpServerOptions, originForm, refuseRequestBodies } from './common/http-server.js';
 import { ProblemDetailsFilter } from './common/problem-details.filter.js';
 import { buildOpenApiDocument } from './openapi/openapi-document.js';
 import { X402Paywall } from './payments/x402-paywall.js';
@@ -35,6 +36,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot(config),
     new FastifyAdapter({
+      ...httpServerOptions(config.http),
+      rewriteUrl: originForm,
       routerOptions: { maxParamLength: 200 },
       // No implicit HEAD twins of GET routes: a HEAD cannot carry a paid body.
       exposeHeadRoutes: false,
@@ -42,6 +45,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
     }),
     { logger: options.logger ?? levelsFrom(config.logLevel), abortOnError: false },
   );
+  app.getHttpServer().maxConnections = config.http.maxConnections;
+  app.getHttpAdapter().getInstance().addHook('onRequest', refuseRequestBodies);
   app.useGlobalFilters(new ProblemDetailsFilter());
   app.enableShutdownHooks();
   app.enableCors(X402_CORS);

@@ -22,7 +22,13 @@ function problemsOf(env: Record<string, string>): string[] {
 describe('loadConfig', () => {
   it('has working defaults for an empty environment', () => {
     expect(loadConfig({})).toEqual({
-      http: { port: 3000, host: '0.0.0.0' },
+      http: {
+        port: 3000,
+        host: '0.0.0.0',
+        requestTimeoutMs: 15_000,
+        keepAliveTimeoutMs: 5000,
+        maxConnections: 1024,
+      },
       logLevel: 'log',
       markets: {
         enabled: [
@@ -74,6 +80,9 @@ describe('loadConfig', () => {
     const config = loadConfig({
       PORT: '8080',
       HOST: '127.0.0.1',
+      HTTP_REQUEST_TIMEOUT_MS: '5000',
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: '65000',
+      HTTP_MAX_CONNECTIONS: '200',
       LOG_LEVEL: 'debug',
       MARKETS: 'Kraken, bitstamp',
       MARKET_KRAKEN_URL: 'http://127.0.0.1:9001/',
@@ -93,7 +102,13 @@ describe('loadConfig', () => {
     });
     expect({ ...config, payments: undefined }).toEqual({
       payments: undefined,
-      http: { port: 8080, host: '127.0.0.1' },
+      http: {
+        port: 8080,
+        host: '127.0.0.1',
+        requestTimeoutMs: 5000,
+        keepAliveTimeoutMs: 65_000,
+        maxConnections: 200,
+      },
       logLevel: 'debug',
       markets: {
         enabled: ['kraken', 'bitstamp'],
@@ -129,6 +144,9 @@ describe('loadConfig', () => {
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
     [{ PORT: '80.5' }, 'PORT'],
+    [{ HTTP_REQUEST_TIMEOUT_MS: '10' }, 'HTTP_REQUEST_TIMEOUT_MS'],
+    [{ HTTP_KEEP_ALIVE_TIMEOUT_MS: 'forever' }, 'HTTP_KEEP_ALIVE_TIMEOUT_MS'],
+    [{ HTTP_MAX_CONNECTIONS: '0' }, 'HTTP_MAX_CONNECTIONS'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ MARKETS: 'coinbase,nasdaq' }, 'MARKETS'],
     [{ MARKETS: 'kraken,kraken' }, 'MARKETS'],
@@ -302,6 +320,15 @@ describe('loadConfig', () => {
       });
       expect(problems.join('\n')).toContain('X402_SETTLER_PRIVATE_KEY');
       expect(problems.join('\n')).not.toContain(secret);
+    });
+
+    it.each([
+      ['X402_FACILITATOR_URL', 'https://user:hunter2@facilitator.example:99999/'],
+      ['MARKET_KRAKEN_URL', 'ftp://user:hunter2@mirror.example/'],
+    ])('never echoes %s, which may carry credentials', (variable, value) => {
+      const problems = problemsOf({ [variable]: value });
+      expect(problems.join('\n')).toContain(variable);
+      expect(problems.join('\n')).not.toContain('hunter2');
     });
   });
 

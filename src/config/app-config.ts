@@ -14,7 +14,7 @@ import { parsePaymentConfig, type PaymentConfig } from './payment-config.js';
 
 /** The typed configuration every other module reads; built once from the environment. */
 export interface AppConfig {
-  readonly http: { readonly port: number; readonly host: string };
+  readonly http: HttpConfig;
   readonly logLevel: LogLevelName;
   readonly markets: {
     readonly enabled: readonly string[];
@@ -37,6 +37,18 @@ export interface AppConfig {
     readonly volumeWeighted: boolean;
   };
   readonly payments: PaymentConfig;
+}
+
+/** The listening socket and the limits that keep slow or idle clients from holding it. */
+export interface HttpConfig {
+  readonly port: number;
+  readonly host: string;
+  /** Time to receive a whole request, headers and body. */
+  readonly requestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open. */
+  readonly keepAliveTimeoutMs: number;
+  /** Connections beyond this many are closed on arrival. */
+  readonly maxConnections: number;
 }
 
 export const APP_CONFIG = Symbol('AppConfig');
@@ -86,7 +98,13 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
   }
 
   return {
-    http: { port: variables.PORT, host: variables.HOST },
+    http: {
+      port: variables.PORT,
+      host: variables.HOST,
+      requestTimeoutMs: variables.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: variables.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: variables.HTTP_MAX_CONNECTIONS,
+    },
     logLevel: variables.LOG_LEVEL,
     markets: {
       enabled: markets,
@@ -172,7 +190,8 @@ function parseMarketUrls(
     const url = env[variable]?.trim();
     if (url === undefined || url === '') continue;
     if (isURL(url, URL_OPTIONS)) urls[id] = url.replace(/\/+$/, '');
-    else problems.push(`${variable} must be an http(s) URL (got "${url}")`);
+    // not echoed: the URL may carry credentials
+    else problems.push(`${variable} must be an http(s) URL`);
   }
   return urls;
 }

@@ -40,6 +40,21 @@ export class EnvironmentVariables {
   @IsIn(LOG_LEVELS)
   LOG_LEVEL: LogLevelName = 'log';
 
+  @IsInt()
+  @Min(1000)
+  @Max(300_000)
+  HTTP_REQUEST_TIMEOUT_MS = 15_000;
+
+  @IsInt()
+  @Min(1000)
+  @Max(600_000)
+  HTTP_KEEP_ALIVE_TIMEOUT_MS = 5000;
+
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  HTTP_MAX_CONNECTIONS = 1024;
+
   @IsOptional()
   @IsString()
   MARKETS?: string;
@@ -184,4 +199,6 @@ export const SENSITIVE_VARIABLES: ReadonlySet<string> = new Set([
   // RPC providers put the account's key in the URL path
   'X402_RPC_URL',
   'CHAINLINK_RPC_URL',
+  // a self-hosted facilitator's URL may carry credentials or a key in its path
+  'X402_FACILITATOR_URL',
 ]);
