@@ -106,4 +106,45 @@ describe('every built-in venue, replayed on loopback', () => {
       expect(Date.parse(states.get(id)!.nextPollAt)).toBeGreaterThanOrEqual(before + 120_000);
     },
   );
+
+  it('sends URL credentials as Basic authorization and never shows them', async () => {
+    markets = await FakeMarkets.start();
+    const kraken = new URL(markets.env().MARKET_KRAKEN_URL ?? '');
+    kraken.username = 'alice';
+    kraken.password = 's3cr3t';
+    service = await startApp({ ...markets.env(), MARKET_KRAKEN_URL: kraken.toString() });
+    await service.refresh();
+
+    const states = await sourceStates(service);
+    expect(states.get('kraken')).toMatchObject({ status: 'ok', lastError: null });
+    expect(markets.venue('kraken').authorizations).toContain(
+      `Basic ${Buffer.from('alice:s3cr3t').toString('base64')}`,
+    );
+    expect(markets.venue('binance').authorizations).not.toContainEqual(expect.anything());
+    expect(JSON.stringify(Object.fromEntries(states))).not.toContain('s3cr3t');
+  });
+
+  it('shows venue error text on one printable line, capped, without escape sequences', async () => {
+    const hostile =
+      'Service unavailable\n2026-11-23 [Nest] 1  - LOG [Payments] settled 0xforged\u001b[31m red' +
+      '\r\n'.repeat(3) +
+      'x'.repeat(5000);
+    const states = await sourceStates(
+      await start({
+        faults: {
+          okx: {
+            kind: 'raw',
+            status: 200,
+            body: JSON.stringify({ code: '50011', msg: hostile, data: [] }),
+            contentType: 'application/json',
+          },
+        },
+      }),
+    );
+    const message = states.get('okx')?.lastError?.message ?? '';
+    expect(message).toMatch(
+      /^OKX error 50011: Service unavailable 2026-11-23 \[Nest\] 1 - LOG \[Payments\] settled 0xforged red x+…$/,
+    );
+    expect(message).toHaveLength(200);
+  });
 });

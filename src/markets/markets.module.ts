@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ChainlinkSource } from './chainlink.source.js';
 import { PRICE_SOURCES, type PriceSource } from './price-source.js';
-import { VenueConnection } from './venue-connection.js';
+import { VenueConnection, venueEndpoint } from './venue-connection.js';
 import { BUILT_IN_VENUES, type VenueDefinition } from './venues.js';
 
 /**
@@ -13,10 +13,12 @@ export function createPriceSources(config: AppConfig): PriceSource[] {
   const venues = config.markets.enabled.map((id) => {
     const venue = BUILT_IN_VENUES.find((candidate) => candidate.id === id);
     if (venue === undefined) throw new Error(`No built-in venue "${id}"`);
-    const baseUrl = config.markets.baseUrls[id] ?? venue.defaultBaseUrl;
-    const headers = apiKeyHeaders(venue, config.markets.apiKeys[id]);
+    const endpoint = venueEndpoint(config.markets.baseUrls[id] ?? venue.defaultBaseUrl);
+    const headers = { ...endpoint.headers, ...apiKeyHeaders(venue, config.markets.apiKeys[id]) };
     return paced(
-      venue.create(new VenueConnection(baseUrl, config.markets.timeoutMs, Date.now, headers)),
+      venue.create(
+        new VenueConnection(endpoint.baseUrl, config.markets.timeoutMs, Date.now, headers),
+      ),
       venue.minIntervalMs,
     );
   });

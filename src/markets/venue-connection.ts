@@ -20,3 +20,26 @@ export class VenueConnection {
     });
   }
 }
+
+/** A configured base URL split into the URL requests go to and the headers its userinfo means. */
+export interface VenueEndpoint {
+  readonly baseUrl: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/**
+ * `MARKET_<ID>_URL` may carry `user:pass@` for a proxy or a private venue mirror. Those
+ * credentials travel as HTTP Basic authorization, never as part of a URL that could reach an
+ * error message, a log line or `/v1/sources`.
+ */
+export function venueEndpoint(configured: string): VenueEndpoint {
+  const url = new URL(configured);
+  if (url.username === '' && url.password === '') return { baseUrl: configured, headers: {} };
+  const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  url.username = '';
+  url.password = '';
+  return {
+    baseUrl: url.toString().replace(/\/+$/, ''),
+    headers: { authorization: `Basic ${Buffer.from(credentials).toString('base64')}` },
+  };
+}

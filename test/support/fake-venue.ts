@@ -22,6 +22,8 @@ export type VenueBehaviour =
  */
 export class FakeVenue {
   readonly requests: string[] = [];
+  /** The Authorization header of each request, in order (undefined when absent). */
+  readonly authorizations: (string | undefined)[] = [];
   private readonly behaviours = new Map<string, VenueBehaviour>();
   private readonly hanging = new Set<ServerResponse>();
 
@@ -56,6 +58,7 @@ export class FakeVenue {
   private handle(request: IncomingMessage, response: ServerResponse): void {
     const path = request.url ?? '/';
     this.requests.push(path);
+    this.authorizations.push(request.headers.authorization);
     const behaviour = this.behaviours.get(path);
     if (behaviour === undefined) {
       response
