@@ -38,6 +38,21 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       this.send(reply, fromHttpException(exception, instance));
       return;
     }
+    const clientStatus = clientErrorStatus(exception);
+    if (clientStatus !== undefined) {
+      // A request body that was aborted or unreadable: the client's fault, not an incident.
+      this.logger.debug(`${request.method} ${instance}: ${(exception as Error).message}`);
+      this.send(
+        reply,
+        problem(
+          clientStatus,
+          codeForStatus(clientStatus),
+          'The request could not be read.',
+          instance,
+        ),
+      );
+      return;
+    }
     this.logger.error(
       `Unhandled error on ${request.method} ${instance}`,
       exception instanceof Error ? exception.stack : String(exception),
@@ -51,6 +66,13 @@ export class ProblemDetailsFilter implements ExceptionFilter {
   private send(reply: FastifyReply, body: ProblemDetails): void {
     void reply.status(body.status).header('content-type', PROBLEM_CONTENT_TYPE).send(body);
   }
+}
+
+/** The 4xx status Fastify put on an error it raised while reading the request, if any. */
+function clientErrorStatus(exception: unknown): number | undefined {
+  if (!(exception instanceof Error) || !('statusCode' in exception)) return undefined;
+  const status = exception.statusCode;
+  return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined;
 }
 
 function fromHttpException(exception: HttpException, instance: string | undefined): ProblemDetails {
