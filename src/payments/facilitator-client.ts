@@ -25,6 +25,8 @@ import {
   defineChain,
   http,
   publicActions,
+  TransactionReceiptNotFoundError,
+  WaitForTransactionReceiptTimeoutError,
   type TransactionReceipt,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -35,8 +37,10 @@ export const FACILITATOR_CLIENT = Symbol('FacilitatorClient');
 
 /**
  * What one settlement did on chain, as far as this process could see: the embedded facilitator
- * records whether a transaction was (or may have been) sent, its hash and its receipt. A
- * facilitator over HTTP records nothing (`observed` stays false): its answer is all there is.
+ * records whether a transaction was (or may have been) sent, its hash and its receipt. For a
+ * facilitator over HTTP (`observed` stays false) only its answers are seen: any answer that names
+ * a transaction or says `settlement_pending` marks the settlement as broadcast, even when a later
+ * answer (the SDK asks again after a pending one) is a refusal.
  */
 export interface SettlementTrace {
   observed: boolean;
@@ -159,11 +163,12 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
       waitForTransactionReceipt: (args) =>
         watch(() =>
           traceReceipt(() =>
-            client.waitForTransactionReceipt({
-              ...args,
-              timeout: receiptTimeoutMs,
-              retryCount: 0,
-            }),
+            pollReceipt(
+              (hash) => client.getTransactionReceipt({ hash }),
+              args.hash,
+              receiptPollMs,
+              receiptTimeoutMs,
+            ),
           ),
         ),
       // The SDK starts this check early and may never await it: a rejection here would be
@@ -228,11 +233,53 @@ function traceSend(_request: Request, init: RequestInit): void {
   if (init.body.includes('"eth_sendRawTransaction"')) trace.broadcast = true;
 }
 
+/** A remote facilitator's answer that names a transaction, or says one is pending, was sent. */
+function traceRemoteAnswer(answer: Pick<SettleResponse, 'transaction' | 'errorReason'>): void {
+  const trace = settlementTraces.getStore();
+  if (trace === undefined) return;
+  const transaction = typeof answer.transaction === 'string' ? answer.transaction : '';
+  if (transaction !== '' || answer.errorReason === 'settlement_pending') trace.broadcast = true;
+  if (/^0x[0-9a-fA-F]{64}$/.test(transaction)) trace.transaction ??= transaction as `0x${string}`;
+}
+
 async function traceTransaction(send: () => Promise<`0x${string}`>): Promise<`0x${string}`> {
   const hash = await send();
   const trace = settlementTraces.getStore();
-  if (trace !== undefined) trace.transaction = hash;
+  if (trace !== undefined) {
+    // a hash came back: sent, however the request was made
+    trace.broadcast = true;
+    trace.transaction = hash;
+  }
   return hash;
+}
+
+/**
+ * Asks for a receipt every `pollMs` until it exists or `timeoutMs` has passed. Not viem's
+ * `waitForTransactionReceipt`: its block watcher outlives a settlement given up at its deadline
+ * and keeps polling forever if the RPC went silent. A failed ask is asked again; the last error
+ * is reported at the time-out. Waiting holds no timer that keeps the process alive.
+ */
+export async function pollReceipt(
+  getReceipt: (hash: `0x${string}`) => Promise<TransactionReceipt>,
+  hash: `0x${string}`,
+  pollMs: number,
+  timeoutMs: number,
+): Promise<TransactionReceipt> {
+  const until = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      return await getReceipt(hash);
+    } catch (error) {
+      if (!(error instanceof TransactionReceiptNotFoundError)) lastError = error;
+    }
+    if (Date.now() + pollMs > until) {
+      throw lastError instanceof Error
+        ? lastError
+        : new WaitForTransactionReceiptTimeoutError({ hash });
+    }
+    await new Promise((resolve) => setTimeout(resolve, pollMs).unref());
+  }
 }
 
 async function traceReceipt(wait: () => Promise<TransactionReceipt>): Promise<TransactionReceipt> {
@@ -254,7 +301,16 @@ class HttpFacilitatorGuard implements FacilitatorClient {
   }
 
   settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> {
-    return guarded('settle', () => this.inner.settle(payload, requirements));
+    return guarded('settle', async () => {
+      try {
+        const answer = await this.inner.settle(payload, requirements);
+        traceRemoteAnswer(answer);
+        return answer;
+      } catch (error) {
+        if (error instanceof SettleError) traceRemoteAnswer(error);
+        throw error;
+      }
+    });
   }
 
   getSupported(): Promise<SupportedResponse> {

@@ -89,6 +89,13 @@ export class PaymentSettler {
     @Inject(SETTLEMENT_CHAIN) private readonly chain: SettlementChain | null,
   ) {
     this.timeoutMs = config.payments.settleTimeoutMs;
+    if (chain === null) {
+      this.logger.warn(
+        `X402_RPC_URL is not set: settlements through the ${config.payments.facilitator.mode} ` +
+          "facilitator are taken on its word (not proven from the chain's receipt) and unknown " +
+          'outcomes cannot be reconciled. Set X402_RPC_URL to a Base RPC to check them.',
+      );
+    }
   }
 
   async settle(verified: VerifiedPayment, payment: AcceptedPayment): Promise<SettlementOutcome> {
@@ -151,28 +158,55 @@ export class PaymentSettler {
     );
   }
 
+  /**
+   * A failure is a refusal only when nothing of ours can have been sent and the chain (wherever
+   * it is readable) shows the authorization unused. If it was used anyway (by an earlier attempt,
+   * or by anyone holding the signed authorization), the payment is settled if its transfer can
+   * be proven, and unknown otherwise.
+   */
   private async classifyFailure(
     settlement: SettleResponse,
     payment: AcceptedPayment,
     trace: SettlementTrace,
   ): Promise<SettlementOutcome> {
     const reason = settlement.errorReason ?? 'settlement_failed';
-    const refused: SettlementOutcome = { kind: 'refused', settlement, reason };
-    if (trace.observed) {
-      // The embedded facilitator: we saw every chain call it made.
-      if (!trace.broadcast || trace.receipt?.status === 'reverted') return refused;
-      return unknown(trace, reason);
-    }
-    if (settlement.transaction !== '' || !PRE_BROADCAST_REASONS.has(reason)) {
+    if (mayHaveSent(settlement, trace, reason)) {
       return unknown(trace, reason, settlement.transaction);
     }
+    const refused: SettlementOutcome = { kind: 'refused', settlement, reason };
     if (this.chain === null) return refused;
     try {
-      return (await this.chain.authorizationUsed(payment)) ? unknown(trace, reason) : refused;
+      if (!(await this.chain.authorizationUsed(payment))) return refused;
+      const transaction = await this.chain.findAuthorizationUse(payment);
+      const receipt = transaction === undefined ? undefined : await this.chain.receipt(transaction);
+      if (
+        transaction !== undefined &&
+        receipt !== undefined &&
+        receiptProvesPayment(receipt, payment)
+      ) {
+        this.logger.warn(
+          `settlement failed (${reason}) but the authorization was used by ${transaction}, which paid the price`,
+        );
+        return {
+          kind: 'settled',
+          settlement: { ...settlement, success: true, transaction, errorReason: undefined },
+        };
+      }
+      return unknown(trace, `${reason}: the authorization was used on chain`, transaction);
     } catch (error) {
       return unknown(trace, `${reason} (and the chain could not be read: ${describe(error)})`);
     }
   }
+}
+
+/**
+ * The embedded facilitator: we saw every chain call, so only a send that did not end in a
+ * revert may have moved money. Over HTTP: a transaction named in any answer, a pending answer,
+ * or a reason that is not one of the facilitator's own pre-broadcast checks.
+ */
+function mayHaveSent(settlement: SettleResponse, trace: SettlementTrace, reason: string): boolean {
+  if (trace.observed) return trace.broadcast && trace.receipt?.status !== 'reverted';
+  return trace.broadcast || settlement.transaction !== '' || !PRE_BROADCAST_REASONS.has(reason);
 }
 
 function unknown(
