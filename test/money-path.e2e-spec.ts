@@ -197,8 +197,13 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
       expect(await body(response)).toMatchObject({ code: 'settlement_unknown' });
       expect(await stack.balances()).toEqual(before);
       const again = await stack.service.get('/v1/ticker/ETH', { headers: v2Header(payment) });
-      expect(again.status).toBe(402);
-      expect((await body(again)).error).toMatch(/^payment_outcome_unknown/);
+      // Not a 402: that would invite an automatic client to pay a second time.
+      expect(again.status).toBe(502);
+      expect(again.headers.get('retry-after')).toBe('5');
+      expect(await body(again)).toMatchObject({
+        code: 'settlement_unknown',
+        detail: expect.stringMatching(/^payment_outcome_unknown/) as string,
+      });
       expect(await stack.balances()).toEqual(before);
     });
   });
@@ -418,11 +423,25 @@ describe('money path, remote facilitator checked against the chain (X402_RPC_URL
       buyer: before.buyer - PRICE,
       payTo: before.payTo + PRICE,
     });
-    const again = await stack.service.get('/v1/ticker/SOL', { headers: v2Header(payment) });
-    expect(again.status).toBe(402);
+    // Never taken again: unknown until the reconciler proves the transfer, then already used.
+    for (const until = Date.now() + 20_000; ;) {
+      const again = await stack.service.get('/v1/ticker/SOL', { headers: v2Header(payment) });
+      if (again.status === 402) {
+        expect((await body(again)).error).toMatch(/^payment_already_used/);
+        break;
+      }
+      expect(again.status).toBe(502);
+      expect(await body(again)).toMatchObject({ code: 'settlement_unknown' });
+      if (Date.now() > until) throw new Error('the settled payment was never reconciled');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(await stack.balances()).toEqual({
+      buyer: before.buyer - PRICE,
+      payTo: before.payTo + PRICE,
+    });
   });
 
-  it('a pre-broadcast refusal whose nonce the chain shows used → 502, not a reusable 402', async () => {
+  it('a refusal while the chain shows the authorization paid us → 200 with that transaction, never a reusable 402', async () => {
     facilitator.settleAnswer = async (real) => {
       const settled = await real();
       return {
@@ -434,8 +453,20 @@ describe('money path, remote facilitator checked against the chain (X402_RPC_URL
     };
     const accepted = await requirementFor(stack, '/v1/ticker/BTC');
     const payment = await signedPayment(stack.buyer.account, accepted);
+    const before = await stack.balances();
     const response = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
-    expect(response.status).toBe(502);
-    expect(await body(response)).toMatchObject({ code: 'settlement_unknown' });
+    expect(response.status).toBe(200);
+    const receipt = decodePaymentResponseHeader(response.headers.get('payment-response') ?? '');
+    expect(receipt).toMatchObject({
+      success: true,
+      transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/) as string,
+    });
+    expect(await stack.balances()).toEqual({
+      buyer: before.buyer - PRICE,
+      payTo: before.payTo + PRICE,
+    });
+    const again = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
+    expect(again.status).toBe(402);
+    expect((await body(again)).error).toMatch(/^payment_already_used/);
   });
 });

@@ -574,8 +574,13 @@ describe('remote facilitator', () => {
         facilitator.scope = 'all';
       }
       const again = await stack.service.get('/v1/ticker/ETH', { headers: v2Header(payment) });
-      expect(again.status).toBe(402);
-      expect((await body(again)).error).toMatch(/^payment_outcome_unknown/);
+      // Not a 402: that would invite an automatic client to pay a second time.
+      expect(again.status).toBe(502);
+      expect(again.headers.get('retry-after')).toBe('5');
+      expect(await body(again)).toMatchObject({
+        code: 'settlement_unknown',
+        detail: expect.stringMatching(/^payment_outcome_unknown/) as string,
+      });
     },
   );
 

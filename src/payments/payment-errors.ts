@@ -56,11 +56,16 @@ export function settlementUnknown(transaction: string | undefined, reason: strin
 }
 
 /** A payment-identifier retry while the first settlement's outcome is still being checked. */
+/**
+ * A payment whose earlier settlement is still unknown, presented again (with or without its
+ * payment-identifier): never a 402, which would invite an automatic client to pay a second time.
+ */
 export function settlementStillUnknown(): ApiError {
   return new ApiError(
     ErrorCode.SettlementUnknown,
-    'The settlement of this payment could not be confirmed and is still being checked on chain; ' +
-      'retry with the same payment-identifier later. Do not pay again before it is resolved.',
+    'payment_outcome_unknown: the settlement of this payment could not be confirmed and is still ' +
+      'being checked on chain; retry the same payment with its payment-identifier later. Do not ' +
+      'pay again before it is resolved.',
     { 'retry-after': '5' },
   );
 }

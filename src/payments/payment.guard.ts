@@ -36,11 +36,9 @@ import {
   type ProtocolVersion,
 } from './x402-wire.js';
 
-const CLAIM_REFUSALS: Readonly<Record<Exclude<ClaimResult, 'claimed'>, string>> = {
+const CLAIM_REFUSALS: Readonly<Record<Exclude<ClaimResult, 'claimed' | 'uncertain'>, string>> = {
   in_flight: 'payment_in_progress: this payment is already being used by another request',
   settled: 'payment_already_used: this payment has already been settled',
-  uncertain:
-    'payment_outcome_unknown: an earlier settlement of this payment was not confirmed; it may have been taken',
 };
 
 /**
@@ -77,6 +75,7 @@ export class PaymentGuard implements CanActivate {
       await this.claimPaymentId(request, paymentId, accepted, fingerprint, expiresAt);
     try {
       const claim = await this.ledger.claim(fingerprint, expiresAt);
+      if (claim === 'uncertain') throw settlementStillUnknown();
       if (claim !== 'claimed') {
         throw challengeResponse(await this.paywall.challenge(request, CLAIM_REFUSALS[claim]));
       }

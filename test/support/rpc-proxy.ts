@@ -7,7 +7,7 @@ import { closeServer } from './close-server.js';
  * - `error-after-forward`: the chain gets the call (a transaction is sent), the caller an error;
  * - `error`: the caller gets an error and the chain never sees the call;
  * - `delay`: forwarded after `ms`;
- * - `silence`: never answered (until the fault is cleared or the proxy closes).
+ * - `silence`: not answered until the faults are cleared (then forwarded) or the proxy closes.
  */
 export type RpcFault =
   | { readonly kind: 'error-after-forward' }
@@ -22,7 +22,7 @@ export type RpcFault =
 export class RpcProxy {
   readonly calls: string[] = [];
   private readonly faults = new Map<string, RpcFault>();
-  private readonly silenced = new Set<ServerResponse>();
+  private readonly silenced = new Map<ServerResponse, string>();
 
   private constructor(
     private readonly server: Server,
@@ -46,13 +46,19 @@ export class RpcProxy {
     this.faults.set(method, fault);
   }
 
-  /** Back to a faithful proxy; silenced calls stay unanswered (their callers time out). */
+  /**
+   * Back to a faithful proxy. Calls held in silence are forwarded now, so work the app gave up
+   * on (at a deadline) finishes while the test is still running instead of after it.
+   */
   clear(): void {
     this.faults.clear();
+    const held = [...this.silenced];
+    this.silenced.clear();
+    for (const [response, body] of held) void this.forward(body, response);
   }
 
   close(): Promise<void> {
-    return closeServer(this.server, this.silenced);
+    return closeServer(this.server, this.silenced.keys());
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -61,7 +67,7 @@ export class RpcProxy {
     this.calls.push(method);
     const fault = this.faults.get(method) ?? this.faults.get('*');
     if (fault?.kind === 'silence') {
-      this.silenced.add(response);
+      this.silenced.set(response, body);
       return;
     }
     if (fault?.kind === 'error') {
@@ -69,6 +75,11 @@ export class RpcProxy {
       return;
     }
     if (fault?.kind === 'delay') await new Promise((resolve) => setTimeout(resolve, fault.ms));
+    await this.forward(body, response, fault?.kind === 'error-after-forward');
+  }
+
+  private async forward(body: string, response: ServerResponse, failAfter = false): Promise<void> {
+    const { id } = describe(body);
     let forwarded: string;
     try {
       const upstream = await fetch(this.target, {
@@ -81,7 +92,7 @@ export class RpcProxy {
       reply(response, rpcError(id, `upstream unreachable: ${String(error)}`));
       return;
     }
-    if (fault?.kind === 'error-after-forward') {
+    if (failAfter) {
       reply(response, rpcError(id, 'injected RPC failure after the call reached the chain'));
       return;
     }
