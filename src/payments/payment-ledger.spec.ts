@@ -46,7 +46,7 @@ describe('InMemoryPaymentLedger', () => {
       expect(await ledger.claimPaymentId('id-1', binding, later())).toEqual({ kind: 'claimed' });
       expect(await ledger.claimPaymentId('id-1', binding, later())).toEqual({ kind: 'in_flight' });
       const response = { status: 200, headers: {}, body: { ok: true } };
-      await ledger.storeResponse('id-1', response, later());
+      await ledger.storeResponse('id-1', 'f', response, later());
       expect(await ledger.claimPaymentId('id-1', binding, later())).toEqual({
         kind: 'stored',
         response,
@@ -80,10 +80,30 @@ describe('InMemoryPaymentLedger', () => {
       await ledger.releasePaymentId('id-4');
       expect(await ledger.claimPaymentId('id-4', binding, later())).toEqual({ kind: 'uncertain' });
       const response = { status: 200, headers: {}, body: 'reconciled' };
-      await ledger.storeResponse('id-4', response, later());
+      await ledger.storeResponse('id-4', 'f', response, later());
       expect(await ledger.claimPaymentId('id-4', binding, later())).toEqual({
         kind: 'stored',
         response,
+      });
+    });
+
+    it('stores a response only under an id still bound to the payment that bought it', async () => {
+      await ledger.claimPaymentId('id-5', binding, later());
+      await ledger.storeResponse(
+        'id-5',
+        'another payment',
+        { status: 200, headers: {}, body: 'x' },
+        later(),
+      );
+      expect(await ledger.claimPaymentId('id-5', binding, later())).toEqual({ kind: 'in_flight' });
+      await ledger.storeResponse(
+        'never-bound',
+        'f',
+        { status: 200, headers: {}, body: 'x' },
+        later(),
+      );
+      expect(await ledger.claimPaymentId('never-bound', binding, later())).toEqual({
+        kind: 'claimed',
       });
     });
 
@@ -93,7 +113,7 @@ describe('InMemoryPaymentLedger', () => {
       expect(
         await ledger.claimPaymentId('id-3', { ...binding, fingerprint: 'h' }, later()),
       ).toEqual({ kind: 'claimed' });
-      await ledger.storeResponse('id-3', { status: 200, headers: {}, body: 1 }, later());
+      await ledger.storeResponse('id-3', 'h', { status: 200, headers: {}, body: 1 }, later());
       await ledger.releasePaymentId('id-3');
       expect(
         (await ledger.claimPaymentId('id-3', { ...binding, fingerprint: 'h' }, later())).kind,

@@ -47,7 +47,17 @@ export interface PaymentLedger {
   releasePaymentId(id: string): Promise<void>;
   /** Its settlement's outcome is unknown: retries wait for reconciliation instead of paying again. */
   markPaymentIdUncertain(id: string): Promise<void>;
-  storeResponse(id: string, response: StoredResponse, expiresAt: number): Promise<void>;
+  /**
+   * Stores the response an id bought, only while the id is still bound to that payment: a late
+   * reconciliation must not write one payer's response under an id that has expired and been
+   * bound to another payment since.
+   */
+  storeResponse(
+    id: string,
+    fingerprint: string,
+    response: StoredResponse,
+    expiresAt: number,
+  ): Promise<void>;
 }
 
 export const PAYMENT_LEDGER = Symbol('PaymentLedger');
@@ -132,9 +142,16 @@ export class InMemoryPaymentLedger implements PaymentLedger {
     return Promise.resolve();
   }
 
-  storeResponse(id: string, response: StoredResponse, expiresAt: number): Promise<void> {
-    const entry = this.ids.get(id);
-    if (entry !== undefined) this.ids.set(id, { ...entry, response, uncertain: false, expiresAt });
+  storeResponse(
+    id: string,
+    fingerprint: string,
+    response: StoredResponse,
+    expiresAt: number,
+  ): Promise<void> {
+    const entry = this.live(this.ids, id);
+    if (entry?.fingerprint === fingerprint) {
+      this.ids.set(id, { ...entry, response, uncertain: false, expiresAt });
+    }
     return Promise.resolve();
   }
 

@@ -19,6 +19,11 @@ export interface SettlementChain {
   authorizationUsed(payment: AcceptedPayment): Promise<boolean>;
   /** The transaction that emitted `AuthorizationUsed(payer, nonce)` in recent blocks, if any. */
   findAuthorizationUse(payment: AcceptedPayment): Promise<`0x${string}` | undefined>;
+  /**
+   * True once the chain itself has passed the authorization's `validBefore` (a block stamped
+   * later exists) with the authorization unused at that block: it can never be used now.
+   */
+  expiredUnused(payment: AcceptedPayment): Promise<boolean>;
 }
 
 export class RpcSettlementChain implements SettlementChain {
@@ -39,13 +44,20 @@ export class RpcSettlementChain implements SettlementChain {
     }
   }
 
-  authorizationUsed(payment: AcceptedPayment): Promise<boolean> {
+  authorizationUsed(payment: AcceptedPayment, blockNumber?: bigint): Promise<boolean> {
     return this.client.readContract({
       address: payment.requirement.asset as `0x${string}`,
       abi: EIP3009_STATE_ABI,
       functionName: 'authorizationState',
       args: [payment.authorization.from, payment.authorization.nonce],
+      blockNumber,
     });
+  }
+
+  async expiredUnused(payment: AcceptedPayment): Promise<boolean> {
+    const block = await this.client.getBlock({ blockTag: 'latest' });
+    if (block.timestamp < BigInt(payment.authorization.validBefore)) return false;
+    return !(await this.authorizationUsed(payment, block.number));
   }
 
   async findAuthorizationUse(payment: AcceptedPayment): Promise<`0x${string}` | undefined> {

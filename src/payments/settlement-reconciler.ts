@@ -61,8 +61,8 @@ export class SettlementReconciler implements OnModuleDestroy {
       }
       return 'pending';
     }
-    const validBeforeMs = Number(uncertain.payment.authorization.validBefore) * 1000;
-    return Date.now() > validBeforeMs ? 'not_settled' : 'pending';
+    // judged by the chain's clock, not ours: a late block may still carry it
+    return (await chain.expiredUnused(uncertain.payment)) ? 'not_settled' : 'pending';
   }
 
   onModuleDestroy(): void {
@@ -84,19 +84,21 @@ export class SettlementReconciler implements OnModuleDestroy {
   }
 
   private schedule(uncertain: UncertainSettlement, delayMs: number): void {
-    if (Date.now() > uncertain.expiresAt) {
-      this.logger.warn(`settlement of ${uncertain.fingerprint} left unreconciled at its expiry`);
-      return;
-    }
+    // the last look falls on the expiry at the latest, never after it
+    const wait = Math.max(0, Math.min(delayMs, uncertain.expiresAt - Date.now()));
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       void this.attempt(uncertain, delayMs);
-    }, delayMs);
+    }, wait);
     timer.unref();
     this.timers.add(timer);
   }
 
   private async attempt(uncertain: UncertainSettlement, delayMs: number): Promise<void> {
+    if (Date.now() > uncertain.expiresAt) {
+      this.logger.warn(`settlement of ${uncertain.fingerprint} left unreconciled at its expiry`);
+      return;
+    }
     let result: Reconciliation = 'pending';
     try {
       result = await this.check(uncertain);

@@ -111,7 +111,7 @@ export class SettlementInterceptor implements NestInterceptor {
     await this.ledger.settle(inProgress.fingerprint, inProgress.expiresAt);
     const headers = this.receiptHeaders(inProgress, settlement);
     if (inProgress.paymentId !== undefined)
-      await this.storeForRetries(inProgress.paymentId, headers, body);
+      await this.storeForRetries(inProgress.paymentId, inProgress.fingerprint, headers, body);
     void reply.headers(headers);
     return body;
   }
@@ -143,7 +143,12 @@ export class SettlementInterceptor implements NestInterceptor {
           network: accepted.requirement.network,
           payer: accepted.authorization.from,
         };
-        await this.storeForRetries(paymentId, this.receiptHeaders(inProgress, settlement), body);
+        await this.storeForRetries(
+          paymentId,
+          inProgress.fingerprint,
+          this.receiptHeaders(inProgress, settlement),
+          body,
+        );
       },
     });
   }
@@ -159,12 +164,14 @@ export class SettlementInterceptor implements NestInterceptor {
   /** The money has moved: failing to store the response for retries must not cost the client its 200. */
   private async storeForRetries(
     paymentId: string,
+    fingerprint: string,
     headers: Record<string, string>,
     body: unknown,
   ): Promise<void> {
     try {
       await this.ledger.storeResponse(
         paymentId,
+        fingerprint,
         { status: 200, headers, body },
         Date.now() + STORED_RESPONSE_TTL_MS,
       );
