@@ -103,6 +103,20 @@ describe('acceptPayment', () => {
     const payload = { ...schemePayload, authorization: { ...authorization, ...change } };
     expect(() => acceptPayment(presented(payload), [offered])).toThrow(reason);
   });
+
+  it('refuses an authorization valid for longer than offered, allowing five minutes of clock skew', () => {
+    const nowMs = 1_795_176_000_000;
+    const until = (validBefore: string) =>
+      presented({ ...schemePayload, authorization: { ...authorization, validBefore } });
+    const latest = String(nowMs / 1000 + 60 + 300);
+    expect(acceptPayment(until(latest), [offered], nowMs).authorization.validBefore).toBe(latest);
+    expect(() => acceptPayment(until(String(Number(latest) + 1)), [offered], nowMs)).toThrow(
+      /valid_before: an authorization may stay valid for at most 60 s/,
+    );
+    expect(() => acceptPayment(until('9'.repeat(70)), [offered], nowMs)).toThrow(
+      PaymentRefusedError,
+    );
+  });
 });
 
 describe('paymentFingerprint', () => {

@@ -47,16 +47,22 @@ const SIGNATURE = /^0x(?:[0-9a-fA-F]{2}){65,}$/;
 const V2_PAYLOAD_KEYS = new Set(['x402Version', 'accepted', 'payload', 'resource', 'extensions']);
 const EXACT_EVM_KEYS = ['authorization', 'signature'] as const;
 
+/** Allowance for a buyer's clock running ahead of ours when checking validBefore. */
+const CLOCK_SKEW_S = 300;
+
 /**
  * Accepts a payment only in the exact shape of an offered requirement: `accepted` equal to one
  * of `offered`, and for `exact` on EVM exactly `{signature, authorization}` with the six
  * EIP-3009 fields, paying the offered amount to the offered address. Any other key, transfer
  * method (a Permit2 payload, say) or scheme is refused here, before a facilitator sees it,
- * because the facilitator picks its transfer method from the payload's shape.
+ * because the facilitator picks its transfer method from the payload's shape. An authorization
+ * valid for longer than the offered `maxTimeoutSeconds` (plus clock skew) is refused too: the
+ * ledger and the reconciler keep a payment until it can no longer settle, and that must be soon.
  */
 export function acceptPayment(
   presented: PaymentPayload,
   offered: readonly PaymentRequirements[],
+  nowMs: number = Date.now(),
 ): AcceptedPayment {
   const extraKey = Object.keys(presented).find((key) => !V2_PAYLOAD_KEYS.has(key));
   if (extraKey !== undefined) throw new MalformedPaymentError(`unexpected field \`${extraKey}\``);
@@ -78,6 +84,12 @@ export function acceptPayment(
   if (authorization.value !== requirement.amount) {
     throw new PaymentRefusedError(
       `invalid_exact_evm_payload_authorization_value_mismatch: the price is ${requirement.amount}, the authorization is for ${authorization.value}`,
+    );
+  }
+  const latestValidBefore = Math.floor(nowMs / 1000) + requirement.maxTimeoutSeconds + CLOCK_SKEW_S;
+  if (BigInt(authorization.validBefore) > BigInt(latestValidBefore)) {
+    throw new PaymentRefusedError(
+      `invalid_exact_evm_payload_authorization_valid_before: an authorization may stay valid for at most ${requirement.maxTimeoutSeconds} s`,
     );
   }
   const payload: PaymentPayload = {

@@ -1,4 +1,4 @@
-import { encodeAbiParameters, encodeEventTopics, type Log } from 'viem';
+import { encodeAbiParameters, encodeEventTopics } from 'viem';
 import type { AcceptedPayment } from './payment-acceptance.js';
 import { EIP3009_EVENTS, receiptProvesPayment, type ReceiptEvidence } from './settlement-proof.js';
 
@@ -7,6 +7,8 @@ const OTHER_TOKEN = '0x4200000000000000000000000000000000000006';
 const PAYER = '0x1111111111111111111111111111111111111111';
 const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 const NONCE = `0x${'ab'.repeat(32)}` as const;
+
+type Log = ReceiptEvidence['logs'][number];
 
 const payment = {
   requirement: { asset: USDC, payTo: PAY_TO, amount: '2000' },
@@ -44,7 +46,7 @@ function authorizationUsed(authorizer: string, nonce: `0x${string}`, token: stri
   );
 }
 
-function log(address: string, topics: readonly `0x${string}`[], data: `0x${string}`): Log {
+function log(address: string, topics: readonly unknown[], data: `0x${string}`): Log {
   return { address, topics, data } as unknown as Log;
 }
 
