@@ -40,6 +40,34 @@ async function identifiedPayment(
   };
 }
 
+async function anvil(stack: PaidApp, method: string, params: unknown[] = []): Promise<unknown> {
+  const response = await fetch(stack.chain.rpcUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  return ((await response.json()) as { result: unknown }).result;
+}
+
+/** Retries a payment until it is known settled (402 already used); before that only 502 unknown. */
+async function untilKnownSettled(
+  stack: PaidApp,
+  path: string,
+  payment: PaymentPayload,
+): Promise<void> {
+  for (const until = Date.now() + 20_000; ;) {
+    const again = await stack.service.get(path, { headers: v2Header(payment) });
+    if (again.status === 402) {
+      expect((await body(again)).error).toMatch(/^payment_already_used/);
+      return;
+    }
+    expect(again.status).toBe(502);
+    expect(await body(again)).toMatchObject({ code: 'settlement_unknown' });
+    if (Date.now() > until) throw new Error('the settled payment was never reconciled');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 /** Retries a payment-identifier until the service answers 200; every other answer must be `settlement_unknown`. */
 async function retryUntilServed(
   stack: PaidApp,
@@ -65,7 +93,7 @@ const sends = (proxy: RpcProxy) =>
 describe('money path, embedded facilitator behind a faulty RPC', () => {
   let stack: PaidApp;
   let proxy: RpcProxy;
-  const { spy: handler } = spyOnHandler<TickersController['getTicker']>(
+  const { spy: handler, original: getTicker } = spyOnHandler<TickersController['getTicker']>(
     TickersController.prototype,
     'getTicker',
   );
@@ -266,6 +294,40 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
     });
   });
 
+  describe('someone else uses the signed authorization while the handler runs', () => {
+    it('the price reached us under this payment → 200 with that transaction, not a 402', async () => {
+      const accepted = await requirementFor(stack, '/v1/ticker/BTC');
+      const payment = await signedPayment(stack.buyer.account, accepted);
+      const intermediary = new EmbeddedFacilitatorClient(
+        stack.chain.accounts[2]!,
+        stack.chain.rpcUrl,
+        'eip155:84532',
+        { receiptPollMs: 20 },
+      );
+      handler.mockImplementationOnce(async function (
+        this: TickersController,
+        ...args: Parameters<TickersController['getTicker']>
+      ) {
+        const settled = await intermediary.settle(payment, accepted);
+        expect(settled.success).toBe(true);
+        return getTicker.apply(this, args);
+      } as unknown as TickersController['getTicker']);
+      const before = await stack.balances();
+      const response = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
+      expect(response.status).toBe(200);
+      expect(
+        decodePaymentResponseHeader(response.headers.get('payment-response') ?? ''),
+      ).toMatchObject({ success: true });
+      expect(await stack.balances()).toEqual({
+        buyer: before.buyer - PRICE,
+        payTo: before.payTo + PRICE,
+      });
+      const again = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
+      expect(again.status).toBe(402);
+      expect((await body(again)).error).toMatch(/^payment_already_used/);
+    });
+  });
+
   describe('payment-identifier', () => {
     it('a stored response is not served to a copy with a corrupted signature', async () => {
       const id = `order_${Date.now()}_corrupted-copy`;
@@ -424,17 +486,7 @@ describe('money path, remote facilitator checked against the chain (X402_RPC_URL
       payTo: before.payTo + PRICE,
     });
     // Never taken again: unknown until the reconciler proves the transfer, then already used.
-    for (const until = Date.now() + 20_000; ;) {
-      const again = await stack.service.get('/v1/ticker/SOL', { headers: v2Header(payment) });
-      if (again.status === 402) {
-        expect((await body(again)).error).toMatch(/^payment_already_used/);
-        break;
-      }
-      expect(again.status).toBe(502);
-      expect(await body(again)).toMatchObject({ code: 'settlement_unknown' });
-      if (Date.now() > until) throw new Error('the settled payment was never reconciled');
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    await untilKnownSettled(stack, '/v1/ticker/SOL', payment);
     expect(await stack.balances()).toEqual({
       buyer: before.buyer - PRICE,
       payTo: before.payTo + PRICE,
@@ -468,5 +520,54 @@ describe('money path, remote facilitator checked against the chain (X402_RPC_URL
     const again = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
     expect(again.status).toBe(402);
     expect((await body(again)).error).toMatch(/^payment_already_used/);
+  });
+  it('a pending answer, then a refusal from another replica → 502 (it was sent), reconciled once mined', async () => {
+    const accepted = await requirementFor(stack, '/v1/ticker/ETH');
+    const payment = await signedPayment(stack.buyer.account, accepted);
+    const before = await stack.balances();
+    let calls = 0;
+    let firstAttempt: Promise<unknown> = Promise.resolve();
+    facilitator.settleAnswer = async (real) => {
+      calls += 1;
+      if (calls > 1) {
+        // another replica, without the first one's pending store, re-checks and refuses
+        return {
+          success: false,
+          errorReason: 'invalid_exact_evm_payload_authorization_valid_before',
+          transaction: '',
+          network: 'eip155:84532',
+        };
+      }
+      await anvil(stack, 'evm_setAutomine', [false]);
+      firstAttempt = real().catch(() => undefined);
+      let pending: string | undefined;
+      while (pending === undefined) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const block = (await anvil(stack, 'eth_getBlockByNumber', ['pending', false])) as {
+          transactions: string[];
+        };
+        pending = block.transactions[0];
+      }
+      return {
+        success: false,
+        errorReason: 'settlement_pending',
+        transaction: pending,
+        network: 'eip155:84532',
+      };
+    };
+    try {
+      const response = await stack.service.get('/v1/ticker/ETH', { headers: v2Header(payment) });
+      expect(calls).toBe(2);
+      expect(response.status).toBe(502);
+      expect(await body(response)).toMatchObject({ code: 'settlement_unknown' });
+    } finally {
+      await anvil(stack, 'evm_mine');
+      await anvil(stack, 'evm_setAutomine', [true]);
+      await firstAttempt;
+    }
+    const moved = { buyer: before.buyer - PRICE, payTo: before.payTo + PRICE };
+    expect(await stack.balances()).toEqual(moved);
+    await untilKnownSettled(stack, '/v1/ticker/ETH', payment);
+    expect(await stack.balances()).toEqual(moved);
   });
 });
