@@ -1,58 +1,14 @@
-import { encodeAbiParameters, encodeEventTopics } from 'viem';
-import type { AcceptedPayment } from './payment-acceptance.js';
-import { EIP3009_EVENTS, receiptProvesPayment, type ReceiptEvidence } from './settlement-proof.js';
-
-const USDC = '0x036CbD53842c5426634e7929541eC2318f3dCF7e';
-const OTHER_TOKEN = '0x4200000000000000000000000000000000000006';
-const PAYER = '0x1111111111111111111111111111111111111111';
-const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
-const NONCE = `0x${'ab'.repeat(32)}` as const;
-
-type Log = ReceiptEvidence['logs'][number];
-
-const payment = {
-  requirement: { asset: USDC, payTo: PAY_TO, amount: '2000' },
-  authorization: {
-    from: PAYER,
-    to: PAY_TO,
-    value: '2000',
-    validAfter: '0',
-    validBefore: '9999999999',
-    nonce: NONCE,
-  },
-} as unknown as AcceptedPayment;
-
-function transfer(from: string, to: string, value: bigint, token: string = USDC): Log {
-  return log(
-    token,
-    encodeEventTopics({
-      abi: EIP3009_EVENTS,
-      eventName: 'Transfer',
-      args: { from: from as `0x${string}`, to: to as `0x${string}` },
-    }),
-    encodeAbiParameters([{ type: 'uint256' }], [value]),
-  );
-}
-
-function authorizationUsed(authorizer: string, nonce: `0x${string}`, token: string = USDC): Log {
-  return log(
-    token,
-    encodeEventTopics({
-      abi: EIP3009_EVENTS,
-      eventName: 'AuthorizationUsed',
-      args: { authorizer: authorizer as `0x${string}`, nonce },
-    }),
-    '0x',
-  );
-}
-
-function log(address: string, topics: readonly unknown[], data: `0x${string}`): Log {
-  return { address, topics, data } as unknown as Log;
-}
-
-function receipt(...logs: Log[]): ReceiptEvidence {
-  return { status: 'success', logs };
-}
+import {
+  NONCE,
+  OTHER_TOKEN,
+  PAYER,
+  PAY_TO,
+  authorizationUsed,
+  payment,
+  receipt,
+  transfer,
+} from '../../test/support/eip3009-receipts.js';
+import { receiptProvesPayment, type ReceiptEvidence } from './settlement-proof.js';
 
 describe('receiptProvesPayment', () => {
   it('accepts the exact transfer and the used authorization from the offered token', () => {

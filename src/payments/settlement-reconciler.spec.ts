@@ -1,0 +1,102 @@
+import {
+  NONCE,
+  PAYER,
+  PAY_TO,
+  authorizationUsed,
+  payment,
+  receipt,
+  transfer,
+} from '../../test/support/eip3009-receipts.js';
+import { InMemoryPaymentLedger } from './payment-ledger.js';
+import type { SettlementChain } from './settlement-chain.js';
+import type { ReceiptEvidence } from './settlement-proof.js';
+import { SettlementReconciler, type UncertainSettlement } from './settlement-reconciler.js';
+
+const TX = `0x${'11'.repeat(32)}` as const;
+const OTHER_TX = `0x${'22'.repeat(32)}` as const;
+
+/** A chain the test scripts: which transactions have a receipt proving the payment, and its state. */
+class ScriptedChain implements SettlementChain {
+  used = false;
+  expired = false;
+  usedBy: `0x${string}` | undefined;
+  proving = new Set<string>();
+
+  receipt(transaction: `0x${string}`): Promise<ReceiptEvidence | undefined> {
+    return Promise.resolve(this.proving.has(transaction) ? provingReceipt : undefined);
+  }
+  authorizationUsed(): Promise<boolean> {
+    return Promise.resolve(this.used);
+  }
+  findAuthorizationUse(): Promise<`0x${string}` | undefined> {
+    return Promise.resolve(this.usedBy);
+  }
+  expiredUnused(): Promise<boolean> {
+    return Promise.resolve(this.expired && !this.used);
+  }
+}
+
+const provingReceipt = receipt(transfer(PAYER, PAY_TO, 2000n), authorizationUsed(PAYER, NONCE));
+
+function uncertain(
+  onSettled: UncertainSettlement['onSettled'],
+  transaction?: `0x${string}`,
+): UncertainSettlement {
+  return {
+    payment,
+    fingerprint: 'fp',
+    expiresAt: Date.now() + 60_000,
+    trace: { observed: true, broadcast: true, transaction },
+    onSettled,
+  };
+}
+
+describe('SettlementReconciler.check', () => {
+  let chain: ScriptedChain;
+  let ledger: InMemoryPaymentLedger;
+  let reconciler: SettlementReconciler;
+  const settledBy: string[] = [];
+  const onSettled = (transaction: `0x${string}`) => {
+    settledBy.push(transaction);
+    return Promise.resolve();
+  };
+
+  beforeEach(() => {
+    chain = new ScriptedChain();
+    ledger = new InMemoryPaymentLedger();
+    reconciler = new SettlementReconciler(chain, ledger);
+    settledBy.length = 0;
+  });
+
+  it('is settled when the known transaction proves the payment, and records it', async () => {
+    chain.proving.add(TX);
+    expect(await reconciler.check(uncertain(onSettled, TX))).toBe('settled');
+    expect(settledBy).toEqual([TX]);
+    expect(await ledger.claim('fp', Date.now() + 1000)).toBe('settled');
+  });
+
+  it('finds the transaction that used the authorization when the known one did not prove it', async () => {
+    chain.used = true;
+    chain.usedBy = OTHER_TX;
+    chain.proving.add(OTHER_TX);
+    expect(await reconciler.check(uncertain(onSettled, TX))).toBe('settled');
+    expect(settledBy).toEqual([OTHER_TX]);
+  });
+
+  it('stays pending while the authorization is used but its transfer is not proven', async () => {
+    chain.used = true;
+    chain.usedBy = OTHER_TX;
+    expect(await reconciler.check(uncertain(onSettled))).toBe('pending');
+    expect(settledBy).toEqual([]);
+  });
+
+  it('stays pending while unused and the chain has not passed validBefore, whatever our clock says', async () => {
+    expect(await reconciler.check(uncertain(onSettled))).toBe('pending');
+  });
+
+  it('is not settled once the chain passed validBefore with the authorization unused', async () => {
+    chain.expired = true;
+    expect(await reconciler.check(uncertain(onSettled))).toBe('not_settled');
+    expect(settledBy).toEqual([]);
+  });
+});
