@@ -28,17 +28,28 @@ export interface VenueState {
   readonly instruments: number;
 }
 
+/** Told after every attempt: the status before and after, and whether new quotes arrived. */
+export type PollListener = (
+  poller: VenuePoller,
+  change: { readonly before: VenueStatus; readonly after: VenueStatus },
+) => void;
+
 /**
- * One venue's polling: when it is due (its own minimum interval, longer after failures and
- * as long as a rate limit asks), its last good quotes (kept until they go stale), its state.
+ * One venue on its own clock: when it is due (its own interval, longer after failures and as
+ * long as a rate limit asks), its last good quotes (kept until they go stale), its state. Once
+ * started it polls itself on a timer, so no venue ever waits for another.
  */
 export class VenuePoller {
   private quotes: readonly RawQuote[] = [];
   private state: VenueState;
+  private inFlight: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private listener: PollListener | undefined;
 
   constructor(
     readonly source: PriceSource,
-    private readonly minIntervalMs: number,
+    /** Time between two polls of this venue: its own pace, never below its minimum interval. */
+    private readonly intervalMs: number,
   ) {
     this.state = {
       id: source.id,
@@ -70,6 +81,44 @@ export class VenuePoller {
     return this.state;
   }
 
+  /** Polls now and then whenever due, telling `listener` after each attempt. */
+  start(listener: PollListener): void {
+    this.listener = listener;
+    this.schedule();
+  }
+
+  /** No more polls; an attempt in flight finishes without telling anyone. */
+  stop(): void {
+    this.listener = undefined;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Joins the attempt in flight, or polls now if the venue is due; otherwise resolves at once. */
+  pollIfDue(now: number = Date.now()): Promise<void> {
+    if (this.inFlight !== undefined) return this.inFlight;
+    if (!this.isDue(now)) return Promise.resolve();
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.inFlight = this.poll(Date.now).then((change) => {
+      this.inFlight = undefined;
+      this.listener?.(this, change);
+      if (this.listener !== undefined) this.schedule();
+    });
+    return this.inFlight;
+  }
+
+  private schedule(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        void this.pollIfDue();
+      },
+      Math.max(0, this.state.nextPollAt - Date.now()),
+    );
+  }
+
   /** Polls the venue; never throws. Returns the status before and after, for logging. */
   async poll(
     now: () => number,
@@ -87,14 +136,14 @@ export class VenuePoller {
         lastSuccessAt: finishedAt,
         latencyMs: finishedAt - startedAt,
         consecutiveFailures: 0,
-        nextPollAt: startedAt + this.minIntervalMs,
+        nextPollAt: startedAt + this.intervalMs,
         instruments: quotes.length,
       };
     } catch (error) {
       const finishedAt = now();
       const failures = this.state.consecutiveFailures + 1;
       const rateLimited = error instanceof VenueError && error.kind === 'rate_limited';
-      const backoff = Math.min(this.minIntervalMs * 2 ** (failures - 1), MAX_BACKOFF_MS);
+      const backoff = Math.min(this.intervalMs * 2 ** (failures - 1), MAX_BACKOFF_MS);
       const retryAfter = error instanceof VenueError ? (error.retryAfterMs ?? 0) : 0;
       this.state = {
         ...this.state,

@@ -43,7 +43,7 @@ describe('loadConfig', () => {
       chainlink: undefined,
       assets: undefined,
       pricing: {
-        refreshMs: 5000,
+        refreshMs: 1000,
         staleMs: 60_000,
         minSources: 2,
         maxDeviation: 0.02,
@@ -138,7 +138,7 @@ describe('loadConfig', () => {
     [{ ASSETS: 'BTC,ET-H' }, 'ASSETS'],
     [{ ASSETS: 'BTC,btc' }, 'ASSETS'],
     [{ PRICE_REFRESH_MS: '10' }, 'PRICE_REFRESH_MS'],
-    [{ PRICE_STALE_MS: '4000' }, 'PRICE_STALE_MS'],
+    [{ PRICE_STALE_MS: '4000', PRICE_REFRESH_MS: '5000' }, 'PRICE_STALE_MS'],
     [{ PRICE_MIN_SOURCES: '0' }, 'PRICE_MIN_SOURCES'],
     [{ PRICE_MIN_SOURCES: '3', MARKETS: 'kraken,bitstamp' }, 'PRICE_MIN_SOURCES'],
     [{ PRICE_MAX_DEVIATION: '1e-2' }, 'PRICE_MAX_DEVIATION'],

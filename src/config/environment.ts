@@ -68,7 +68,7 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(250)
   @Max(3_600_000)
-  PRICE_REFRESH_MS = 5000;
+  PRICE_REFRESH_MS = 1000;
 
   @IsInt()
   @Min(1000)
