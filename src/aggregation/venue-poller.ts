@@ -113,7 +113,9 @@ export class VenuePoller {
     this.timer = setTimeout(
       () => {
         this.timer = undefined;
-        void this.pollIfDue();
+        // a timer may fire a millisecond early by the wall clock: wait again rather than stop
+        if (this.isDue(Date.now())) void this.pollIfDue();
+        else this.schedule();
       },
       Math.max(0, this.state.nextPollAt - Date.now()),
     );

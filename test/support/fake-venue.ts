@@ -22,6 +22,8 @@ export type VenueBehaviour =
  */
 export class FakeVenue {
   readonly requests: string[] = [];
+  /** Every answer waits this long first: a slow venue. */
+  delayMs = 0;
   private readonly behaviours = new Map<string, VenueBehaviour>();
   private readonly hanging = new Set<ServerResponse>();
 
@@ -56,6 +58,21 @@ export class FakeVenue {
   private handle(request: IncomingMessage, response: ServerResponse): void {
     const path = request.url ?? '/';
     this.requests.push(path);
+    if (this.delayMs === 0) {
+      this.answer(path, request, response);
+      return;
+    }
+    this.hanging.add(response);
+    const timer = setTimeout(() => {
+      this.hanging.delete(response);
+      if (!response.destroyed) this.answer(path, request, response);
+    }, this.delayMs);
+    response.on('close', () => {
+      clearTimeout(timer);
+    });
+  }
+
+  private answer(path: string, request: IncomingMessage, response: ServerResponse): void {
     const behaviour = this.behaviours.get(path);
     if (behaviour === undefined) {
       response
