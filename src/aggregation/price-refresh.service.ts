@@ -6,7 +6,7 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { PRICE_SOURCES, type PriceSource } from '../markets/price-source.js';
+import { PRICE_SOURCES, type PriceSource, type UpdateRule } from '../markets/price-source.js';
 import { aggregate, type PricingPolicy, type RoundResult } from './aggregate.js';
 import { nextSnapshot, type PriceSnapshot } from './price-snapshot.js';
 import { SNAPSHOT_STORE, type SnapshotStore } from './snapshot-store.js';
@@ -131,11 +131,11 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
     );
     await this.store.publish(snapshot);
     this.result = { asOf: now, result };
-    const observations = [
-      ...quotes.map((quote) => quote.observedAt),
-      ...[...snapshot.prices.values()].map((price) => price.observedAt),
-    ];
-    const nextExpiry = earliestExpiry(observations, now, this.policy.staleMs);
+    const nextExpiry = earliestExpiry(
+      [...quotes, ...snapshot.prices.values()],
+      now,
+      this.policy.staleMs,
+    );
     if (nextExpiry !== undefined) this.requestAggregation(nextExpiry);
     return snapshot;
   }
@@ -155,17 +155,23 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
   }
 }
 
-/** The first moment after `now` at which one of these observations goes stale. */
+/**
+ * The first moment after `now` at which one of these observations goes stale: PRICE_STALE_MS
+ * after it, or for a push oracle also at the end of its heartbeat.
+ */
 export function earliestExpiry(
-  observedAt: readonly number[],
+  observations: readonly { readonly observedAt: number; readonly updateRule?: UpdateRule }[],
   now: number,
   staleMs: number,
 ): number | undefined {
   let earliest: number | undefined;
-  for (const at of observedAt) {
-    // one millisecond past the limit: aggregate() keeps a quote exactly staleMs old
-    const expiry = Math.min(at, now) + staleMs + 1;
-    if (expiry > now && (earliest === undefined || expiry < earliest)) earliest = expiry;
+  for (const { observedAt, updateRule } of observations) {
+    const at = Math.min(observedAt, now);
+    // one millisecond past the limit: aggregate() keeps a quote exactly at its limit
+    for (const limit of [staleMs, updateRule?.heartbeatMs ?? staleMs]) {
+      const expiry = at + limit + 1;
+      if (expiry > now && (earliest === undefined || expiry < earliest)) earliest = expiry;
+    }
   }
   return earliest;
 }

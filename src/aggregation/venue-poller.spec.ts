@@ -70,17 +70,25 @@ describe('VenuePoller on its own clock', () => {
 });
 
 describe('earliestExpiry', () => {
+  const at = (...moments: number[]) => moments.map((observedAt) => ({ observedAt }));
+
   it('is the first moment after now at which an observation passes the stale limit', () => {
-    expect(earliestExpiry([1000, 1500, 200], 2000, 1000)).toBe(2001);
-    expect(earliestExpiry([1500, 1800], 2000, 1000)).toBe(2501);
+    expect(earliestExpiry(at(1000, 1500, 200), 2000, 1000)).toBe(2001);
+    expect(earliestExpiry(at(1500, 1800), 2000, 1000)).toBe(2501);
   });
 
   it('ignores observations already stale, and has none for an empty pool', () => {
-    expect(earliestExpiry([100], 2000, 1000)).toBeUndefined();
+    expect(earliestExpiry(at(100), 2000, 1000)).toBeUndefined();
     expect(earliestExpiry([], 2000, 1000)).toBeUndefined();
   });
 
   it('counts an observation from the future as made now', () => {
-    expect(earliestExpiry([9000], 2000, 1000)).toBe(3001);
+    expect(earliestExpiry(at(9000), 2000, 1000)).toBe(3001);
+  });
+
+  it('also ends a push oracle quote at the end of its heartbeat', () => {
+    const rule = { heartbeatMs: 5000, deviation: 0.01 };
+    expect(earliestExpiry([{ observedAt: 0, updateRule: rule }], 2000, 1000)).toBe(5001);
+    expect(earliestExpiry([{ observedAt: 1500, updateRule: rule }], 2000, 1000)).toBe(2501);
   });
 });

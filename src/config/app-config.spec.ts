@@ -1,4 +1,7 @@
-import { BASE_CHAINLINK_USD_FEEDS } from '../markets/chainlink-feeds.js';
+import {
+  BASE_CHAINLINK_UPDATE_RULES,
+  BASE_CHAINLINK_USD_FEEDS,
+} from '../markets/chainlink-feeds.js';
 import { ConfigError, loadConfig as loadConfigFrom } from './app-config.js';
 
 const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
@@ -89,7 +92,7 @@ describe('loadConfig', () => {
       COINGECKO_API_KEY: 'CG-demo-key',
       CHAINLINK_RPC_URL: 'http://127.0.0.1:8545',
       CHAINLINK_FEEDS:
-        'eth=0x71041dddad3595f9ced3dccfbe3d1f4b0a16bb70, BTC=0x64c911996D3c6aC71f9b455B1E8E7266BcbD848F',
+        'eth=0x71041dddad3595f9ced3dccfbe3d1f4b0a16bb70:1200:0.15, BTC=0x64c911996D3c6aC71f9b455B1E8E7266BcbD848F',
     });
     expect({ ...config, payments: undefined }).toEqual({
       payments: undefined,
@@ -107,6 +110,7 @@ describe('loadConfig', () => {
           ETH: '0x71041dddad3595F9CEd3DcCFBe3D1F4b0a16Bb70',
           BTC: '0x64c911996D3c6aC71f9b455B1E8E7266BcbD848F',
         },
+        updateRules: { ETH: { heartbeatMs: 1_200_000, deviation: 0.0015 } },
       },
       assets: ['BTC', 'ETH'],
       pricing: {
@@ -161,8 +165,12 @@ describe('loadConfig', () => {
       expect(loadConfig({ CHAINLINK_RPC_URL: 'https://base.example/v2/key' }).chainlink).toEqual({
         rpcUrl: 'https://base.example/v2/key',
         feeds: BASE_CHAINLINK_USD_FEEDS,
+        updateRules: BASE_CHAINLINK_UPDATE_RULES,
       });
       expect(Object.keys(BASE_CHAINLINK_USD_FEEDS)).toEqual(['ETH', 'BTC', 'USDC', 'USDT', 'LINK']);
+      expect(Object.keys(BASE_CHAINLINK_UPDATE_RULES)).toEqual(
+        Object.keys(BASE_CHAINLINK_USD_FEEDS),
+      );
     });
 
     it.each([
@@ -177,6 +185,11 @@ describe('loadConfig', () => {
       [{ ...RPC, CHAINLINK_FEEDS: `ETH=${ETH_FEED}=x` }, 'CHAINLINK_FEEDS item "ETH='],
       [{ ...RPC, CHAINLINK_FEEDS: `ETH=${ETH_FEED.replace('F9', 'f9')}` }, 'EIP-55'],
       [{ ...RPC, CHAINLINK_FEEDS: `ETH=${ETH_FEED},eth=${ETH_FEED}` }, 'lists ETH twice'],
+      [{ ...RPC, CHAINLINK_FEEDS: `ETH=${ETH_FEED}:1200` }, ':heartbeatSeconds:deviationPercent'],
+      [{ ...RPC, CHAINLINK_FEEDS: `ETH=${ETH_FEED}:0:0.5` }, 'CHAINLINK_FEEDS item "ETH='],
+      [{ ...RPC, CHAINLINK_FEEDS: `ETH=${ETH_FEED}:1200:0` }, 'CHAINLINK_FEEDS item "ETH='],
+      [{ ...RPC, CHAINLINK_FEEDS: `ETH=${ETH_FEED}:1200:1e-1` }, 'CHAINLINK_FEEDS item "ETH='],
+      [{ ...RPC, CHAINLINK_FEEDS: `ETH=${ETH_FEED}:1200:0.5:9` }, 'CHAINLINK_FEEDS item "ETH='],
     ])('refuses %j', (env, message) => {
       const problems = problemsOf(env);
       expect(problems).toHaveLength(1);

@@ -1,8 +1,12 @@
 import { isURL, validateSync } from 'class-validator';
 import { SYMBOL_PATTERN } from '../assets/symbol-format.js';
 import { getAddress, isAddress, type Address } from 'viem';
-import { BASE_CHAINLINK_USD_FEEDS } from '../markets/chainlink-feeds.js';
+import {
+  BASE_CHAINLINK_UPDATE_RULES,
+  BASE_CHAINLINK_USD_FEEDS,
+} from '../markets/chainlink-feeds.js';
 import type { ChainlinkConfig } from '../markets/chainlink.source.js';
+import type { UpdateRule } from '../markets/price-source.js';
 import { BUILT_IN_VENUE_IDS } from '../markets/venues.js';
 import {
   EnvironmentVariables,
@@ -206,25 +210,58 @@ function parseChainlink(
     if (list !== undefined) problems.push('CHAINLINK_FEEDS is set but CHAINLINK_RPC_URL is not');
     return undefined;
   }
-  const feeds = list === undefined ? BASE_CHAINLINK_USD_FEEDS : parseChainlinkFeeds(list, problems);
-  return { rpcUrl, feeds };
+  if (list === undefined) {
+    return { rpcUrl, feeds: BASE_CHAINLINK_USD_FEEDS, updateRules: BASE_CHAINLINK_UPDATE_RULES };
+  }
+  return { rpcUrl, ...parseChainlinkFeeds(list, problems) };
 }
 
-/** `SYM=0xaddress,...`: a mixed-case address must carry a valid EIP-55 checksum. */
-function parseChainlinkFeeds(list: string, problems: string[]): Record<string, Address> {
+const HEARTBEAT_SECONDS = /^[1-9]\d{0,5}$/;
+const DEVIATION_PERCENT = /^\d{1,2}(\.\d{1,4})?$/;
+
+/**
+ * `SYM=0xaddress[:heartbeatSeconds:deviationPercent],...`: a mixed-case address must carry a
+ * valid EIP-55 checksum; the optional heartbeat and deviation threshold give the feed's own
+ * staleness rule (without them its answers count only while younger than PRICE_STALE_MS).
+ */
+function parseChainlinkFeeds(
+  list: string,
+  problems: string[],
+): Pick<ChainlinkConfig, 'feeds' | 'updateRules'> {
   const feeds: Record<string, Address> = {};
+  const updateRules: Record<string, UpdateRule> = {};
   for (const item of splitList(list)) {
-    const [symbol = '', address = '', ...rest] = item.split('=').map((part) => part.trim());
+    const [symbol = '', target = '', ...rest] = item.split('=').map((part) => part.trim());
+    const [address = '', heartbeat, deviation, ...extra] = target.split(':');
     const upper = symbol.toUpperCase();
-    if (!SYMBOL_PATTERN.test(upper) || rest.length > 0 || !isAddress(address)) {
+    const ruleOk =
+      (heartbeat === undefined && deviation === undefined) ||
+      (heartbeat !== undefined &&
+        deviation !== undefined &&
+        HEARTBEAT_SECONDS.test(heartbeat) &&
+        DEVIATION_PERCENT.test(deviation) &&
+        Number(deviation) > 0);
+    if (
+      !SYMBOL_PATTERN.test(upper) ||
+      rest.length > 0 ||
+      extra.length > 0 ||
+      !isAddress(address) ||
+      !ruleOk
+    ) {
       problems.push(
-        `CHAINLINK_FEEDS item "${item}" must be SYMBOL=0x-address (EIP-55 if mixed case)`,
+        `CHAINLINK_FEEDS item "${item}" must be SYMBOL=0x-address (EIP-55 if mixed case), optionally followed by :heartbeatSeconds:deviationPercent`,
       );
     } else if (upper in feeds) {
       problems.push(`CHAINLINK_FEEDS lists ${upper} twice`);
     } else {
       feeds[upper] = getAddress(address);
+      if (heartbeat !== undefined && deviation !== undefined) {
+        updateRules[upper] = {
+          heartbeatMs: Number(heartbeat) * 1000,
+          deviation: Number(deviation) / 100,
+        };
+      }
     }
   }
-  return feeds;
+  return { feeds, updateRules };
 }

@@ -13,6 +13,17 @@ export interface RawQuote {
   readonly volume?: number;
   /** Epoch milliseconds when the venue observed the price (or when we received it). */
   readonly observedAt: number;
+  /**
+   * For a source that publishes only on change (a push oracle such as a Chainlink feed): it
+   * publishes at least every `heartbeatMs` and whenever the price moves by more than `deviation`
+   * (a fraction), so an answer older than PRICE_STALE_MS is still current within that rule.
+   */
+  readonly updateRule?: UpdateRule;
+}
+
+export interface UpdateRule {
+  readonly heartbeatMs: number;
+  readonly deviation: number;
 }
 
 /** A market venue that can report many instruments in one call. */
