@@ -5,12 +5,18 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
+import { AssetCatalogue } from '../assets/asset-catalogue.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { PRICE_SOURCES, type PriceSource, type UpdateRule } from '../markets/price-source.js';
 import { aggregate, type PricingPolicy, type RoundResult } from './aggregate.js';
 import { nextSnapshot, type PriceSnapshot } from './price-snapshot.js';
 import { SNAPSHOT_STORE, type SnapshotStore } from './snapshot-store.js';
-import { VenuePoller, type VenueState, type VenueStatus } from './venue-poller.js';
+import { VenueStream } from '../markets/venue-stream.js';
+import { VenuePoller, type PollChange, type VenueState } from './venue-poller.js';
+
+/** First reconnection delay of a stream; doubles while reconnections fail. */
+const STREAM_MIN_BACKOFF_MS = 1000;
+const STREAM_MAX_BACKOFF_MS = 60_000;
 
 /** Quotes arriving within this window are aggregated together: at most ~10 aggregations a second. */
 export const AGGREGATION_COALESCE_MS = 100;
@@ -44,12 +50,21 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
     @Inject(PRICE_SOURCES) sources: readonly PriceSource[],
     @Inject(SNAPSHOT_STORE) private readonly store: SnapshotStore,
     @Inject(APP_CONFIG) config: AppConfig,
+    catalogue: AssetCatalogue,
   ) {
     this.policy = config.pricing;
-    this.pollers = sources.map(
-      (source) =>
-        new VenuePoller(source, Math.max(source.minIntervalMs ?? 0, config.pricing.refreshMs)),
-    );
+    const symbols = new Set(catalogue.symbols);
+    this.pollers = sources.map((source) => {
+      const intervalMs = Math.max(source.minIntervalMs ?? 0, config.pricing.refreshMs);
+      if (source.stream === undefined) return new VenuePoller(source, intervalMs);
+      const stream = new VenueStream(source.stream, {
+        quietMs: config.markets.streamQuietMs,
+        connectTimeoutMs: config.markets.timeoutMs,
+        minBackoffMs: STREAM_MIN_BACKOFF_MS,
+        maxBackoffMs: STREAM_MAX_BACKOFF_MS,
+      });
+      return new VenuePoller(source, intervalMs, { stream, symbols });
+    });
   }
 
   onApplicationBootstrap(): void {
@@ -83,10 +98,18 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
     return { ...this.result, venues: this.pollers.map((poller) => poller.snapshot()) };
   }
 
-  private onPolled(
-    poller: VenuePoller,
-    change: { readonly before: VenueStatus; readonly after: VenueStatus },
-  ): void {
+  private onPolled(poller: VenuePoller, change: PollChange): void {
+    if (change.stream !== undefined) {
+      const status = poller.snapshot().stream;
+      const detail =
+        change.stream === 'live' || status?.lastError === undefined
+          ? ''
+          : ` (${status.lastError.message})`;
+      this.logger.log(`${poller.id}: stream ${change.stream}${detail}`);
+      // a stream going live or down changes how current its venue's quotes are
+      this.requestAggregation(Date.now());
+      return;
+    }
     if (change.before !== change.after) this.logTransition(poller.snapshot(), change.before);
     if (change.after === 'ok') this.requestAggregation(Date.now());
   }

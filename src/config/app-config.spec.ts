@@ -42,6 +42,9 @@ describe('loadConfig', () => {
         baseUrls: {},
         timeoutMs: 4000,
         apiKeys: {},
+        streams: ['coinbase', 'kraken', 'binance', 'okx', 'bybit'],
+        streamUrls: {},
+        streamQuietMs: 10_000,
       },
       chainlink: undefined,
       assets: undefined,
@@ -90,6 +93,8 @@ describe('loadConfig', () => {
       PRICE_MAD_MULTIPLIER: '3',
       PRICE_VOLUME_WEIGHTED: 'true',
       COINGECKO_API_KEY: 'CG-demo-key',
+      MARKET_KRAKEN_STREAM_URL: 'ws://127.0.0.1:9101/',
+      MARKET_STREAM_QUIET_MS: '3000',
       CHAINLINK_RPC_URL: 'http://127.0.0.1:8545',
       CHAINLINK_FEEDS:
         'eth=0x71041dddad3595f9ced3dccfbe3d1f4b0a16bb70:1200:0.15, BTC=0x64c911996D3c6aC71f9b455B1E8E7266BcbD848F',
@@ -103,6 +108,9 @@ describe('loadConfig', () => {
         baseUrls: { kraken: 'http://127.0.0.1:9001' },
         timeoutMs: 1500,
         apiKeys: { coingecko: 'CG-demo-key' },
+        streams: ['kraken'],
+        streamUrls: { kraken: 'ws://127.0.0.1:9101' },
+        streamQuietMs: 3000,
       },
       chainlink: {
         rpcUrl: 'http://127.0.0.1:8545',
@@ -151,6 +159,11 @@ describe('loadConfig', () => {
     [{ PRICE_OUTLIER_FLOOR: '0.03' }, 'PRICE_OUTLIER_FLOOR'],
     [{ PRICE_MAD_MULTIPLIER: '0' }, 'PRICE_MAD_MULTIPLIER'],
     [{ PRICE_VOLUME_WEIGHTED: 'yes' }, 'PRICE_VOLUME_WEIGHTED'],
+    [{ MARKET_STREAMS: 'bitstamp' }, 'MARKET_STREAMS'],
+    [{ MARKET_STREAMS: 'okx', MARKETS: 'kraken,bitstamp' }, 'MARKET_STREAMS'],
+    [{ MARKET_STREAMS: 'okx,okx' }, 'MARKET_STREAMS'],
+    [{ MARKET_OKX_STREAM_URL: 'http://127.0.0.1:9' }, 'MARKET_OKX_STREAM_URL'],
+    [{ MARKET_STREAM_QUIET_MS: '50' }, 'MARKET_STREAM_QUIET_MS'],
   ])('refuses %j naming %s', (env, variable) => {
     const problems = problemsOf(env);
     expect(problems).toHaveLength(1);

@@ -7,7 +7,7 @@ import {
 } from '../markets/chainlink-feeds.js';
 import type { ChainlinkConfig } from '../markets/chainlink.source.js';
 import type { UpdateRule } from '../markets/price-source.js';
-import { BUILT_IN_VENUE_IDS } from '../markets/venues.js';
+import { BUILT_IN_VENUE_IDS, STREAMING_VENUE_IDS } from '../markets/venues.js';
 import {
   EnvironmentVariables,
   SENSITIVE_VARIABLES,
@@ -26,6 +26,12 @@ export interface AppConfig {
     readonly timeoutMs: number;
     /** API keys by venue id (COINGECKO_API_KEY), sent in the venue's own header. */
     readonly apiKeys: Readonly<Record<string, string>>;
+    /** Enabled venues whose ticker stream is used (MARKET_STREAMS), REST polling as fallback. */
+    readonly streams: readonly string[];
+    /** MARKET_<ID>_STREAM_URL: a ws(s) base URL replacing the stream's scheme and host. */
+    readonly streamUrls: Readonly<Record<string, string>>;
+    /** A stream without a readable message for this long is stale and reconnected. */
+    readonly streamQuietMs: number;
   };
   /** The on-chain Chainlink source, on only when CHAINLINK_RPC_URL is set; not one of MARKETS. */
   readonly chainlink: ChainlinkConfig | undefined;
@@ -70,6 +76,8 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
   );
   const markets = parseMarkets(variables.MARKETS, problems);
   const baseUrls = parseMarketUrls(env, problems);
+  const streams = parseStreams(variables.MARKET_STREAMS, markets, problems);
+  const streamUrls = parseStreamUrls(env, problems);
   const assets =
     variables.ASSETS === undefined ? undefined : parseAssets(variables.ASSETS, problems);
   if (variables.PRICE_OUTLIER_FLOOR > variables.PRICE_MAX_DEVIATION) {
@@ -97,6 +105,9 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
       baseUrls,
       timeoutMs: variables.MARKET_TIMEOUT_MS,
       apiKeys: marketApiKeys(variables),
+      streams,
+      streamUrls,
+      streamQuietMs: variables.MARKET_STREAM_QUIET_MS,
     },
     chainlink,
     assets,
@@ -139,7 +150,9 @@ function readEnvironment(
 }
 
 function environmentKeys(): string[] {
-  return [...new Set([...Object.keys(new EnvironmentVariables()), 'MARKETS', 'ASSETS'])];
+  return [
+    ...new Set([...Object.keys(new EnvironmentVariables()), 'MARKETS', 'MARKET_STREAMS', 'ASSETS']),
+  ];
 }
 
 export function marketUrlVariable(id: string): string {
@@ -177,6 +190,47 @@ function parseMarketUrls(
     if (url === undefined || url === '') continue;
     if (isURL(url, URL_OPTIONS)) urls[id] = url.replace(/\/+$/, '');
     else problems.push(`${variable} must be an http(s) URL (got "${url}")`);
+  }
+  return urls;
+}
+
+/** MARKET_STREAMS: `none`, or enabled venues that have a stream; by default all of those. */
+function parseStreams(
+  value: string | undefined,
+  markets: readonly string[] | undefined,
+  problems: string[],
+): string[] {
+  const enabled = markets ?? [];
+  if (value === undefined) return STREAMING_VENUE_IDS.filter((id) => enabled.includes(id));
+  if (value.toLowerCase() === 'none') return [];
+  const ids = splitList(value).map((id) => id.toLowerCase());
+  const refused = ids.filter((id) => !STREAMING_VENUE_IDS.includes(id) || !enabled.includes(id));
+  if (refused.length > 0) {
+    problems.push(
+      `MARKET_STREAMS names ${refused.map((id) => (id === '' ? '(empty)' : id)).join(', ')}: only enabled venues with a stream (${STREAMING_VENUE_IDS.join(', ')}) or "none"`,
+    );
+  }
+  if (new Set(ids).size !== ids.length) problems.push('MARKET_STREAMS lists a venue twice');
+  return ids;
+}
+
+export function streamUrlVariable(id: string): string {
+  return `MARKET_${id.toUpperCase()}_STREAM_URL`;
+}
+
+/** Reads MARKET_<ID>_STREAM_URL for every venue with a stream: a ws:// or wss:// base URL. */
+function parseStreamUrls(
+  env: Record<string, string | undefined>,
+  problems: string[],
+): Record<string, string> {
+  const urls: Record<string, string> = {};
+  for (const id of STREAMING_VENUE_IDS) {
+    const variable = streamUrlVariable(id);
+    const url = env[variable]?.trim();
+    if (url === undefined || url === '') continue;
+    if (isURL(url, { ...URL_OPTIONS, protocols: ['ws', 'wss'] }))
+      urls[id] = url.replace(/\/+$/, '');
+    else problems.push(`${variable} must be a ws(s) URL (got "${url}")`);
   }
   return urls;
 }

@@ -51,6 +51,15 @@ export class EnvironmentVariables {
 
   @IsOptional()
   @IsString()
+  MARKET_STREAMS?: string;
+
+  @IsInt()
+  @Min(200)
+  @Max(300_000)
+  MARKET_STREAM_QUIET_MS = 10_000;
+
+  @IsOptional()
+  @IsString()
   COINGECKO_API_KEY?: string;
 
   @IsOptional()

@@ -1,3 +1,5 @@
+import type { StreamEndpoint } from './price-stream.js';
+
 /** Currencies a venue may quote an asset in; USDT and USDC are converted to USD downstream. */
 export type QuoteCurrency = 'USD' | 'USDT' | 'USDC';
 
@@ -31,6 +33,8 @@ export interface PriceSource {
   readonly id: string;
   /** Shortest time between two calls, within the venue's rate limit; every round when absent. */
   readonly minIntervalMs?: number;
+  /** Its ticker stream, when used; the calls above are then the fallback while it is down. */
+  readonly stream?: StreamEndpoint;
   fetchQuotes(): Promise<RawQuote[]>;
 }
 

@@ -97,7 +97,10 @@ describe('ticker stream protocols, against recorded messages', () => {
       }),
       expect.objectContaining({ symbol: 'ETH', quote: 'USDT', price: 3015.19 }),
     ]);
-    expect(messages[4]).toMatchObject({ message: expect.stringContaining('60018') });
+    expect(messages[4]).toEqual({
+      kind: 'refused',
+      message: expect.stringContaining('60018') as string,
+    });
     expect(JSON.parse(OKX_STREAM.subscribe([{ symbol: 'BTC', quote: 'USDC' }])[0]!)).toEqual({
       op: 'subscribe',
       args: [{ channel: 'tickers', instId: 'BTC-USDC' }],

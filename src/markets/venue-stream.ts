@@ -49,6 +49,8 @@ export class VenueStream {
   private connections = 0;
   private lastMessageAt: number | undefined;
   private lastError: StreamStatus['lastError'];
+  /** Unreadable messages since the last readable one, and why the latest was unreadable. */
+  private unreadable = { count: 0, reason: '' };
   private reconnectAt: number | undefined;
   private quietTimer: NodeJS.Timeout | undefined;
   private pingTimer: NodeJS.Timeout | undefined;
@@ -139,9 +141,11 @@ export class VenueStream {
       message = this.endpoint.protocol.parse(text, receivedAt);
     } catch (error) {
       // unreadable: no sign of life, so a stream sending only garbage goes quiet
-      this.lastError = { message: describe(error), at: receivedAt };
+      this.unreadable = { count: this.unreadable.count + 1, reason: describe(error) };
+      this.lastError = { message: this.unreadable.reason, at: receivedAt };
       return;
     }
+    this.unreadable = { count: 0, reason: '' };
     this.lastMessageAt = receivedAt;
     this.armQuietTimer();
     if (message.kind === 'refused') this.lastError = { message: message.message, at: receivedAt };
@@ -162,8 +166,11 @@ export class VenueStream {
   private armQuietTimer(): void {
     clearTimeout(this.quietTimer);
     this.quietTimer = setTimeout(() => {
+      const { count, reason } = this.unreadable;
       this.lastError = {
-        message: `no readable message for ${this.options.quietMs} ms`,
+        message:
+          `no readable message for ${this.options.quietMs} ms` +
+          (count === 0 ? '' : ` (${count} unreadable, the last: ${reason})`),
         at: this.now(),
       };
       this.setState('quiet');

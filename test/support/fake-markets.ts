@@ -164,9 +164,13 @@ export class FakeMarkets {
     for (const path of Object.keys(VENUE_REPLAYS[id].paths)) this.venue(id).on(path, behaviour);
   }
 
-  /** MARKETS and MARKET_<ID>_URL pointing the service at these venues. */
+  /** MARKETS and MARKET_<ID>_URL pointing the service at these venues, streams off. */
   env(): Record<string, string> {
-    const env: Record<string, string> = { MARKETS: [...this.venues.keys()].join(',') };
+    // streams stay off unless a test starts fake streams (test/support/fake-streams.ts)
+    const env: Record<string, string> = {
+      MARKETS: [...this.venues.keys()].join(','),
+      MARKET_STREAMS: 'none',
+    };
     for (const [id, venue] of this.venues) env[`MARKET_${id.toUpperCase()}_URL`] = venue.url;
     return env;
   }
