@@ -74,6 +74,7 @@ describe('ticker stream protocols, against recorded messages', () => {
       ['BTC', 'USDT', 91258.91],
       ['ETH', 'USDT', 3015.44],
       ['SOL', 'USDC', 138.646],
+      ['BTC', 'USDC', 91248.71],
     ]);
     expect(quotesOf(messages)[0]?.observedAt).toBe(1_795_175_999_870);
     expect(BINANCE_STREAM.subscribe([{ symbol: 'BTC', quote: 'USDT' }])).toEqual([]);
@@ -87,6 +88,7 @@ describe('ticker stream protocols, against recorded messages', () => {
       'quotes',
       'alive',
       'refused',
+      'quotes',
     ]);
     expect(quotesOf(messages)).toEqual([
       expect.objectContaining({
@@ -96,6 +98,7 @@ describe('ticker stream protocols, against recorded messages', () => {
         observedAt: 1_795_175_999_358,
       }),
       expect.objectContaining({ symbol: 'ETH', quote: 'USDT', price: 3015.19 }),
+      expect.objectContaining({ symbol: 'BTC', quote: 'USDC', price: 91306.4 }),
     ]);
     expect(messages[4]).toEqual({
       kind: 'refused',
@@ -115,10 +118,12 @@ describe('ticker stream protocols, against recorded messages', () => {
       'quotes',
       'alive',
       'refused',
+      'quotes',
     ]);
     expect(quotesOf(messages).map((quote) => [quote.symbol, quote.quote, quote.price])).toEqual([
       ['BTC', 'USDT', 91277.29],
       ['SOL', 'USDT', 138.628],
+      ['BTC', 'USDC', 91209.85],
     ]);
     const many = Array.from({ length: 23 }, (_, index) => ({
       symbol: `A${index}`,

@@ -70,7 +70,7 @@ export const STREAM_REPLAYS = {
   okx: {
     path: '/ws/v5/public',
     ack: 0,
-    data: [1, 2],
+    data: [1, 2, 5],
     pong: 3,
     isSubscribe: includes('"subscribe"'),
     isPing: (message) => message === 'ping',
@@ -84,7 +84,7 @@ export const STREAM_REPLAYS = {
   bybit: {
     path: '/v5/public/spot',
     ack: 0,
-    data: [1, 2],
+    data: [1, 2, 5],
     pong: 3,
     isSubscribe: includes('"subscribe"'),
     isPing: includes('"ping"'),
