@@ -170,6 +170,12 @@ describe('loadConfig', () => {
     expect(problems[0]).toContain(variable);
   });
 
+  it('turns streams off with MARKET_STREAMS=none, and streams only enabled venues by default', () => {
+    expect(loadConfig({ MARKET_STREAMS: 'none' }).markets.streams).toEqual([]);
+    expect(loadConfig({ MARKET_STREAMS: 'OKX, bybit' }).markets.streams).toEqual(['okx', 'bybit']);
+    expect(loadConfig({ MARKETS: 'bitstamp,okx,gemini' }).markets.streams).toEqual(['okx']);
+  });
+
   describe('chainlink', () => {
     const ETH_FEED = '0x71041dddad3595F9CEd3DcCFBe3D1F4b0a16Bb70';
     const RPC = { CHAINLINK_RPC_URL: 'http://127.0.0.1:8545' };
