@@ -18,7 +18,7 @@ describe('ChainlinkSource against feeds on a local chain', () => {
   let publish: (feed: Address, answer: bigint, updatedAtSeconds: number) => Promise<void>;
 
   const source = (feeds: ChainlinkConfig['feeds'], rpcUrl = chain.rpcUrl) =>
-    new ChainlinkSource({ rpcUrl, feeds }, RPC_TIMEOUT_MS, () => NOW);
+    new ChainlinkSource({ rpcUrl, feeds, updateRules: {} }, RPC_TIMEOUT_MS, () => NOW);
 
   beforeAll(async () => {
     chain = await startLocalChain({ chainId: BASE_CHAIN_ID });
@@ -170,7 +170,7 @@ describe('ChainlinkSource against feeds on a local chain', () => {
       X402_PAY_TO: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
       MARKETS: 'coinbase,kraken',
       CHAINLINK_RPC_URL: chain.rpcUrl,
-      CHAINLINK_FEEDS: `eth=${eth.toLowerCase()}`,
+      CHAINLINK_FEEDS: `eth=${eth.toLowerCase()}:1200:0.15`,
     });
 
     const sources = createPriceSources(config);
@@ -180,6 +180,12 @@ describe('ChainlinkSource against feeds on a local chain', () => {
       'kraken',
       'chainlink',
     ]);
-    expect(await sources[2]!.fetchQuotes()).toMatchObject([{ symbol: 'ETH', price: 3015.44 }]);
+    expect(await sources[2]!.fetchQuotes()).toMatchObject([
+      {
+        symbol: 'ETH',
+        price: 3015.44,
+        updateRule: { heartbeatMs: 1_200_000, deviation: 0.0015 },
+      },
+    ]);
   });
 });

@@ -1,4 +1,5 @@
 import { DEFAULT_CATALOGUE } from '../src/assets/default-catalogue.js';
+import { REPLAYED_VENUES } from './support/fake-markets.js';
 import { expectRelativelyClose, medianOf, recordedUsdPrices } from './support/expected-prices.js';
 import { OpenApiContract } from './support/openapi-contract.js';
 import { pricingVenuesBySymbol, recordedQuotes } from './support/recorded-quotes.js';
@@ -210,10 +211,11 @@ describe('prices that cannot be trusted', () => {
     stack = undefined;
   });
 
-  it('answers 503 with Retry-After while the first refresh is still waiting on venues', async () => {
+  it('answers 503 with Retry-After while no venue has answered yet', async () => {
+    // venues no longer wait for each other: only when every one of them hangs is nothing priced
     const hang = { kind: 'hang' } as const;
     const { service } = await start({
-      markets: { faults: { coinbase: hang, kraken: hang, bitstamp: hang } },
+      markets: { faults: Object.fromEntries(REPLAYED_VENUES.map((id) => [id, hang])) },
       env: { PRICE_REFRESH_MS: '7000', PRICE_STALE_MS: '60000' },
       refresh: false,
     });

@@ -246,6 +246,52 @@ describe('aggregate', () => {
     );
   });
 
+  describe('a push oracle on its own staleness rule (Chainlink)', () => {
+    const RULE = { heartbeatMs: 1_200_000, deviation: 0.0015 };
+    const venues = [quote('coinbase', 91_200), quote('kraken', 91_210), quote('bitstamp', 91_190)];
+    const oracle = (price: number, ageMs: number, updateRule = RULE) =>
+      quote('chainlink', price, { observedAt: NOW - ageMs, updateRule });
+
+    it('counts an answer older than PRICE_STALE_MS within its heartbeat and deviation threshold', () => {
+      const outcome = outcomeFor([...venues, oracle(91_250, 600_000)]);
+      expect(outcome).toMatchObject({ status: 'priced' });
+      expect(outcome.status === 'priced' && outcome.price.sources).toContain('chainlink');
+      // the served price's age still comes from the venues current by age
+      expect(outcome.status === 'priced' && outcome.price.observedAt).toBe(NOW - 1000);
+    });
+
+    it('treats an answer past its deviation threshold as lagging: not current, not an outlier', () => {
+      const outcome = outcomeFor([...venues, oracle(91_200 * 1.002, 600_000)]);
+      expect(outcome).toMatchObject({ status: 'priced', rejected: [] });
+      expect(outcome.status === 'priced' && outcome.price.sources).not.toContain('chainlink');
+    });
+
+    it('drops an answer older than its heartbeat', () => {
+      const outcome = outcomeFor([...venues, oracle(91_200, 1_200_001)]);
+      expect(outcome.status === 'priced' && outcome.price.sources).not.toContain('chainlink');
+    });
+
+    it('needs a venue current by age to be held against, and then counts towards the quorum', () => {
+      const stale = venues.map((venue) => ({ ...venue, observedAt: NOW - 120_000 }));
+      expect(outcomeFor([oracle(91_200, 600_000), ...stale])).toMatchObject({
+        status: 'unpriced',
+        reason: 'stale',
+      });
+      expect(
+        outcomeFor([oracle(91_200, 600_000), quote('kraken', 91_210)], {
+          ...POLICY,
+          minSources: 2,
+        }),
+      ).toMatchObject({ status: 'priced', price: { sources: ['chainlink', 'kraken'] } });
+    });
+
+    it('without an update rule, an answer counts only while younger than PRICE_STALE_MS', () => {
+      const plain = quote('chainlink', 91_200, { observedAt: NOW - 600_000 });
+      const outcome = outcomeFor([...venues, plain]);
+      expect(outcome.status === 'priced' && outcome.price.sources).not.toContain('chainlink');
+    });
+  });
+
   describe('stablecoin normalisation', () => {
     const usdtRate = [quote('a', 1.001, { symbol: 'USDT' }), quote('b', 0.999, { symbol: 'USDT' })];
     const usdcRate = [quote('a', 0.9998, { symbol: 'USDC' }), quote('b', 1.0, { symbol: 'USDC' })];

@@ -135,7 +135,7 @@ function aggregateSymbol(
   now: number,
 ): SymbolOutcome {
   const venues = [...new Set(quotes.map((quote) => quote.source))].sort();
-  const fresh = onePerVenue(quotes.filter((quote) => now - quote.observedAt <= policy.staleMs));
+  const fresh = onePerVenue(currentQuotes(quotes, policy, now));
   if (fresh.length === 0) return { status: 'unpriced', reason: 'stale', venues };
   if (fresh.length < policy.minSources)
     return { status: 'unpriced', reason: 'below_quorum', venues };
@@ -162,6 +162,35 @@ function aggregateSymbol(
       .filter((source) => !sources.includes(source))
       .sort(),
   };
+}
+
+/**
+ * The quotes that count as current: those at most PRICE_STALE_MS old, and those of push
+ * oracles (Chainlink) older than that but within their heartbeat, provided they are within their
+ * deviation threshold of the venues current by age (a feed further off should have published
+ * again: it is lagging). With no venue current by age there is nothing to hold them against.
+ */
+function currentQuotes(
+  quotes: readonly RawQuote[],
+  policy: PricingPolicy,
+  now: number,
+): RawQuote[] {
+  const byAge = quotes.filter((quote) => now - quote.observedAt <= policy.staleMs);
+  const byRule = quotes.filter(
+    (quote) =>
+      quote.updateRule !== undefined &&
+      now - quote.observedAt > policy.staleMs &&
+      now - quote.observedAt <= quote.updateRule.heartbeatMs,
+  );
+  if (byRule.length === 0 || byAge.length === 0) return byAge;
+  const reference = lowerMedian(onePerVenue(byAge).map((quote) => quote.price));
+  return [
+    ...byAge,
+    ...byRule.filter(
+      (quote) =>
+        Math.abs(quote.price - reference) <= (quote.updateRule?.deviation ?? 0) * reference,
+    ),
+  ];
 }
 
 /**

@@ -5,17 +5,23 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
+import { AssetCatalogue } from '../assets/asset-catalogue.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { PRICE_SOURCES, type PriceSource } from '../markets/price-source.js';
+import { PRICE_SOURCES, type PriceSource, type UpdateRule } from '../markets/price-source.js';
 import { aggregate, type PricingPolicy, type RoundResult } from './aggregate.js';
 import { nextSnapshot, type PriceSnapshot } from './price-snapshot.js';
 import { SNAPSHOT_STORE, type SnapshotStore } from './snapshot-store.js';
-import { VenuePoller, type VenueState } from './venue-poller.js';
+import { VenueStream } from '../markets/venue-stream.js';
+import { VenuePoller, type PollChange, type VenueState } from './venue-poller.js';
 
-const REFRESH_INTERVAL = 'price-refresh';
+/** First reconnection delay of a stream; doubles while reconnections fail. */
+const STREAM_MIN_BACKOFF_MS = 1000;
+const STREAM_MAX_BACKOFF_MS = 60_000;
 
-/** The last round as /v1/sources explains it. */
+/** Quotes arriving within this window are aggregated together: at most ~10 aggregations a second. */
+export const AGGREGATION_COALESCE_MS = 100;
+
+/** The last aggregation as /v1/sources explains it, with every venue's current state. */
 export interface RoundReport {
   readonly asOf: number;
   readonly result: RoundResult;
@@ -23,67 +29,121 @@ export interface RoundReport {
 }
 
 /**
- * The price flow: on a timer, polls every venue that is due (each at its own pace, backing
- * off when failing or rate-limited), aggregates everyone's latest quotes and publishes the
- * snapshot. Requests never trigger it.
+ * The price flow. Every venue polls itself on its own clock (its own pace, time-out and back-off,
+ * see VenuePoller); its quotes are aggregated as soon as they arrive (changes within
+ * AGGREGATION_COALESCE_MS coalesced), and again the moment a quote goes stale. No venue ever
+ * waits for another, and requests never trigger any of it.
  */
 @Injectable()
 export class PriceRefreshService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(PriceRefreshService.name);
   private readonly policy: PricingPolicy;
   private readonly pollers: readonly VenuePoller[];
-  private inFlight: Promise<PriceSnapshot> | undefined;
-  private report: RoundReport | undefined;
+  private running = false;
+  /** The aggregation in flight or last finished; the next one is chained after it. */
+  private aggregation: Promise<PriceSnapshot | undefined> = Promise.resolve(undefined);
+  private aggregationTimer: { readonly at: number; readonly handle: NodeJS.Timeout } | undefined;
+  private lastAggregatedAt = Number.NEGATIVE_INFINITY;
+  private result: { readonly asOf: number; readonly result: RoundResult } | undefined;
 
   constructor(
     @Inject(PRICE_SOURCES) sources: readonly PriceSource[],
     @Inject(SNAPSHOT_STORE) private readonly store: SnapshotStore,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly scheduler: SchedulerRegistry,
+    @Inject(APP_CONFIG) config: AppConfig,
+    catalogue: AssetCatalogue,
   ) {
     this.policy = config.pricing;
-    this.pollers = sources.map((source) => new VenuePoller(source, source.minIntervalMs ?? 0));
+    const symbols = new Set(catalogue.symbols);
+    this.pollers = sources.map((source) => {
+      const intervalMs = Math.max(source.minIntervalMs ?? 0, config.pricing.refreshMs);
+      if (source.stream === undefined) return new VenuePoller(source, intervalMs);
+      const stream = new VenueStream(source.stream, {
+        quietMs: config.markets.streamQuietMs,
+        connectTimeoutMs: config.markets.timeoutMs,
+        minBackoffMs: STREAM_MIN_BACKOFF_MS,
+        maxBackoffMs: STREAM_MAX_BACKOFF_MS,
+      });
+      return new VenuePoller(source, intervalMs, { stream, symbols });
+    });
   }
 
   onApplicationBootstrap(): void {
-    this.refreshInBackground();
-    const timer = setInterval(() => {
-      this.refreshInBackground();
-    }, this.config.pricing.refreshMs);
-    this.scheduler.addInterval(REFRESH_INTERVAL, timer);
-  }
-
-  onApplicationShutdown(): void {
-    if (this.scheduler.doesExist('interval', REFRESH_INTERVAL)) {
-      this.scheduler.deleteInterval(REFRESH_INTERVAL);
+    this.running = true;
+    for (const poller of this.pollers) {
+      poller.start((polled, change) => {
+        this.onPolled(polled, change);
+      });
     }
   }
 
-  /** A failed round (a store that cannot publish) is logged; the next tick tries again. */
-  private refreshInBackground(): void {
-    this.refresh().catch((error: unknown) => {
-      this.logger.error(
-        `price refresh failed: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    });
+  onApplicationShutdown(): void {
+    this.running = false;
+    for (const poller of this.pollers) poller.stop();
+    clearTimeout(this.aggregationTimer?.handle);
+    this.aggregationTimer = undefined;
   }
 
-  /** Runs one round; a round already in flight is joined rather than started twice. */
-  refresh(): Promise<PriceSnapshot> {
-    this.inFlight ??= this.runRound().finally(() => {
-      this.inFlight = undefined;
-    });
-    return this.inFlight;
+  /**
+   * Polls every venue that is due now (joining polls already in flight), then aggregates. For
+   * tests and the sandbox, which want one deterministic round; the service itself never calls it.
+   */
+  async refresh(): Promise<PriceSnapshot> {
+    await Promise.all(this.pollers.map((poller) => poller.pollIfDue()));
+    return this.aggregateNow();
   }
 
-  /** Every venue's state and what the last round made of its quotes. */
+  /** Every venue's current state and what the last aggregation made of its quotes. */
   lastRound(): RoundReport | undefined {
-    return this.report;
+    if (this.result === undefined) return undefined;
+    return { ...this.result, venues: this.pollers.map((poller) => poller.snapshot()) };
   }
 
-  private async runRound(): Promise<PriceSnapshot> {
-    await this.pollDueVenues();
+  private onPolled(poller: VenuePoller, change: PollChange): void {
+    if (change.stream !== undefined) {
+      const status = poller.snapshot().stream;
+      const detail =
+        change.stream === 'live' || status?.lastError === undefined
+          ? ''
+          : ` (${status.lastError.message})`;
+      this.logger.log(`${poller.id}: stream ${change.stream}${detail}`);
+      // a stream going live or down changes how current its venue's quotes are
+      this.requestAggregation(Date.now());
+      return;
+    }
+    if (change.before !== change.after) this.logTransition(poller.snapshot(), change.before);
+    if (change.after === 'ok') this.requestAggregation(Date.now());
+  }
+
+  /** Aggregates at `at`, or as soon after the last aggregation as coalescing allows. */
+  private requestAggregation(at: number): void {
+    if (!this.running) return;
+    const when = Math.max(at, this.lastAggregatedAt + AGGREGATION_COALESCE_MS);
+    if (this.aggregationTimer !== undefined && this.aggregationTimer.at <= when) return;
+    clearTimeout(this.aggregationTimer?.handle);
+    const handle = setTimeout(
+      () => {
+        this.aggregationTimer = undefined;
+        this.aggregateNow().catch((error: unknown) => {
+          this.logger.error(
+            `price aggregation failed: ${error instanceof Error ? error.message : String(error)}`,
+          );
+        });
+      },
+      Math.max(0, when - Date.now()),
+    );
+    this.aggregationTimer = { at: when, handle };
+  }
+
+  /** One aggregation of every venue's latest quotes, after any already running. */
+  private aggregateNow(): Promise<PriceSnapshot> {
+    const next = this.aggregation.catch(() => undefined).then(() => this.runAggregation());
+    this.aggregation = next;
+    return next;
+  }
+
+  private async runAggregation(): Promise<PriceSnapshot> {
     const now = Date.now();
+    this.lastAggregatedAt = now;
     const quotes = this.pollers.flatMap((poller) => poller.lastQuotes());
     const result = aggregate(quotes, this.policy, now);
     const snapshot = nextSnapshot(
@@ -93,19 +153,14 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
       this.policy.staleMs,
     );
     await this.store.publish(snapshot);
-    this.report = { asOf: now, result, venues: this.pollers.map((poller) => poller.snapshot()) };
-    return snapshot;
-  }
-
-  private async pollDueVenues(): Promise<void> {
-    const now = Date.now();
-    const due = this.pollers.filter((poller) => poller.isDue(now));
-    const changes = await Promise.all(
-      due.map(async (poller) => ({ poller, ...(await poller.poll(Date.now)) })),
+    this.result = { asOf: now, result };
+    const nextExpiry = earliestExpiry(
+      [...quotes, ...snapshot.prices.values()],
+      now,
+      this.policy.staleMs,
     );
-    for (const { poller, before, after } of changes) {
-      if (before !== after) this.logTransition(poller.snapshot(), before);
-    }
+    if (nextExpiry !== undefined) this.requestAggregation(nextExpiry);
+    return snapshot;
   }
 
   private logTransition(state: VenueState, before: string): void {
@@ -121,4 +176,25 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
       `${state.id}: ${before} → ${state.status} (${error?.kind ?? 'unknown'}: ${error?.message ?? ''}); next try in ${retryIn} ms`,
     );
   }
+}
+
+/**
+ * The first moment after `now` at which one of these observations goes stale: PRICE_STALE_MS
+ * after it, or for a push oracle also at the end of its heartbeat.
+ */
+export function earliestExpiry(
+  observations: readonly { readonly observedAt: number; readonly updateRule?: UpdateRule }[],
+  now: number,
+  staleMs: number,
+): number | undefined {
+  let earliest: number | undefined;
+  for (const { observedAt, updateRule } of observations) {
+    const at = Math.min(observedAt, now);
+    // one millisecond past the limit: aggregate() keeps a quote exactly at its limit
+    for (const limit of [staleMs, updateRule?.heartbeatMs ?? staleMs]) {
+      const expiry = at + limit + 1;
+      if (expiry > now && (earliest === undefined || expiry < earliest)) earliest = expiry;
+    }
+  }
+  return earliest;
 }

@@ -1,4 +1,5 @@
 import type { RoundReport } from './price-refresh.service.js';
+import type { StreamStatus } from '../markets/venue-stream.js';
 import type { VenueState } from './venue-poller.js';
 
 /** One venue as /v1/sources explains it. */
@@ -23,6 +24,16 @@ export interface SourceReport {
   readonly contributedTo: string[];
   /** Served symbols for which its quote was dropped as an outlier in the last round. */
   readonly rejectedFor: string[];
+  /** How its quotes arrive right now, and its ticker stream when it has one. */
+  readonly transport: VenueState['transport'];
+  readonly stream: StreamReport | null;
+}
+
+export interface StreamReport {
+  readonly state: string;
+  readonly connections: number;
+  readonly lastMessageAt: string | null;
+  readonly lastError: { readonly message: string; readonly at: string } | null;
 }
 
 /** The venues' states and their part in the last round, limited to the symbols served. */
@@ -56,8 +67,23 @@ export function describeSources(report: RoundReport, served: readonly string[]):
       unconverted: report.result.unconverted.get(venue.id) ?? 0,
       contributedTo,
       rejectedFor,
+      transport: venue.transport,
+      stream: describeStream(venue.stream),
     };
   });
+}
+
+function describeStream(stream: StreamStatus | undefined): StreamReport | null {
+  if (stream === undefined) return null;
+  return {
+    state: stream.state,
+    connections: stream.connections,
+    lastMessageAt: isoOrNull(stream.lastMessageAt),
+    lastError:
+      stream.lastError === undefined
+        ? null
+        : { message: stream.lastError.message, at: iso(stream.lastError.at) },
+  };
 }
 
 function iso(epochMs: number): string {

@@ -24,6 +24,44 @@ export class SourceErrorDto {
   at!: string;
 }
 
+export class StreamErrorDto {
+  @ApiProperty({ example: 'no readable message for 10000 ms' })
+  message!: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-20T11:59:58.120Z' })
+  at!: string;
+}
+
+export class StreamDto {
+  @ApiProperty({
+    enum: ['idle', 'connecting', 'live', 'quiet', 'down'],
+    description:
+      '`idle`: not started (waits for a first REST snapshot); `live`: data within the quiet limit; ' +
+      '`quiet`: silent too long, being reconnected; `down`: closed, reconnecting with back-off.',
+    example: 'live',
+  })
+  state!: string;
+
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description: 'Connections opened so far.',
+    example: 1,
+  })
+  connections!: number;
+
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    example: '2026-11-20T11:59:59.950Z',
+  })
+  lastMessageAt!: string | null;
+
+  @ApiProperty({ type: StreamErrorDto, nullable: true })
+  lastError!: StreamErrorDto | null;
+}
+
 export class SourceDto {
   @ApiProperty({ example: 'kraken' })
   id!: string;
@@ -98,6 +136,21 @@ export class SourceDto {
     example: [],
   })
   rejectedFor!: string[];
+
+  @ApiProperty({
+    enum: ['rest', 'stream'],
+    description:
+      '`stream` while its WebSocket ticker stream is live (REST polling paused); `rest` otherwise.',
+    example: 'stream',
+  })
+  transport!: string;
+
+  @ApiProperty({
+    type: StreamDto,
+    nullable: true,
+    description: 'Its ticker stream; null for a venue without one or with streams off.',
+  })
+  stream!: StreamDto | null;
 }
 
 export class StablecoinRatesDto {

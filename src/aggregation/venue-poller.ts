@@ -1,5 +1,7 @@
 import type { PriceSource, RawQuote } from '../markets/price-source.js';
+import type { StreamInstrument } from '../markets/price-stream.js';
 import { VenueError, type VenueErrorKind } from '../markets/venue-error.js';
+import type { StreamState, StreamStatus, VenueStream } from '../markets/venue-stream.js';
 
 /** Longest pause after repeated failures; a rate limit's own Retry-After may be longer. */
 const MAX_BACKOFF_MS = 5 * 60 * 1000;
@@ -26,19 +28,51 @@ export interface VenueState {
   readonly nextPollAt: number;
   /** Instruments in its last good snapshot. */
   readonly instruments: number;
+  /** `stream` while its ticker stream is live; `rest` while it is polled. */
+  readonly transport: 'rest' | 'stream';
+  /** Its ticker stream, when it has one. */
+  readonly stream: StreamStatus | undefined;
+}
+
+/** What changed: the status before and after an attempt or stream update, or the stream's state. */
+export interface PollChange {
+  readonly before: VenueStatus;
+  readonly after: VenueStatus;
+  /** Set when the stream changed state. */
+  readonly stream?: StreamState;
+}
+
+/** Told after every attempt, every batch of streamed quotes and every stream state change. */
+export type PollListener = (poller: VenuePoller, change: PollChange) => void;
+
+/** A stream and the catalogue symbols it is subscribed for. */
+export interface StreamUse {
+  readonly stream: VenueStream;
+  readonly symbols: ReadonlySet<string>;
 }
 
 /**
- * One venue's polling: when it is due (its own minimum interval, longer after failures and
- * as long as a rate limit asks), its last good quotes (kept until they go stale), its state.
+ * One venue on its own clock: when it is due (its own interval, longer after failures and as
+ * long as a rate limit asks), its last good quotes (kept until they go stale), its state. Once
+ * started it polls itself on a timer, so no venue ever waits for another. With a stream, the
+ * first good REST snapshot says which catalogue instruments to subscribe to; while the stream
+ * is live, REST polling pauses, and it resumes the moment the stream is down or quiet.
  */
 export class VenuePoller {
   private quotes: readonly RawQuote[] = [];
+  /** Latest streamed quote per instrument (`BTC/USDT`). */
+  private readonly streamed = new Map<string, RawQuote>();
+  private subscribed: ReadonlySet<string> = new Set();
   private state: VenueState;
+  private inFlight: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private listener: PollListener | undefined;
 
   constructor(
     readonly source: PriceSource,
-    private readonly minIntervalMs: number,
+    /** Time between two polls of this venue: its own pace, never below its minimum interval. */
+    private readonly intervalMs: number,
+    private readonly streaming?: StreamUse,
   ) {
     this.state = {
       id: source.id,
@@ -50,6 +84,8 @@ export class VenuePoller {
       consecutiveFailures: 0,
       nextPollAt: 0,
       instruments: 0,
+      transport: 'rest',
+      stream: undefined,
     };
   }
 
@@ -58,16 +94,133 @@ export class VenuePoller {
   }
 
   isDue(now: number): boolean {
-    return now >= this.state.nextPollAt;
+    return now >= this.state.nextPollAt && this.streaming?.stream.isLive() !== true;
   }
 
-  /** Last good quotes; aggregation drops the stale ones. */
+  /**
+   * Last good quotes, polled or streamed, the newer per instrument; aggregation drops the stale
+   * ones. While the stream is live, a subscribed instrument's quote holds until the venue says
+   * otherwise, so it is current as of the stream's last message.
+   */
   lastQuotes(): readonly RawQuote[] {
-    return this.quotes;
+    if (this.streamed.size === 0) return this.quotes;
+    const merged = new Map<string, RawQuote>();
+    for (const quote of this.quotes) merged.set(instrumentKey(quote), quote);
+    for (const [key, quote] of this.streamed) {
+      const polled = merged.get(key);
+      if (polled === undefined || polled.observedAt <= quote.observedAt) merged.set(key, quote);
+    }
+    const status = this.streaming?.stream.status();
+    const liveAt = status?.state === 'live' ? status.lastMessageAt : undefined;
+    if (liveAt === undefined) return [...merged.values()];
+    return [...merged.values()].map((quote) =>
+      this.subscribed.has(instrumentKey(quote)) && quote.observedAt < liveAt
+        ? { ...quote, observedAt: liveAt }
+        : quote,
+    );
   }
 
   snapshot(): VenueState {
-    return this.state;
+    const stream = this.streaming?.stream.status();
+    return { ...this.state, transport: stream?.state === 'live' ? 'stream' : 'rest', stream };
+  }
+
+  /** Polls now and then whenever due, telling `listener` after each attempt. */
+  start(listener: PollListener): void {
+    this.listener = listener;
+    this.schedule();
+  }
+
+  /** No more polls; an attempt in flight finishes without telling anyone. */
+  stop(): void {
+    this.listener = undefined;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.streaming?.stream.stop();
+  }
+
+  /** Joins the attempt in flight, or polls now if the venue is due; otherwise resolves at once. */
+  pollIfDue(now: number = Date.now()): Promise<void> {
+    if (this.inFlight !== undefined) return this.inFlight;
+    if (!this.isDue(now)) return Promise.resolve();
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.inFlight = this.poll(Date.now).then((change) => {
+      this.inFlight = undefined;
+      this.listener?.(this, change);
+      if (this.listener !== undefined) {
+        this.startStream();
+        this.schedule();
+      }
+    });
+    return this.inFlight;
+  }
+
+  private schedule(): void {
+    clearTimeout(this.timer);
+    // while the stream is live, look again after one interval; it also wakes us when it drops
+    const delay =
+      this.streaming?.stream.isLive() === true
+        ? this.intervalMs
+        : Math.max(0, this.state.nextPollAt - Date.now());
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      // a timer may fire a millisecond early by the wall clock: wait again rather than stop
+      if (this.isDue(Date.now())) void this.pollIfDue();
+      else this.schedule();
+    }, delay);
+  }
+
+  /** After the first good snapshot: subscribe to the catalogue instruments it lists. */
+  private startStream(): void {
+    const streaming = this.streaming;
+    if (streaming === undefined || streaming.stream.state !== 'idle') return;
+    if (this.state.status !== 'ok') return;
+    const instruments = new Map<string, StreamInstrument>();
+    for (const quote of this.quotes) {
+      if (streaming.symbols.has(quote.symbol)) {
+        instruments.set(instrumentKey(quote), { symbol: quote.symbol, quote: quote.quote });
+      }
+    }
+    if (instruments.size === 0) return;
+    this.subscribed = new Set(instruments.keys());
+    streaming.stream.start([...instruments.values()], {
+      quotes: (quotes) => {
+        this.onStreamed(quotes);
+      },
+      state: (state) => {
+        this.onStreamState(state);
+      },
+    });
+  }
+
+  private onStreamed(quotes: readonly RawQuote[]): void {
+    let changed = 0;
+    for (const quote of quotes) {
+      const key = instrumentKey(quote);
+      if (!this.subscribed.has(key)) continue;
+      this.streamed.set(key, quote);
+      changed += 1;
+    }
+    if (changed === 0) return;
+    const before = this.state.status;
+    this.state = {
+      ...this.state,
+      status: 'ok',
+      lastSuccessAt: Date.now(),
+      consecutiveFailures: 0,
+      instruments: Math.max(this.quotes.length, this.streamed.size),
+    };
+    this.listener?.(this, { before, after: 'ok' });
+  }
+
+  private onStreamState(state: StreamState): void {
+    const status = this.state.status;
+    this.listener?.(this, { before: status, after: status, stream: state });
+    if (this.listener === undefined) return;
+    // down or quiet: REST takes over at once, at the venue's own pace
+    if (state !== 'live' && state !== 'connecting') void this.pollIfDue();
+    this.schedule();
   }
 
   /** Polls the venue; never throws. Returns the status before and after, for logging. */
@@ -87,14 +240,14 @@ export class VenuePoller {
         lastSuccessAt: finishedAt,
         latencyMs: finishedAt - startedAt,
         consecutiveFailures: 0,
-        nextPollAt: startedAt + this.minIntervalMs,
+        nextPollAt: startedAt + this.intervalMs,
         instruments: quotes.length,
       };
     } catch (error) {
       const finishedAt = now();
       const failures = this.state.consecutiveFailures + 1;
       const rateLimited = error instanceof VenueError && error.kind === 'rate_limited';
-      const backoff = Math.min(this.minIntervalMs * 2 ** (failures - 1), MAX_BACKOFF_MS);
+      const backoff = Math.min(this.intervalMs * 2 ** (failures - 1), MAX_BACKOFF_MS);
       const retryAfter = error instanceof VenueError ? (error.retryAfterMs ?? 0) : 0;
       this.state = {
         ...this.state,
@@ -112,4 +265,8 @@ export class VenuePoller {
     }
     return { before, after: this.state.status };
   }
+}
+
+function instrumentKey(quote: { readonly symbol: string; readonly quote: string }): string {
+  return `${quote.symbol}/${quote.quote}`;
 }

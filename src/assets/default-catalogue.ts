@@ -2,12 +2,13 @@
  * The symbols sold by default: every asset that at least three built-in venues quote in USD,
  * USDT or USDC (checked against the recorded venue snapshots by default-catalogue.spec.ts), so
  * each price normally has several independent sources. Roughly by market size; `ASSETS`
- * replaces the list.
+ * replaces the list. `npm run catalogue` recomputes it (README, "The catalogue").
  */
 export const DEFAULT_CATALOGUE: readonly string[] = [
   'BTC',
   'ETH',
   'XRP',
+  'BNB',
   'SOL',
   'DOGE',
   'ADA',

@@ -1,4 +1,7 @@
-import { BASE_CHAINLINK_USD_FEEDS } from '../markets/chainlink-feeds.js';
+import {
+  BASE_CHAINLINK_UPDATE_RULES,
+  BASE_CHAINLINK_USD_FEEDS,
+} from '../markets/chainlink-feeds.js';
 import { ConfigError, loadConfig as loadConfigFrom } from './app-config.js';
 
 const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
@@ -45,11 +48,14 @@ describe('loadConfig', () => {
         baseUrls: {},
         timeoutMs: 4000,
         apiKeys: {},
+        streams: ['coinbase', 'kraken', 'binance', 'okx', 'bybit'],
+        streamUrls: {},
+        streamQuietMs: 10_000,
       },
       chainlink: undefined,
       assets: undefined,
       pricing: {
-        refreshMs: 5000,
+        refreshMs: 1000,
         staleMs: 60_000,
         minSources: 2,
         maxDeviation: 0.02,
@@ -96,9 +102,11 @@ describe('loadConfig', () => {
       PRICE_MAD_MULTIPLIER: '3',
       PRICE_VOLUME_WEIGHTED: 'true',
       COINGECKO_API_KEY: 'CG-demo-key',
+      MARKET_KRAKEN_STREAM_URL: 'ws://127.0.0.1:9101/',
+      MARKET_STREAM_QUIET_MS: '3000',
       CHAINLINK_RPC_URL: 'http://127.0.0.1:8545',
       CHAINLINK_FEEDS:
-        'eth=0x71041dddad3595f9ced3dccfbe3d1f4b0a16bb70, BTC=0x64c911996D3c6aC71f9b455B1E8E7266BcbD848F',
+        'eth=0x71041dddad3595f9ced3dccfbe3d1f4b0a16bb70:1200:0.15, BTC=0x64c911996D3c6aC71f9b455B1E8E7266BcbD848F',
     });
     expect({ ...config, payments: undefined }).toEqual({
       payments: undefined,
@@ -115,6 +123,9 @@ describe('loadConfig', () => {
         baseUrls: { kraken: 'http://127.0.0.1:9001' },
         timeoutMs: 1500,
         apiKeys: { coingecko: 'CG-demo-key' },
+        streams: ['kraken'],
+        streamUrls: { kraken: 'ws://127.0.0.1:9101' },
+        streamQuietMs: 3000,
       },
       chainlink: {
         rpcUrl: 'http://127.0.0.1:8545',
@@ -122,6 +133,7 @@ describe('loadConfig', () => {
           ETH: '0x71041dddad3595F9CEd3DcCFBe3D1F4b0a16Bb70',
           BTC: '0x64c911996D3c6aC71f9b455B1E8E7266BcbD848F',
         },
+        updateRules: { ETH: { heartbeatMs: 1_200_000, deviation: 0.0015 } },
       },
       assets: ['BTC', 'ETH'],
       pricing: {
@@ -156,7 +168,7 @@ describe('loadConfig', () => {
     [{ ASSETS: 'BTC,ET-H' }, 'ASSETS'],
     [{ ASSETS: 'BTC,btc' }, 'ASSETS'],
     [{ PRICE_REFRESH_MS: '10' }, 'PRICE_REFRESH_MS'],
-    [{ PRICE_STALE_MS: '4000' }, 'PRICE_STALE_MS'],
+    [{ PRICE_STALE_MS: '4000', PRICE_REFRESH_MS: '5000' }, 'PRICE_STALE_MS'],
     [{ PRICE_MIN_SOURCES: '0' }, 'PRICE_MIN_SOURCES'],
     [{ PRICE_MIN_SOURCES: '3', MARKETS: 'kraken,bitstamp' }, 'PRICE_MIN_SOURCES'],
     [{ PRICE_MAX_DEVIATION: '1e-2' }, 'PRICE_MAX_DEVIATION'],
@@ -165,10 +177,21 @@ describe('loadConfig', () => {
     [{ PRICE_OUTLIER_FLOOR: '0.03' }, 'PRICE_OUTLIER_FLOOR'],
     [{ PRICE_MAD_MULTIPLIER: '0' }, 'PRICE_MAD_MULTIPLIER'],
     [{ PRICE_VOLUME_WEIGHTED: 'yes' }, 'PRICE_VOLUME_WEIGHTED'],
+    [{ MARKET_STREAMS: 'bitstamp' }, 'MARKET_STREAMS'],
+    [{ MARKET_STREAMS: 'okx', MARKETS: 'kraken,bitstamp' }, 'MARKET_STREAMS'],
+    [{ MARKET_STREAMS: 'okx,okx' }, 'MARKET_STREAMS'],
+    [{ MARKET_OKX_STREAM_URL: 'http://127.0.0.1:9' }, 'MARKET_OKX_STREAM_URL'],
+    [{ MARKET_STREAM_QUIET_MS: '50' }, 'MARKET_STREAM_QUIET_MS'],
   ])('refuses %j naming %s', (env, variable) => {
     const problems = problemsOf(env);
     expect(problems).toHaveLength(1);
     expect(problems[0]).toContain(variable);
+  });
+
+  it('turns streams off with MARKET_STREAMS=none, and streams only enabled venues by default', () => {
+    expect(loadConfig({ MARKET_STREAMS: 'none' }).markets.streams).toEqual([]);
+    expect(loadConfig({ MARKET_STREAMS: 'OKX, bybit' }).markets.streams).toEqual(['okx', 'bybit']);
+    expect(loadConfig({ MARKETS: 'bitstamp,okx,gemini' }).markets.streams).toEqual(['okx']);
   });
 
   describe('chainlink', () => {
@@ -179,8 +202,12 @@ describe('loadConfig', () => {
       expect(loadConfig({ CHAINLINK_RPC_URL: 'https://base.example/v2/key' }).chainlink).toEqual({
         rpcUrl: 'https://base.example/v2/key',
         feeds: BASE_CHAINLINK_USD_FEEDS,
+        updateRules: BASE_CHAINLINK_UPDATE_RULES,
       });
       expect(Object.keys(BASE_CHAINLINK_USD_FEEDS)).toEqual(['ETH', 'BTC', 'USDC', 'USDT', 'LINK']);
+      expect(Object.keys(BASE_CHAINLINK_UPDATE_RULES)).toEqual(
+        Object.keys(BASE_CHAINLINK_USD_FEEDS),
+      );
     });
 
     it.each([
@@ -195,6 +222,11 @@ describe('loadConfig', () => {
       [{ ...RPC, CHAINLINK_FEEDS: `ETH=${ETH_FEED}=x` }, 'CHAINLINK_FEEDS item "ETH='],
       [{ ...RPC, CHAINLINK_FEEDS: `ETH=${ETH_FEED.replace('F9', 'f9')}` }, 'EIP-55'],
       [{ ...RPC, CHAINLINK_FEEDS: `ETH=${ETH_FEED},eth=${ETH_FEED}` }, 'lists ETH twice'],
+      [{ ...RPC, CHAINLINK_FEEDS: `ETH=${ETH_FEED}:1200` }, ':heartbeatSeconds:deviationPercent'],
+      [{ ...RPC, CHAINLINK_FEEDS: `ETH=${ETH_FEED}:0:0.5` }, 'CHAINLINK_FEEDS item "ETH='],
+      [{ ...RPC, CHAINLINK_FEEDS: `ETH=${ETH_FEED}:1200:0` }, 'CHAINLINK_FEEDS item "ETH='],
+      [{ ...RPC, CHAINLINK_FEEDS: `ETH=${ETH_FEED}:1200:1e-1` }, 'CHAINLINK_FEEDS item "ETH='],
+      [{ ...RPC, CHAINLINK_FEEDS: `ETH=${ETH_FEED}:1200:0.5:9` }, 'CHAINLINK_FEEDS item "ETH='],
     ])('refuses %j', (env, message) => {
       const problems = problemsOf(env);
       expect(problems).toHaveLength(1);

@@ -1,9 +1,13 @@
 import { isURL, validateSync } from 'class-validator';
 import { SYMBOL_PATTERN } from '../assets/symbol-format.js';
 import { getAddress, isAddress, type Address } from 'viem';
-import { BASE_CHAINLINK_USD_FEEDS } from '../markets/chainlink-feeds.js';
+import {
+  BASE_CHAINLINK_UPDATE_RULES,
+  BASE_CHAINLINK_USD_FEEDS,
+} from '../markets/chainlink-feeds.js';
 import type { ChainlinkConfig } from '../markets/chainlink.source.js';
-import { BUILT_IN_VENUE_IDS } from '../markets/venues.js';
+import type { UpdateRule } from '../markets/price-source.js';
+import { BUILT_IN_VENUE_IDS, STREAMING_VENUE_IDS } from '../markets/venues.js';
 import {
   EnvironmentVariables,
   SENSITIVE_VARIABLES,
@@ -22,6 +26,12 @@ export interface AppConfig {
     readonly timeoutMs: number;
     /** API keys by venue id (COINGECKO_API_KEY), sent in the venue's own header. */
     readonly apiKeys: Readonly<Record<string, string>>;
+    /** Enabled venues whose ticker stream is used (MARKET_STREAMS), REST polling as fallback. */
+    readonly streams: readonly string[];
+    /** MARKET_<ID>_STREAM_URL: a ws(s) base URL replacing the stream's scheme and host. */
+    readonly streamUrls: Readonly<Record<string, string>>;
+    /** A stream without a readable message for this long is stale and reconnected. */
+    readonly streamQuietMs: number;
   };
   /** The on-chain Chainlink source, on only when CHAINLINK_RPC_URL is set; not one of MARKETS. */
   readonly chainlink: ChainlinkConfig | undefined;
@@ -78,6 +88,8 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
   );
   const markets = parseMarkets(variables.MARKETS, problems);
   const baseUrls = parseMarketUrls(env, problems);
+  const streams = parseStreams(variables.MARKET_STREAMS, markets, problems);
+  const streamUrls = parseStreamUrls(env, problems);
   const assets =
     variables.ASSETS === undefined ? undefined : parseAssets(variables.ASSETS, problems);
   if (variables.PRICE_OUTLIER_FLOOR > variables.PRICE_MAX_DEVIATION) {
@@ -111,6 +123,9 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
       baseUrls,
       timeoutMs: variables.MARKET_TIMEOUT_MS,
       apiKeys: marketApiKeys(variables),
+      streams,
+      streamUrls,
+      streamQuietMs: variables.MARKET_STREAM_QUIET_MS,
     },
     chainlink,
     assets,
@@ -153,7 +168,9 @@ function readEnvironment(
 }
 
 function environmentKeys(): string[] {
-  return [...new Set([...Object.keys(new EnvironmentVariables()), 'MARKETS', 'ASSETS'])];
+  return [
+    ...new Set([...Object.keys(new EnvironmentVariables()), 'MARKETS', 'MARKET_STREAMS', 'ASSETS']),
+  ];
 }
 
 export function marketUrlVariable(id: string): string {
@@ -196,6 +213,47 @@ function parseMarketUrls(
   return urls;
 }
 
+/** MARKET_STREAMS: `none`, or enabled venues that have a stream; by default all of those. */
+function parseStreams(
+  value: string | undefined,
+  markets: readonly string[] | undefined,
+  problems: string[],
+): string[] {
+  const enabled = markets ?? [];
+  if (value === undefined) return STREAMING_VENUE_IDS.filter((id) => enabled.includes(id));
+  if (value.toLowerCase() === 'none') return [];
+  const ids = splitList(value).map((id) => id.toLowerCase());
+  const refused = ids.filter((id) => !STREAMING_VENUE_IDS.includes(id) || !enabled.includes(id));
+  if (refused.length > 0) {
+    problems.push(
+      `MARKET_STREAMS names ${refused.map((id) => (id === '' ? '(empty)' : id)).join(', ')}: only enabled venues with a stream (${STREAMING_VENUE_IDS.join(', ')}) or "none"`,
+    );
+  }
+  if (new Set(ids).size !== ids.length) problems.push('MARKET_STREAMS lists a venue twice');
+  return ids;
+}
+
+export function streamUrlVariable(id: string): string {
+  return `MARKET_${id.toUpperCase()}_STREAM_URL`;
+}
+
+/** Reads MARKET_<ID>_STREAM_URL for every venue with a stream: a ws:// or wss:// base URL. */
+function parseStreamUrls(
+  env: Record<string, string | undefined>,
+  problems: string[],
+): Record<string, string> {
+  const urls: Record<string, string> = {};
+  for (const id of STREAMING_VENUE_IDS) {
+    const variable = streamUrlVariable(id);
+    const url = env[variable]?.trim();
+    if (url === undefined || url === '') continue;
+    if (isURL(url, { ...URL_OPTIONS, protocols: ['ws', 'wss'] }))
+      urls[id] = url.replace(/\/+$/, '');
+    else problems.push(`${variable} must be a ws(s) URL (got "${url}")`);
+  }
+  return urls;
+}
+
 function parseAssets(value: string, problems: string[]): string[] {
   const symbols = splitList(value).map((symbol) => symbol.toUpperCase());
   const malformed = symbols.filter((symbol) => !SYMBOL_PATTERN.test(symbol));
@@ -225,25 +283,58 @@ function parseChainlink(
     if (list !== undefined) problems.push('CHAINLINK_FEEDS is set but CHAINLINK_RPC_URL is not');
     return undefined;
   }
-  const feeds = list === undefined ? BASE_CHAINLINK_USD_FEEDS : parseChainlinkFeeds(list, problems);
-  return { rpcUrl, feeds };
+  if (list === undefined) {
+    return { rpcUrl, feeds: BASE_CHAINLINK_USD_FEEDS, updateRules: BASE_CHAINLINK_UPDATE_RULES };
+  }
+  return { rpcUrl, ...parseChainlinkFeeds(list, problems) };
 }
 
-/** `SYM=0xaddress,...`: a mixed-case address must carry a valid EIP-55 checksum. */
-function parseChainlinkFeeds(list: string, problems: string[]): Record<string, Address> {
+const HEARTBEAT_SECONDS = /^[1-9]\d{0,5}$/;
+const DEVIATION_PERCENT = /^\d{1,2}(\.\d{1,4})?$/;
+
+/**
+ * `SYM=0xaddress[:heartbeatSeconds:deviationPercent],...`: a mixed-case address must carry a
+ * valid EIP-55 checksum; the optional heartbeat and deviation threshold give the feed's own
+ * staleness rule (without them its answers count only while younger than PRICE_STALE_MS).
+ */
+function parseChainlinkFeeds(
+  list: string,
+  problems: string[],
+): Pick<ChainlinkConfig, 'feeds' | 'updateRules'> {
   const feeds: Record<string, Address> = {};
+  const updateRules: Record<string, UpdateRule> = {};
   for (const item of splitList(list)) {
-    const [symbol = '', address = '', ...rest] = item.split('=').map((part) => part.trim());
+    const [symbol = '', target = '', ...rest] = item.split('=').map((part) => part.trim());
+    const [address = '', heartbeat, deviation, ...extra] = target.split(':');
     const upper = symbol.toUpperCase();
-    if (!SYMBOL_PATTERN.test(upper) || rest.length > 0 || !isAddress(address)) {
+    const ruleOk =
+      (heartbeat === undefined && deviation === undefined) ||
+      (heartbeat !== undefined &&
+        deviation !== undefined &&
+        HEARTBEAT_SECONDS.test(heartbeat) &&
+        DEVIATION_PERCENT.test(deviation) &&
+        Number(deviation) > 0);
+    if (
+      !SYMBOL_PATTERN.test(upper) ||
+      rest.length > 0 ||
+      extra.length > 0 ||
+      !isAddress(address) ||
+      !ruleOk
+    ) {
       problems.push(
-        `CHAINLINK_FEEDS item "${item}" must be SYMBOL=0x-address (EIP-55 if mixed case)`,
+        `CHAINLINK_FEEDS item "${item}" must be SYMBOL=0x-address (EIP-55 if mixed case), optionally followed by :heartbeatSeconds:deviationPercent`,
       );
     } else if (upper in feeds) {
       problems.push(`CHAINLINK_FEEDS lists ${upper} twice`);
     } else {
       feeds[upper] = getAddress(address);
+      if (heartbeat !== undefined && deviation !== undefined) {
+        updateRules[upper] = {
+          heartbeatMs: Number(heartbeat) * 1000,
+          deviation: Number(deviation) / 100,
+        };
+      }
     }
   }
-  return feeds;
+  return { feeds, updateRules };
 }

@@ -66,6 +66,15 @@ export class EnvironmentVariables {
 
   @IsOptional()
   @IsString()
+  MARKET_STREAMS?: string;
+
+  @IsInt()
+  @Min(200)
+  @Max(300_000)
+  MARKET_STREAM_QUIET_MS = 10_000;
+
+  @IsOptional()
+  @IsString()
   COINGECKO_API_KEY?: string;
 
   @IsOptional()
@@ -83,7 +92,7 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(250)
   @Max(3_600_000)
-  PRICE_REFRESH_MS = 5000;
+  PRICE_REFRESH_MS = 1000;
 
   @IsInt()
   @Min(1000)

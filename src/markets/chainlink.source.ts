@@ -10,7 +10,7 @@ import {
   type Address,
 } from 'viem';
 import { base } from 'viem/chains';
-import type { PriceSource, RawQuote } from './price-source.js';
+import type { PriceSource, RawQuote, UpdateRule } from './price-source.js';
 import { VenueError } from './venue-error.js';
 import { retryAfterMs } from './venue-http.js';
 
@@ -25,6 +25,8 @@ export interface ChainlinkConfig {
   readonly rpcUrl: string;
   /** Feed proxy address by our symbol; each must describe itself as `<SYM> / USD`. */
   readonly feeds: Readonly<Record<string, Address>>;
+  /** Heartbeat and deviation threshold by symbol, where known: the feed's own staleness rule. */
+  readonly updateRules: Readonly<Record<string, UpdateRule>>;
 }
 
 /** A feed whose description matched, with the decimals its answers are scaled by. */
@@ -32,6 +34,8 @@ export interface ChainlinkFeed {
   readonly symbol: string;
   readonly address: Address;
   readonly decimals: number;
+  /** When known, its answer counts as current within this rule (docs/pricing.md). */
+  readonly updateRule?: UpdateRule;
 }
 
 export interface ChainlinkRound {
@@ -120,7 +124,7 @@ export class ChainlinkSource implements PriceSource {
     ]);
     throwOnOutage([...decimals, ...descriptions]);
     const checked = entries.map(([symbol, address], index) =>
-      checkedFeed(symbol, address, decimals[index], descriptions[index]),
+      checkedFeed(symbol, address, decimals[index], descriptions[index], this.config.updateRules),
     );
     const problems = checked.filter((feed) => typeof feed === 'string');
     if (problems.length > 0) {
@@ -138,13 +142,20 @@ function checkedFeed(
   address: Address,
   decimals: MulticallRead<number> | undefined,
   description: MulticallRead<string> | undefined,
+  updateRules: Readonly<Record<string, UpdateRule>>,
 ): ChainlinkFeed | string {
   if (decimals?.status !== 'success' || description?.status !== 'success') {
     return `${symbol} at ${address} does not answer decimals() and description()`;
   }
   const problem = feedProblem(symbol, decimals.result, description.result);
   if (problem !== undefined) return `${symbol} at ${address} ${problem}`;
-  return { symbol, address, decimals: decimals.result };
+  const updateRule = updateRules[symbol];
+  return {
+    symbol,
+    address,
+    decimals: decimals.result,
+    ...(updateRule === undefined ? {} : { updateRule }),
+  };
 }
 
 /** Why a feed cannot serve `symbol` in USD, or undefined when it can. */
@@ -179,6 +190,7 @@ export function chainlinkQuote(
     quote: 'USD',
     price,
     observedAt: Math.min(Number(round.updatedAt) * 1000, receivedAt),
+    ...(feed.updateRule === undefined ? {} : { updateRule: feed.updateRule }),
   };
 }
 

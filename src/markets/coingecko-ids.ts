@@ -7,6 +7,7 @@ export const COINGECKO_IDS: Readonly<Record<string, string>> = {
   ETH: 'ethereum',
   SOL: 'solana',
   XRP: 'ripple',
+  BNB: 'binancecoin',
   DOGE: 'dogecoin',
   ADA: 'cardano',
   LTC: 'litecoin',

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ChainlinkSource } from './chainlink.source.js';
 import { PRICE_SOURCES, type PriceSource } from './price-source.js';
+import type { StreamEndpoint } from './price-stream.js';
 import { VenueConnection, venueEndpoint } from './venue-connection.js';
 import { BUILT_IN_VENUES, type VenueDefinition } from './venues.js';
 
@@ -15,11 +16,19 @@ export function createPriceSources(config: AppConfig): PriceSource[] {
     if (venue === undefined) throw new Error(`No built-in venue "${id}"`);
     const endpoint = venueEndpoint(config.markets.baseUrls[id] ?? venue.defaultBaseUrl);
     const headers = { ...endpoint.headers, ...apiKeyHeaders(venue, config.markets.apiKeys[id]) };
+    const stream =
+      venue.stream !== undefined && config.markets.streams.includes(id)
+        ? {
+            protocol: venue.stream.protocol,
+            baseUrl: config.markets.streamUrls[id] ?? venue.stream.defaultUrl,
+          }
+        : undefined;
     return paced(
       venue.create(
         new VenueConnection(endpoint.baseUrl, config.markets.timeoutMs, Date.now, headers),
       ),
       venue.minIntervalMs,
+      stream,
     );
   });
   if (config.chainlink === undefined) return venues;
@@ -31,9 +40,18 @@ function apiKeyHeaders(venue: VenueDefinition, apiKey: string | undefined): Reco
   return { [venue.apiKeyHeader]: apiKey };
 }
 
-/** The source with its venue's minimum polling interval attached, for the scheduler. */
-function paced(source: PriceSource, minIntervalMs: number): PriceSource {
-  return { id: source.id, minIntervalMs, fetchQuotes: () => source.fetchQuotes() };
+/** The source with its venue's minimum polling interval and stream attached, for the scheduler. */
+function paced(
+  source: PriceSource,
+  minIntervalMs: number,
+  stream: StreamEndpoint | undefined,
+): PriceSource {
+  return {
+    id: source.id,
+    minIntervalMs,
+    ...(stream === undefined ? {} : { stream }),
+    fetchQuotes: () => source.fetchQuotes(),
+  };
 }
 
 @Module({

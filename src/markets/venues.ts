@@ -7,7 +7,13 @@ import { GeminiSource } from './gemini.source.js';
 import { KrakenSource } from './kraken.source.js';
 import { KucoinSource } from './kucoin.source.js';
 import { OkxSource } from './okx.source.js';
+import { BINANCE_STREAM } from './binance.stream.js';
+import { BYBIT_STREAM } from './bybit.stream.js';
+import { COINBASE_STREAM } from './coinbase.stream.js';
+import { KRAKEN_STREAM } from './kraken.stream.js';
+import { OKX_STREAM } from './okx.stream.js';
 import type { PriceSource } from './price-source.js';
+import type { StreamProtocol } from './price-stream.js';
 import type { VenueConnection } from './venue-connection.js';
 
 /** A built-in venue: its id, its real scheme + host, how often it may be asked, and its source. */
@@ -18,6 +24,8 @@ export interface VenueDefinition {
   readonly minIntervalMs: number;
   /** Request header carrying the operator's API key for this venue, when one is configured. */
   readonly apiKeyHeader?: string;
+  /** The venue's WebSocket ticker stream, when it has one: its real scheme + host, its protocol. */
+  readonly stream?: { readonly defaultUrl: string; readonly protocol: StreamProtocol };
   create(connection: VenueConnection): PriceSource;
 }
 
@@ -27,12 +35,14 @@ export const BUILT_IN_VENUES: readonly VenueDefinition[] = [
     id: 'coinbase',
     defaultBaseUrl: 'https://api.coinbase.com',
     minIntervalMs: 1000,
+    stream: { defaultUrl: 'wss://advanced-trade-ws.coinbase.com', protocol: COINBASE_STREAM },
     create: (c) => new CoinbaseSource(c),
   },
   {
     id: 'kraken',
     defaultBaseUrl: 'https://api.kraken.com',
     minIntervalMs: 2000,
+    stream: { defaultUrl: 'wss://ws.kraken.com', protocol: KRAKEN_STREAM },
     create: (c) => new KrakenSource(c),
   },
   {
@@ -53,6 +63,7 @@ export const BUILT_IN_VENUES: readonly VenueDefinition[] = [
     defaultBaseUrl: 'https://api.binance.com',
     // all symbols cost weight 4 of 6000/min per IP: 240/min is 4 %, far from a 429 or 418 ban
     minIntervalMs: 1000,
+    stream: { defaultUrl: 'wss://stream.binance.com:9443', protocol: BINANCE_STREAM },
     create: (c) => new BinanceSource(c),
   },
   {
@@ -60,6 +71,7 @@ export const BUILT_IN_VENUES: readonly VenueDefinition[] = [
     defaultBaseUrl: 'https://www.okx.com',
     // tickers allow 20 req/2 s per IP: 1 req/s is a twentieth of that
     minIntervalMs: 1000,
+    stream: { defaultUrl: 'wss://ws.okx.com:8443', protocol: OKX_STREAM },
     create: (c) => new OkxSource(c),
   },
   {
@@ -67,6 +79,7 @@ export const BUILT_IN_VENUES: readonly VenueDefinition[] = [
     defaultBaseUrl: 'https://api.bybit.com',
     // 600 req/5 s per IP, but going over earns a 403 ban of 10+ minutes: 1 req/s stays far below
     minIntervalMs: 1000,
+    stream: { defaultUrl: 'wss://stream.bybit.com', protocol: BYBIT_STREAM },
     create: (c) => new BybitSource(c),
   },
   {
@@ -87,3 +100,8 @@ export const BUILT_IN_VENUES: readonly VenueDefinition[] = [
 ];
 
 export const BUILT_IN_VENUE_IDS: readonly string[] = BUILT_IN_VENUES.map((venue) => venue.id);
+
+/** Venues with a ticker stream (MARKET_STREAMS picks among them). */
+export const STREAMING_VENUE_IDS: readonly string[] = BUILT_IN_VENUES.filter(
+  (venue) => venue.stream !== undefined,
+).map((venue) => venue.id);

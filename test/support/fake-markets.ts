@@ -131,22 +131,28 @@ export interface FakeMarketsOptions {
  * timestamps moved to the present. Individual paths can be re-pointed at misbehaviours.
  */
 export class FakeMarkets {
-  private constructor(readonly venues: ReadonlyMap<ReplayedVenue, FakeVenue>) {}
+  private constructor(
+    readonly venues: ReadonlyMap<ReplayedVenue, FakeVenue>,
+    private readonly factors: Map<ReplayedVenue, number>,
+  ) {}
 
   static async start(options: FakeMarketsOptions = {}): Promise<FakeMarkets> {
     const venues = new Map<ReplayedVenue, FakeVenue>();
+    const factors = new Map<ReplayedVenue, number>();
     for (const id of options.venues ?? REPLAYED_VENUES) {
       const replay: VenueReplay = VENUE_REPLAYS[id];
+      const factor = options.scale?.[id];
+      if (factor !== undefined) factors.set(id, factor);
       const behaviours: Record<string, VenueBehaviour> = {};
       for (const [path, fixture] of Object.entries(replay.paths)) {
         behaviours[path] = {
           kind: 'json',
-          body: () => replayBody(replay, fixture, options.scale?.[id]),
+          body: () => replayBody(replay, fixture, factors.get(id)),
         };
       }
       venues.set(id, await FakeVenue.start(behaviours));
     }
-    const markets = new FakeMarkets(venues);
+    const markets = new FakeMarkets(venues, factors);
     for (const [id, fault] of Object.entries(options.faults ?? {})) {
       markets.break(id as ReplayedVenue, fault);
     }
@@ -159,14 +165,23 @@ export class FakeMarkets {
     return venue;
   }
 
+  /** From now on, every price this venue answers is multiplied by `factor` (a market move). */
+  scale(id: ReplayedVenue, factor: number): void {
+    this.factors.set(id, factor);
+  }
+
   /** Makes every path of a venue misbehave the same way. */
   break(id: ReplayedVenue, behaviour: VenueBehaviour): void {
     for (const path of Object.keys(VENUE_REPLAYS[id].paths)) this.venue(id).on(path, behaviour);
   }
 
-  /** MARKETS and MARKET_<ID>_URL pointing the service at these venues. */
+  /** MARKETS and MARKET_<ID>_URL pointing the service at these venues, streams off. */
   env(): Record<string, string> {
-    const env: Record<string, string> = { MARKETS: [...this.venues.keys()].join(',') };
+    // streams stay off unless a test starts fake streams (test/support/fake-streams.ts)
+    const env: Record<string, string> = {
+      MARKETS: [...this.venues.keys()].join(','),
+      MARKET_STREAMS: 'none',
+    };
     for (const [id, venue] of this.venues) env[`MARKET_${id.toUpperCase()}_URL`] = venue.url;
     return env;
   }

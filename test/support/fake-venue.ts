@@ -24,6 +24,8 @@ export class FakeVenue {
   readonly requests: string[] = [];
   /** The Authorization header of each request, in order (undefined when absent). */
   readonly authorizations: (string | undefined)[] = [];
+  /** Every answer waits this long first: a slow venue. */
+  delayMs = 0;
   private readonly behaviours = new Map<string, VenueBehaviour>();
   private readonly hanging = new Set<ServerResponse>();
 
@@ -59,6 +61,21 @@ export class FakeVenue {
     const path = request.url ?? '/';
     this.requests.push(path);
     this.authorizations.push(request.headers.authorization);
+    if (this.delayMs === 0) {
+      this.answer(path, request, response);
+      return;
+    }
+    this.hanging.add(response);
+    const timer = setTimeout(() => {
+      this.hanging.delete(response);
+      if (!response.destroyed) this.answer(path, request, response);
+    }, this.delayMs);
+    response.on('close', () => {
+      clearTimeout(timer);
+    });
+  }
+
+  private answer(path: string, request: IncomingMessage, response: ServerResponse): void {
     const behaviour = this.behaviours.get(path);
     if (behaviour === undefined) {
       response

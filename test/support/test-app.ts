@@ -10,6 +10,8 @@ const TEST_ENV: Record<string, string> = {
   LOG_LEVEL: 'error',
   PRICE_REFRESH_MS: '50000',
   MARKET_TIMEOUT_MS: '1000',
+  // no test reaches a real venue's stream; stream tests point MARKET_<ID>_STREAM_URL at fakes
+  MARKET_STREAMS: 'none',
   // Payments: the in-process facilitator; tests that pay point X402_RPC_URL at their anvil.
   X402_FACILITATOR: 'embedded',
   X402_NETWORK: 'base-sepolia',
