@@ -254,8 +254,11 @@ describe('x402 paywall', () => {
   });
 
   it('HEAD on a paid route sells nothing and does not fail', async () => {
+    const before = await stack.balances();
     const response = await stack.service.get('/v1/ticker/BTC', { method: 'HEAD' });
-    expect(response.status).toBe(404);
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('GET');
+    expect(await stack.balances()).toEqual(before);
   });
 
   it('a URL the server cannot decode is a problem+json 400', async () => {

@@ -165,11 +165,11 @@ describe('price API over live (fake) venues', () => {
       await expectProblem(await service.get('/v2/ticker/BTC'), 404, 'route_not_found');
     });
 
-    it('answers a wrong method with a problem+json 404', async () => {
+    it('answers a wrong method on a known path with a problem+json 405', async () => {
       await expectProblem(
         await service.get('/v1/assets', { method: 'POST' }),
-        404,
-        'route_not_found',
+        405,
+        'method_not_allowed',
       );
     });
   });
