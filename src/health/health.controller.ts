@@ -15,7 +15,11 @@ export class HealthController {
   constructor(@Inject(SNAPSHOT_STORE) private readonly store: SnapshotStore) {}
 
   @Get('live')
-  @ApiOperation({ operationId: 'getLiveness', summary: 'The process is up (free)' })
+  @ApiOperation({
+    operationId: 'getLiveness',
+    summary: 'The process is up (free)',
+    description: 'Always 200 while the process serves HTTP; for liveness probes.',
+  })
   @ApiOkResponse({ type: HealthDto, description: 'Alive.' })
   live(): HealthDto {
     return { status: 'ok' };
@@ -25,9 +29,13 @@ export class HealthController {
   @ApiOperation({
     operationId: 'getReadiness',
     summary: 'A price snapshot has been aggregated (free)',
+    description:
+      'For readiness probes: 200 once a refresh round has priced at least one asset, 503 before.',
   })
   @ApiOkResponse({ type: HealthDto, description: 'Ready to serve prices.' })
-  @ApiProblemResponses({ 503: 'No snapshot has any price yet.' })
+  @ApiProblemResponses({
+    503: { description: 'No snapshot has any price yet.', codes: [ErrorCode.PriceUnavailable] },
+  })
   async ready(): Promise<HealthDto> {
     const snapshot = await this.store.current();
     if (snapshot === undefined || snapshot.prices.size === 0) {

@@ -184,7 +184,8 @@ export class X402Paywall implements OnApplicationBootstrap {
         },
         maxTimeoutSeconds: this.payments.maxTimeoutSeconds,
       },
-      description: `${description.summary} (${route.price} per request)`,
+      // the OpenAPI summary, which names the price (documentPaidOperations)
+      description: description.summary,
       mimeType: 'application/json',
       extensions: {
         ...bazaarDeclaration(description),
