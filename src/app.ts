@@ -9,6 +9,7 @@ import { answerFrameworkError } from './common/framework-errors.js';
 import { MethodTable } from './common/method-table.js';
 import { ProblemDetailsFilter } from './common/problem-details.filter.js';
 import { buildOpenApiDocument } from './openapi/openapi-document.js';
+import { x402RequestInterceptor } from './openapi/swagger-wallet-payment.js';
 import { PaidRouteExplorer } from './payments/paid-routes.js';
 import { X402Paywall } from './payments/x402-paywall.js';
 
@@ -60,6 +61,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'openapi.json',
     yamlDocumentUrl: 'openapi.yaml',
+    // "Try it out" pays with the browser's wallet; Swagger UI gets the function as source text
+    swaggerOptions: { requestInterceptor: x402RequestInterceptor },
   });
   return app;
 }

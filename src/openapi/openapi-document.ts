@@ -18,7 +18,9 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         '(median of the venues that agree, stale and outlying quotes dropped). No accounts and no ' +
         'API keys: each priced request is paid on its own with the x402 protocol, in USDC on Base. ' +
         'Errors are application/problem+json (RFC 9457) with a stable `code`; requests that fail ' +
-        'validation or cannot be answered are never charged.',
+        'validation or cannot be answered are never charged. In this page, "Try it out" on a paid ' +
+        'operation pays with your browser wallet (EIP-1193): it signs the offered USDC transfer and ' +
+        'the receipt is shown above the page.',
     )
     .setVersion(API_VERSION)
     .addTag('assets', 'What can be priced (free)')
