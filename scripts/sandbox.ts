@@ -21,6 +21,7 @@ import {
   type ReplayedVenue,
 } from '../test/support/fake-markets.js';
 import { isEntryPoint } from './entry-point.js';
+import { installSandboxWallet } from './sandbox-wallet.js';
 import {
   defaultStatePath,
   removeSandboxState,
@@ -91,6 +92,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       config: loadConfig(appEnvironment(env, marketEnv, chain.rpcUrl, settlerKey, payTo)),
     });
     closers.push(() => app.close());
+    installSandboxWallet(app, buyerKey, chain.chainId);
     const apiUrl = await listen(app);
     const pricedAssets = await firstPriceRound(app);
 
@@ -304,6 +306,10 @@ export function describeSandbox(sandbox: Sandbox): string {
     ],
     ['buyer key', state.buyerPrivateKey],
     ['', 'THROW-AWAY LOCAL KEY generated for this run: never fund it on a real network'],
+    [
+      'docs wallet',
+      `Try it out in ${state.apiUrl}/docs pays as this buyer when the browser has no wallet`,
+    ],
     ['venues', `${venueLine}; ${venues.reason}`],
     ['prices', prices],
     ['state file', `${sandbox.stateFile}  (read by npm run client; removed on exit)`],

@@ -1,6 +1,9 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-import type { TypedDataDefinition } from 'viem';
+import { createPublicClient, erc20Abi, http, type TypedDataDefinition } from 'viem';
+import { startSandbox, type Sandbox } from '../scripts/sandbox.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
 
 /** Debian's `chromium` package (.ci/run installs it); CHROMIUM_PATH points elsewhere. */
@@ -145,4 +148,67 @@ describe('paying from Swagger UI with a browser wallet (headless Chromium)', () 
     expect(await stack.balances()).toEqual(before);
     await page.close();
   }, 60_000);
+});
+
+describe('paying from Swagger UI served by the local stack, with no browser wallet', () => {
+  let sandbox: Sandbox;
+  let browser: Browser;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'sandbox-wallet-'));
+    sandbox = await startSandbox({
+      env: {
+        PORT: '0',
+        LOG_LEVEL: 'error',
+        PRICE_REFRESH_MS: '50000',
+        MARKETS: 'coinbase,kraken,bitstamp',
+      },
+      // the probe is replaced: tests never contact a public host
+      probe: () => Promise.resolve({ coinbase: false, kraken: false, bitstamp: false }),
+      stateFile: path.join(dir, '.sandbox.json'),
+    });
+    browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu'],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser.close();
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const buyerBalance = (): Promise<bigint> =>
+    createPublicClient({ transport: http(sandbox.state.rpcUrl) }).readContract({
+      address: sandbox.state.usdc,
+      abi: erc20Abi,
+      functionName: 'balanceOf',
+      args: [sandbox.state.buyerAddress],
+    });
+
+  it('pays as the sandbox buyer', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${sandbox.state.apiUrl}/docs`);
+    const before = await buyerBalance();
+
+    expect(await execute(page, 'getTicker')).toBe('200');
+
+    const receipt = await textOf(page, '#x402-receipt');
+    expect(receipt).toContain(`from the sandbox buyer ${sandbox.state.buyerAddress}`);
+    expect(receipt).toMatch(/transaction 0x[0-9a-f]{64} on eip155:84532/);
+    expect(await buyerBalance()).toBe(before - 2000n);
+    await page.close();
+  }, 60_000);
+
+  it('signs for its own docs page only', async () => {
+    const response = await fetch(`${sandbox.state.apiUrl}/sandbox/wallet`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'https://elsewhere.example' },
+      body: JSON.stringify({ method: 'eth_accounts' }),
+    });
+    expect(response.status).toBe(403);
+  });
 });

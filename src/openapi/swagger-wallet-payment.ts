@@ -39,8 +39,8 @@ interface SwaggerRequest {
  * Swagger UI's `requestInterceptor`: "Try it out" on a paid operation pays with the browser's
  * EIP-1193 wallet. On a 402 it asks the wallet to sign the EIP-3009 transfer of the offered
  * `exact` requirement (EIP-712 `TransferWithAuthorization`), repeats the request with the
- * `PAYMENT-SIGNATURE` header and shows the receipt above the page. Without a wallet the 402 is
- * shown as it is. Swagger UI receives this function as source text, so it refers to nothing
+ * `PAYMENT-SIGNATURE` header and shows the receipt above the page. Without a wallet it uses the
+ * local stack's buyer when the page is served by it (`POST /sandbox/wallet`), else shows the 402. Swagger UI receives this function as source text, so it refers to nothing
  * outside itself.
  */
 export function x402RequestInterceptor(request: SwaggerRequest): SwaggerRequest {
@@ -71,11 +71,33 @@ export function x402RequestInterceptor(request: SwaggerRequest): SwaggerRequest 
     box.textContent = text;
   };
 
+  /** The local stack's buyer (`POST /sandbox/wallet`), when this page is served by it. */
+  const sandboxWallet = async (url: string): Promise<WalletPage['ethereum']> => {
+    const endpoint = new URL('/sandbox/wallet', url).href;
+    const ask = async (args: { method: string; params?: readonly unknown[] }): Promise<unknown> => {
+      const response = await page.fetch(endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(args),
+      });
+      const answer = (await response.json()) as { result?: unknown; error?: string };
+      if (!response.ok) throw new Error(answer.error ?? `sandbox wallet: HTTP ${response.status}`);
+      return answer.result;
+    };
+    try {
+      await ask({ method: 'eth_accounts' });
+      return { request: ask };
+    } catch {
+      return undefined;
+    }
+  };
+
   request.userFetch = async (url, init) => {
     const first = await page.fetch(url, init);
-    const wallet = page.ethereum;
     const challenge = first.headers.get('PAYMENT-REQUIRED');
     if (first.status !== 402 || challenge === null) return first;
+    const wallet = page.ethereum ?? (await sandboxWallet(url));
+    const payer = page.ethereum === undefined ? 'the sandbox buyer ' : '';
     if (wallet === undefined) {
       show(
         'Payment required: connect an EIP-1193 wallet (a browser extension) to pay here.',
@@ -161,7 +183,7 @@ export function x402RequestInterceptor(request: SwaggerRequest): SwaggerRequest 
       if (paid.ok && settled?.success === true) {
         show(
           `Paid ${accepted.amount} atomic units of ${accepted.extra?.name ?? accepted.asset} from ` +
-            `${from} to ${accepted.payTo}: transaction ${String(settled.transaction)} on ` +
+            `${payer}${from} to ${accepted.payTo}: transaction ${String(settled.transaction)} on ` +
             String(settled.network),
           'paid',
         );
