@@ -1,5 +1,5 @@
 # Build stage: compile TypeScript with the locked toolchain.
-FROM node:20-bookworm-slim AS build
+FROM node:22-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --omit=optional
@@ -7,7 +7,7 @@ COPY . .
 RUN npm run build && npm prune --omit=dev --omit=optional
 
 # Runtime stage: compiled code and production dependencies only.
-FROM node:20-bookworm-slim
+FROM node:22-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/package.json ./

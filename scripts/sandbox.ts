@@ -21,6 +21,7 @@ import {
   type ReplayedVenue,
 } from '../test/support/fake-markets.js';
 import { isEntryPoint } from './entry-point.js';
+import { installSandboxWallet } from './sandbox-wallet.js';
 import {
   defaultStatePath,
   removeSandboxState,
@@ -91,6 +92,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       config: loadConfig(appEnvironment(env, marketEnv, chain.rpcUrl, settlerKey, payTo)),
     });
     closers.push(() => app.close());
+    installSandboxWallet(app, buyerKey, chain.chainId);
     const apiUrl = await listen(app);
     const pricedAssets = await firstPriceRound(app);
 
@@ -260,6 +262,26 @@ export function recordedBanner(reason: string): string {
   return [bar, ...lines.map((line) => `!  ${line.padEnd(width - 2)}!`), bar].join('\n');
 }
 
+/** The loud notice that nothing here is paid for real, and how to sell for real instead. */
+export function localChainBanner(): string {
+  const lines = [
+    'LOCAL TEST CHAIN - NOTHING HERE IS PAID FOR REAL',
+    '',
+    'Payments settle on a throw-away anvil chain, in test USDC minted for this run;',
+    'everything stops and is forgotten on Ctrl-C.',
+    '',
+    'To sell for real, say who is paid and start again:',
+    '  X402_PAY_TO=0xYourAddress npm start',
+    '    Base Sepolia through the public x402.org facilitator (testnet USDC)',
+    '  X402_PAY_TO=0xYourAddress X402_NETWORK=base X402_FACILITATOR=cdp \\',
+    '    CDP_API_KEY_ID=... CDP_API_KEY_SECRET=... npm start',
+    '    Base mainnet, real USDC, through Coinbase CDP (README: Configuration)',
+  ];
+  const width = Math.max(...lines.map((line) => line.length)) + 4;
+  const bar = '#'.repeat(width + 2);
+  return [bar, ...lines.map((line) => `#  ${line.padEnd(width - 2)}#`), bar].join('\n');
+}
+
 export function describeSandbox(sandbox: Sandbox): string {
   const { state, venues } = sandbox;
   const venueLine =
@@ -284,6 +306,10 @@ export function describeSandbox(sandbox: Sandbox): string {
     ],
     ['buyer key', state.buyerPrivateKey],
     ['', 'THROW-AWAY LOCAL KEY generated for this run: never fund it on a real network'],
+    [
+      'docs wallet',
+      `Try it out in ${state.apiUrl}/docs pays as this buyer when the browser has no wallet`,
+    ],
     ['venues', `${venueLine}; ${venues.reason}`],
     ['prices', prices],
     ['state file', `${sandbox.stateFile}  (read by npm run client; removed on exit)`],
@@ -291,6 +317,8 @@ export function describeSandbox(sandbox: Sandbox): string {
   const table = rows.map(([label, value]) => `  ${label.padEnd(11)} ${value}`);
   const banner = venues.mode === 'recorded' ? ['', recordedBanner(venues.reason)] : [];
   return [
+    '',
+    localChainBanner(),
     ...banner,
     '',
     'x402 price API sandbox is running. Ctrl-C stops everything.',
@@ -348,20 +376,25 @@ function explainStartFailure(error: unknown): string {
   return error instanceof Error ? (error.stack ?? error.message) : String(error);
 }
 
-async function main(): Promise<void> {
-  const venues = venueModeFrom(process.env['SANDBOX_VENUES']);
-  if (venues === 'auto') {
-    console.log('Checking whether the market venues answer (one request each, 2 s at most)...');
-  }
-  console.log('Starting the local chain, the venues and the service...');
-  const sandbox = await startSandbox({ venues });
-  stopOnSignals(sandbox);
-  console.log(describeSandbox(sandbox));
-}
-
-if (isEntryPoint(import.meta.url)) {
-  main().catch((error: unknown) => {
+/** Runs the sandbox until a signal stops it; `npm run sandbox` and `npm start` without X402_PAY_TO. */
+export async function serveSandbox(): Promise<void> {
+  try {
+    const venues = venueModeFrom(process.env['SANDBOX_VENUES']);
+    if (venues === 'auto') {
+      console.log('Checking whether the market venues answer (one request each, 2 s at most)...');
+    }
+    console.log('Starting the local chain, the venues and the service...');
+    const stateFile = process.env['SANDBOX_STATE_FILE'];
+    const sandbox = await startSandbox({
+      venues,
+      ...(stateFile === undefined || stateFile === '' ? {} : { stateFile }),
+    });
+    stopOnSignals(sandbox);
+    console.log(describeSandbox(sandbox));
+  } catch (error) {
     console.error(`Sandbox failed to start:\n${explainStartFailure(error)}`);
     process.exit(1);
-  });
+  }
 }
+
+if (isEntryPoint(import.meta.url)) void serveSandbox();

@@ -5,6 +5,7 @@ import { AssetsModule } from './assets/assets.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { HealthModule } from './health/health.module.js';
+import { DocsRedirectController } from './openapi/docs-redirect.controller.js';
 import { PaymentsModule } from './payments/payments.module.js';
 import { TickersModule } from './tickers/tickers.module.js';
 
@@ -13,6 +14,7 @@ export class AppModule {
   static forRoot(config?: AppConfig): DynamicModule {
     return {
       module: AppModule,
+      controllers: [DocsRedirectController],
       imports: [
         ConfigModule.forRoot(config),
         ScheduleModule.forRoot(),

@@ -7,8 +7,11 @@ import { loadConfig, type AppConfig } from './config/app-config.js';
 import { LOG_LEVELS } from './config/environment.js';
 import { answerFrameworkError } from './common/framework-errors.js';
 import { httpServerOptions, originForm, refuseRequestBodies } from './common/http-server.js';
+import { MethodTable } from './common/method-table.js';
 import { ProblemDetailsFilter } from './common/problem-details.filter.js';
 import { buildOpenApiDocument } from './openapi/openapi-document.js';
+import { x402RequestInterceptor } from './openapi/swagger-wallet-payment.js';
+import { PaidRouteExplorer } from './payments/paid-routes.js';
 import { X402Paywall } from './payments/x402-paywall.js';
 
 /** Browsers may pay: they can send the payment headers and read the x402 response headers. */
@@ -39,15 +42,23 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
       ...httpServerOptions(config.http),
       rewriteUrl: originForm,
       routerOptions: { maxParamLength: 200 },
-      // No implicit HEAD twins of GET routes: a HEAD cannot carry a paid body.
-      exposeHeadRoutes: false,
+      // HEAD twins of GET routes; paid ones refuse theirs (MethodTable): a HEAD cannot carry a paid body.
+      exposeHeadRoutes: true,
       frameworkErrors: answerFrameworkError,
     }),
     { logger: options.logger ?? levelsFrom(config.logLevel), abortOnError: false },
   );
   app.getHttpServer().maxConnections = config.http.maxConnections;
   app.getHttpAdapter().getInstance().addHook('onRequest', refuseRequestBodies);
-  app.useGlobalFilters(new ProblemDetailsFilter());
+  const methods = new MethodTable(
+    app
+      .get(PaidRouteExplorer)
+      .explore()
+      .filter((route) => route.method === 'GET')
+      .map((route) => route.path),
+  );
+  methods.install(app.getHttpAdapter().getInstance());
+  app.useGlobalFilters(new ProblemDetailsFilter(methods));
   app.enableShutdownHooks();
   app.enableCors(X402_CORS);
   const document = buildOpenApiDocument(app);
@@ -55,6 +66,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'openapi.json',
     yamlDocumentUrl: 'openapi.yaml',
+    // "Try it out" pays with the browser's wallet; Swagger UI gets the function as source text
+    swaggerOptions: { requestInterceptor: x402RequestInterceptor },
   });
   return app;
 }

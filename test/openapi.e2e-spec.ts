@@ -2,13 +2,49 @@ import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { createOpenApiJson } from './support/openapi-json.js';
 import { COMMITTED_OPENAPI_PATH } from './support/openapi-contract.js';
+import { ERROR_STATUS, type ErrorCode } from '../src/common/api-error.js';
+import { FakeMarkets } from './support/fake-markets.js';
 import { startApp, type RunningApp } from './support/test-app.js';
 
 type Operation = {
   operationId: string;
-  responses: Record<string, unknown>;
-  'x-x402-price'?: unknown;
+  summary: string;
+  description?: string;
+  parameters?: { in: string; name: string; examples?: Record<string, { value: string }> }[];
+  responses: Record<string, Response>;
+  'x-x402-price'?: { amount: string; currency: string };
 };
+type Response = {
+  description: string;
+  content?: Record<string, { example?: unknown; examples?: Record<string, { value: unknown }> }>;
+};
+type Challenge = {
+  x402Version: number;
+  accepts: {
+    maxAmountRequired: string;
+    resource: string;
+    network: string;
+    outputSchema: unknown;
+  }[];
+};
+
+const PAID = [
+  ['getTicker', '/v1/ticker/{symbol}', '$0.002', '2000'],
+  ['getTickers', '/v1/tickers/{symbols}', '$0.008', '8000'],
+  ['getAllTickers', '/v1/all-tickers', '$0.010', '10000'],
+] as const;
+
+/** The operation's path with each path parameter's first example. */
+function examplePath(path: string, operation: Operation): string {
+  return path.replace(/\{(\w+)\}/g, (_match, name: string) => {
+    const parameter = operation.parameters?.find((candidate) => candidate.name === name);
+    return Object.values(parameter?.examples ?? {})[0]?.value ?? '';
+  });
+}
+
+function challengeExample(operation: Operation): Challenge {
+  return operation.responses['402']?.content?.['application/json']?.example as Challenge;
+}
 
 describe('OpenAPI document', () => {
   const committed = readFileSync(COMMITTED_OPENAPI_PATH, 'utf8');
@@ -54,21 +90,82 @@ describe('OpenAPI document', () => {
   it('leaves listAssets free', () => {
     expect(operation('listAssets')['x-x402-price']).toBeUndefined();
   });
+
+  it('describes every operation', () => {
+    const undescribed = operations.filter((candidate) => !candidate.description?.trim());
+    expect(undescribed.map((candidate) => candidate.operationId)).toEqual([]);
+  });
+
+  it.each(PAID)('%s shows its price in its summary', (id, _path, price) => {
+    expect(operation(id).summary).toMatch(new RegExp(`\\(\\${price} per request\\)$`));
+  });
+
+  it.each(PAID)(
+    '%s has its own 402 example: its amount, its path, the default network, its output schema',
+    (id, path, _price, atomic) => {
+      const found = operation(id);
+      const [accept, ...others] = challengeExample(found).accepts;
+      expect(others).toEqual([]);
+      expect(accept?.maxAmountRequired).toBe(atomic);
+      expect(accept?.network).toBe('base-sepolia');
+      expect(new URL(accept!.resource).pathname).toBe(examplePath(path, found));
+      const ok = found.responses['200']?.content?.['application/json'] as { schema: unknown };
+      const output = (accept?.outputSchema as { output: Record<string, unknown> }).output;
+      const ref = (ok.schema as { $ref: string }).$ref.split('/').pop()!;
+      const schemas = (JSON.parse(committed) as { components: { schemas: Record<string, object> } })
+        .components.schemas;
+      expect(output).toEqual(schemas[ref]);
+    },
+  );
+
+  it('gives every error response examples of its own status, with codes answered with that status', () => {
+    let checked = 0;
+    for (const candidate of operations) {
+      for (const [status, response] of Object.entries(candidate.responses)) {
+        const examples = response.content?.['application/problem+json']?.examples;
+        if (response.content?.['application/problem+json'] === undefined) continue;
+        expect([candidate.operationId, status, examples === undefined]).toEqual([
+          candidate.operationId,
+          status,
+          false,
+        ]);
+        for (const [name, { value }] of Object.entries(examples ?? {})) {
+          const body = value as { status: number; code: ErrorCode };
+          const expected = status === 'default' ? 500 : Number(status);
+          expect([candidate.operationId, status, name, body.status, body.code]).toEqual([
+            candidate.operationId,
+            status,
+            body.code,
+            expected,
+            name,
+          ]);
+          expect(ERROR_STATUS[body.code]).toBe(expected);
+          checked += 1;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(20);
+  });
 });
 
 describe('served documentation', () => {
   let service: RunningApp;
+  let markets: FakeMarkets;
 
   beforeAll(async () => {
+    markets = await FakeMarkets.start({ venues: ['kraken', 'bitstamp'] });
     service = await startApp({
-      MARKETS: 'kraken,bitstamp',
-      MARKET_KRAKEN_URL: 'http://127.0.0.1:9',
-      MARKET_BITSTAMP_URL: 'http://127.0.0.1:9',
+      // the committed document's settings: its examples name this payee and port
+      X402_PAY_TO: '0x0000000000000000000000000000000000000001',
+      PORT: '3000',
+      ...markets.env(),
     });
+    await service.refresh();
   });
 
   afterAll(async () => {
     await service.close();
+    await markets.close();
   });
 
   it('serves the committed document at /openapi.json', async () => {
@@ -76,6 +173,29 @@ describe('served documentation', () => {
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual(JSON.parse(readFileSync(COMMITTED_OPENAPI_PATH, 'utf8')));
   });
+
+  it.each(PAID)(
+    'documents for %s the 402 a request to its example path really gets',
+    async (id, path) => {
+      const document = (await (await service.get('/openapi.json')).json()) as {
+        paths: Record<string, Record<string, Operation>>;
+      };
+      const found = document.paths[path]!.get!;
+      expect(found.operationId).toBe(id);
+      const example = challengeExample(found);
+      const response = await service.get(examplePath(path, found));
+      expect(response.status).toBe(402);
+      const real = (await response.json()) as Challenge;
+      const resource = (challenge: Challenge): Challenge => ({
+        ...challenge,
+        accepts: challenge.accepts.map((accept) => ({
+          ...accept,
+          resource: new URL(accept.resource).pathname,
+        })),
+      });
+      expect(resource(example)).toEqual(resource(real));
+    },
+  );
 
   it('serves Swagger UI at /docs', async () => {
     const page = await service.get('/docs');

@@ -15,7 +15,7 @@ import {
 import { readSandboxState } from '../scripts/sandbox-state.js';
 import { describeSandbox, startSandbox, type Sandbox } from '../scripts/sandbox.js';
 import { chooseVenues, probeVenues } from '../scripts/venue-choice.js';
-import { expectRelativelyClose, medianOf, recordedUsdPrices } from './support/expected-prices.js';
+import { expectServedPrice, medianOf, recordedUsdPrices } from './support/expected-prices.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
 import { USDC } from './support/paying-clients.js';
 
@@ -46,10 +46,7 @@ function printedPrice(out: string, symbol: string): number {
 }
 
 function expectRecordedPrice(out: string, symbol: string): void {
-  expectRelativelyClose(
-    printedPrice(out, symbol),
-    medianOf(Object.values(recordedUsdPrices(symbol))),
-  );
+  expectServedPrice(printedPrice(out, symbol), medianOf(Object.values(recordedUsdPrices(symbol))));
 }
 
 describe('npm run client (scripts/client.ts) paying a real paid app', () => {

@@ -1,7 +1,11 @@
 import { DEFAULT_CATALOGUE } from '../src/assets/default-catalogue.js';
 import type { VenueBehaviour } from './support/fake-venue.js';
 import { fixtureCopy } from './support/fixtures.js';
-import { expectRelativelyClose, recordedUsdPrices } from './support/expected-prices.js';
+import {
+  expectRelativelyClose,
+  expectServedPrice,
+  recordedUsdPrices,
+} from './support/expected-prices.js';
 import { OpenApiContract } from './support/openapi-contract.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
 import { pricingVenuesBySymbol, recordedQuotes } from './support/recorded-quotes.js';
@@ -157,7 +161,7 @@ describe('a hostile or broken venue never reaches a served price', () => {
     expect(response.status).toBe(200);
     const served = ((await response.json()) as { price: { BTC: number } }).price.BTC;
     const { kraken, bitstamp } = recordedUsdPrices('BTC');
-    expectRelativelyClose(served, (kraken + bitstamp) / 2);
+    expectServedPrice(served, (kraken + bitstamp) / 2);
     const coinbase = (await sourcesOf(stack)).sources.find((source) => source.id === 'coinbase')!;
     expect(coinbase.contributedTo).not.toContain('BTC');
     return coinbase;

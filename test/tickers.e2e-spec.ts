@@ -1,6 +1,7 @@
 import { DEFAULT_CATALOGUE } from '../src/assets/default-catalogue.js';
+import { servedPrice } from '../src/tickers/price-precision.js';
 import { REPLAYED_VENUES } from './support/fake-markets.js';
-import { expectRelativelyClose, medianOf, recordedUsdPrices } from './support/expected-prices.js';
+import { expectServedPrice, medianOf, recordedUsdPrices } from './support/expected-prices.js';
 import { OpenApiContract } from './support/openapi-contract.js';
 import { pricingVenuesBySymbol, recordedQuotes } from './support/recorded-quotes.js';
 import { startPaidApp, type PaidApp, type PaidAppOptions } from './support/paid-app.js';
@@ -79,7 +80,7 @@ describe('price API over live (fake) venues', () => {
       expect(body.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
       const price = body.price as Record<string, number>;
       expect(Object.keys(price)).toEqual(['BTC']);
-      expectRelativelyClose(price.BTC!, medianOf(Object.values(recordedUsdPrices('BTC'))));
+      expectServedPrice(price.BTC!, medianOf(Object.values(recordedUsdPrices('BTC'))));
     });
 
     it.each(['ETH', 'sol', 'Doge', 'LTC', 'LINK', 'XRP'])(
@@ -87,7 +88,7 @@ describe('price API over live (fake) venues', () => {
       async (symbol) => {
         const body = await expectOk(await buy(stack, `/v1/ticker/${symbol}`), 'getTicker');
         const upper = symbol.toUpperCase();
-        expectRelativelyClose(
+        expectServedPrice(
           (body.price as Record<string, number>)[upper]!,
           medianOf(Object.values(recordedUsdPrices(upper))),
         );
@@ -115,7 +116,7 @@ describe('price API over live (fake) venues', () => {
       const prices = body.prices as Record<string, number>;
       expect(Object.keys(prices)).toEqual(['SOL', 'BTC', 'ETH']);
       for (const symbol of ['SOL', 'BTC', 'ETH']) {
-        expectRelativelyClose(prices[symbol]!, medianOf(Object.values(recordedUsdPrices(symbol))));
+        expectServedPrice(prices[symbol]!, medianOf(Object.values(recordedUsdPrices(symbol))));
       }
     });
 
@@ -154,7 +155,9 @@ describe('price API over live (fake) venues', () => {
       expect(quorate.length).toBeGreaterThan(DEFAULT_CATALOGUE.length / 2);
       const body = await expectOk(await buy(stack, '/v1/all-tickers'), 'getAllTickers');
       expect(Object.keys(body.prices as object).sort()).toEqual([...quorate].sort());
-      expectRelativelyClose(
+      for (const price of Object.values(body.prices as Record<string, number>))
+        expect(servedPrice(price)).toBe(price);
+      expectServedPrice(
         (body.prices as Record<string, number>).BTC!,
         medianOf(Object.values(recordedUsdPrices('BTC'))),
       );
@@ -166,11 +169,11 @@ describe('price API over live (fake) venues', () => {
       await expectProblem(await service.get('/v2/ticker/BTC'), 404, 'route_not_found');
     });
 
-    it('answers a wrong method with a problem+json 404', async () => {
+    it('answers a wrong method on a known path with a problem+json 405', async () => {
       await expectProblem(
         await service.get('/v1/assets', { method: 'POST' }),
-        404,
-        'route_not_found',
+        405,
+        'method_not_allowed',
       );
     });
   });
@@ -242,7 +245,7 @@ describe('prices that cannot be trusted', () => {
     const body = await expectOk(await buy(paid, '/v1/tickers/BTC,ETH'), 'getTickers');
     for (const symbol of ['BTC', 'ETH']) {
       const { coinbase, bitstamp } = recordedUsdPrices(symbol);
-      expectRelativelyClose(
+      expectServedPrice(
         (body.prices as Record<string, number>)[symbol]!,
         medianOf([coinbase, bitstamp]),
       );
@@ -253,10 +256,7 @@ describe('prices that cannot be trusted', () => {
     const paid = await start({ markets: { venues: RECORDED_VENUES, scale: { coinbase: 0.1 } } });
     const body = await expectOk(await buy(paid, '/v1/ticker/ETH'), 'getTicker');
     const { kraken, bitstamp } = recordedUsdPrices('ETH');
-    expectRelativelyClose(
-      (body.price as Record<string, number>).ETH!,
-      medianOf([kraken, bitstamp]),
-    );
+    expectServedPrice((body.price as Record<string, number>).ETH!, medianOf([kraken, bitstamp]));
   });
 
   it('gives no price when the only two venues disagree beyond the tolerance', async () => {
@@ -291,10 +291,7 @@ describe('prices that cannot be trusted', () => {
     });
     const body = await expectOk(await buy(paid, '/v1/ticker/BTC'), 'getTicker');
     const { kraken, bitstamp } = recordedUsdPrices('BTC');
-    expectRelativelyClose(
-      (body.price as Record<string, number>).BTC!,
-      medianOf([kraken, bitstamp]),
-    );
+    expectServedPrice((body.price as Record<string, number>).BTC!, medianOf([kraken, bitstamp]));
   });
 
   it('answers 503 when too few venues are left for the quorum', async () => {

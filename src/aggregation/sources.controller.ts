@@ -24,7 +24,12 @@ export class SourcesController {
       'next, and which served prices its last quotes helped make or were dropped from as outliers.',
   })
   @ApiOkResponse({ type: SourcesDto, description: 'The state of every enabled source.' })
-  @ApiProblemResponses({ 503: 'No refresh round has completed yet.' })
+  @ApiProblemResponses({
+    503: {
+      description: 'No refresh round has completed yet.',
+      codes: [ErrorCode.PriceUnavailable],
+    },
+  })
   listSources(): SourcesDto {
     const report = this.refresh.lastRound();
     if (report === undefined) {

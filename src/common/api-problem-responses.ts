@@ -1,10 +1,37 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiExtraModels, ApiResponse, getSchemaPath } from '@nestjs/swagger';
-import { PROBLEM_CONTENT_TYPE } from './problem-details.js';
+import {
+  ApiExtraModels,
+  ApiResponse,
+  getSchemaPath,
+  type ApiResponseOptions,
+} from '@nestjs/swagger';
+
+type ContentObject = NonNullable<Extract<ApiResponseOptions, { content?: unknown }>['content']>;
+import { ERROR_STATUS, ErrorCode } from './api-error.js';
+import { PROBLEM_CONTENT_TYPE, problem } from './problem-details.js';
 import { ProblemDetailsDto } from './problem-details.dto.js';
 
-const PROBLEM_CONTENT = {
-  [PROBLEM_CONTENT_TYPE]: { schema: { $ref: getSchemaPath(ProblemDetailsDto) } },
+/** A detail each code is answered with, in the words the code really uses, for the examples. */
+const EXAMPLE_DETAILS: Readonly<Record<ErrorCode, string>> = {
+  [ErrorCode.InvalidSymbol]:
+    '"BTC-USD" is not a symbol: use 1 to 15 letters or digits, such as BTC.',
+  [ErrorCode.InvalidSymbolList]: 'Ask for 2 to 5 symbols; got 6.',
+  [ErrorCode.UnknownSymbol]: 'DOGEX is not supported; GET /v1/assets lists the supported symbols.',
+  [ErrorCode.PriceUnavailable]: 'No trustworthy price for BTC right now.',
+  [ErrorCode.InvalidPayment]:
+    'Malformed payment: PAYMENT-SIGNATURE is not base64 of a JSON object.',
+  [ErrorCode.PaymentIdConflict]:
+    'payment-identifier pay_0123456789abcdef was already used with a different payment or resource.',
+  [ErrorCode.FacilitatorUnavailable]:
+    'The payment facilitator cannot be reached right now; nothing was charged.',
+  [ErrorCode.SettlementUnknown]:
+    'The settlement could not be confirmed: receipt timed out. The payment may have been taken; it will not be accepted again.',
+  [ErrorCode.RouteNotFound]: 'Cannot GET /v2/ticker/BTC',
+  [ErrorCode.BadRequest]: 'The request could not be read.',
+  [ErrorCode.MethodNotAllowed]: 'POST is not allowed here; this path answers GET.',
+  [ErrorCode.ClientClosedRequest]:
+    'The client closed the connection before settlement; nothing was charged.',
+  [ErrorCode.InternalError]: 'The server failed to answer.',
 };
 
 const RETRY_AFTER = {
@@ -14,22 +41,58 @@ const RETRY_AFTER = {
   },
 };
 
-/** Documents problem+json error responses, one per status, with what causes each. */
-export function ApiProblemResponses(responses: Readonly<Record<number, string>>): MethodDecorator {
+/** One documented problem+json response: why it happens and the codes it carries. */
+export interface ProblemResponse {
+  readonly description: string;
+  readonly codes: readonly ErrorCode[];
+}
+
+/**
+ * The problem+json content of a response with one named example per code, each with the
+ * status that code is answered with (so a 400 never shows a 404's example).
+ */
+export function problemContent(codes: readonly ErrorCode[]): ContentObject {
+  return {
+    [PROBLEM_CONTENT_TYPE]: {
+      schema: { $ref: getSchemaPath(ProblemDetailsDto) },
+      examples: Object.fromEntries(
+        codes.map((code) => [
+          code,
+          { value: problem(ERROR_STATUS[code], code, EXAMPLE_DETAILS[code]) },
+        ]),
+      ),
+    },
+  };
+}
+
+/** Documents one problem+json response; codes answered with 502/503 carry `Retry-After`. */
+export function ApiProblemResponse(
+  status: number | 'default',
+  { description, codes }: ProblemResponse,
+): MethodDecorator {
+  const retries = codes.some((code) => ERROR_STATUS[code] >= 502);
   return applyDecorators(
     ApiExtraModels(ProblemDetailsDto),
-    ...Object.entries(responses).map(([status, description]) =>
-      ApiResponse({
-        status: Number(status),
-        description,
-        content: PROBLEM_CONTENT,
-        ...(status === '503' ? { headers: RETRY_AFTER } : {}),
-      }),
-    ),
     ApiResponse({
-      status: 'default',
+      status,
+      description,
+      content: problemContent(codes),
+      ...(retries ? { headers: RETRY_AFTER } : {}),
+    }),
+  );
+}
+
+/** Documents problem+json error responses, one per status, with what causes each. */
+export function ApiProblemResponses(
+  responses: Readonly<Record<number, ProblemResponse>>,
+): MethodDecorator {
+  return applyDecorators(
+    ...Object.entries(responses).map(([status, response]) =>
+      ApiProblemResponse(Number(status), response),
+    ),
+    ApiProblemResponse('default', {
       description: 'Unexpected error. Not charged.',
-      content: PROBLEM_CONTENT,
+      codes: [ErrorCode.InternalError],
     }),
   );
 }

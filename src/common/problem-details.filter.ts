@@ -7,6 +7,7 @@ import {
 } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode, codeForStatus } from './api-error.js';
+import type { MethodTable } from './method-table.js';
 import { PreparedResponseException } from './prepared-response.exception.js';
 import { PROBLEM_CONTENT_TYPE, problem, type ProblemDetails } from './problem-details.js';
 
@@ -18,6 +19,9 @@ import { PROBLEM_CONTENT_TYPE, problem, type ProblemDetails } from './problem-de
 @Catch()
 export class ProblemDetailsFilter implements ExceptionFilter {
   private readonly logger = new Logger(ProblemDetailsFilter.name);
+
+  /** `methods`: turns the not-found of a known path asked with another method into a 405. */
+  constructor(private readonly methods?: MethodTable) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
@@ -35,6 +39,13 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       return;
     }
     if (exception instanceof HttpException) {
+      const allowed = exception.getStatus() === 404 ? (this.methods?.allowed(request) ?? []) : [];
+      if (allowed.length > 0 && !allowed.includes(request.method)) {
+        const detail = `${request.method} is not allowed here; this path answers ${allowed.join(', ')}.`;
+        void reply.header('allow', allowed.join(', '));
+        this.send(reply, problem(405, ErrorCode.MethodNotAllowed, detail, instance));
+        return;
+      }
       this.send(reply, fromHttpException(exception, instance));
       return;
     }

@@ -3,6 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagg
 import { SNAPSHOT_STORE, type SnapshotStore } from '../aggregation/snapshot-store.js';
 import { ApiProblemResponses } from '../common/api-problem-responses.js';
 import { ApiError, ErrorCode } from '../common/api-error.js';
+import { X402Paywall } from '../payments/x402-paywall.js';
 
 export class HealthDto {
   @ApiProperty({ enum: ['ok'], example: 'ok' })
@@ -12,10 +13,17 @@ export class HealthDto {
 @ApiTags('health')
 @Controller('health')
 export class HealthController {
-  constructor(@Inject(SNAPSHOT_STORE) private readonly store: SnapshotStore) {}
+  constructor(
+    @Inject(SNAPSHOT_STORE) private readonly store: SnapshotStore,
+    private readonly paywall: X402Paywall,
+  ) {}
 
   @Get('live')
-  @ApiOperation({ operationId: 'getLiveness', summary: 'The process is up (free)' })
+  @ApiOperation({
+    operationId: 'getLiveness',
+    summary: 'The process is up (free)',
+    description: 'Always 200 while the process serves HTTP; for liveness probes.',
+  })
   @ApiOkResponse({ type: HealthDto, description: 'Alive.' })
   live(): HealthDto {
     return { status: 'ok' };
@@ -24,11 +32,28 @@ export class HealthController {
   @Get('ready')
   @ApiOperation({
     operationId: 'getReadiness',
-    summary: 'A price snapshot has been aggregated (free)',
+    summary: 'Prices are aggregated and the facilitator is ready (free)',
+    description:
+      'For readiness probes: 200 once a refresh round has priced at least one asset and the payment ' +
+      'facilitator has confirmed the paid routes, 503 before.',
   })
-  @ApiOkResponse({ type: HealthDto, description: 'Ready to serve prices.' })
-  @ApiProblemResponses({ 503: 'No snapshot has any price yet.' })
+  @ApiOkResponse({ type: HealthDto, description: 'Ready to sell prices.' })
+  @ApiProblemResponses({
+    503: {
+      description:
+        'No snapshot has any price yet (`price_unavailable`), or the payment facilitator has not ' +
+        'confirmed the paid routes yet (`facilitator_unavailable`).',
+      codes: [ErrorCode.PriceUnavailable, ErrorCode.FacilitatorUnavailable],
+    },
+  })
   async ready(): Promise<HealthDto> {
+    if (!this.paywall.ready) {
+      throw new ApiError(
+        ErrorCode.FacilitatorUnavailable,
+        'The payment facilitator has not confirmed the paid routes yet.',
+        { 'retry-after': String(this.paywall.retryAfterSeconds()) },
+      );
+    }
     const snapshot = await this.store.current();
     if (snapshot === undefined || snapshot.prices.size === 0) {
       throw new ApiError(ErrorCode.PriceUnavailable, 'No prices have been aggregated yet.', {

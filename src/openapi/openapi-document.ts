@@ -1,6 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { X402_SECURITY, X402_V1_SECURITY } from '../payments/paid.decorator.js';
+import { PaidRouteExplorer } from '../payments/paid-routes.js';
+import { documentPaidOperations } from './paid-operations.js';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const API_VERSION = '1.0.0';
@@ -15,7 +18,9 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         '(median of the venues that agree, stale and outlying quotes dropped). No accounts and no ' +
         'API keys: each priced request is paid on its own with the x402 protocol, in USDC on Base. ' +
         'Errors are application/problem+json (RFC 9457) with a stable `code`; requests that fail ' +
-        'validation or cannot be answered are never charged.',
+        'validation or cannot be answered are never charged. In this page, "Try it out" on a paid ' +
+        'operation pays with your browser wallet (EIP-1193): it signs the offered USDC transfer and ' +
+        'the receipt is shown above the page.',
     )
     .setVersion(API_VERSION)
     .addTag('assets', 'What can be priced (free)')
@@ -40,7 +45,15 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         '402 body. The receipt comes back in `X-PAYMENT-RESPONSE`.',
     })
     .build();
-  return SwaggerModule.createDocument(app, config, {
+  const document = SwaggerModule.createDocument(app, config, {
     operationIdFactory: (_controller, method) => method,
   });
+  const { payments, http } = app.get<AppConfig>(APP_CONFIG);
+  documentPaidOperations(
+    document,
+    app.get(PaidRouteExplorer).explore(),
+    payments,
+    payments.publicUrl ?? `http://localhost:${http.port}`,
+  );
+  return document;
 }

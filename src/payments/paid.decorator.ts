@@ -1,7 +1,7 @@
 import { SetMetadata, UseGuards, UseInterceptors, applyDecorators } from '@nestjs/common';
 import { ApiExtension, ApiResponse, ApiSecurity } from '@nestjs/swagger';
-import { PROBLEM_CONTENT_TYPE } from '../common/problem-details.js';
-import { ProblemDetailsDto } from '../common/problem-details.dto.js';
+import { ErrorCode } from '../common/api-error.js';
+import { ApiProblemResponse } from '../common/api-problem-responses.js';
 import { PAID_PRICE, type UsdPrice } from './paid-price.js';
 import { PaymentRequiredDto } from './payment-required.dto.js';
 import { PaymentGuard } from './payment.guard.js';
@@ -36,14 +36,16 @@ export function Paid(price: UsdPrice): MethodDecorator {
         },
       },
     }),
-    ApiResponse({
-      status: 409,
+    ApiProblemResponse(409, {
       description: 'The payment-identifier was already used with a different payment. Not charged.',
-      content: {
-        [PROBLEM_CONTENT_TYPE]: {
-          schema: { $ref: `#/components/schemas/${ProblemDetailsDto.name}` },
-        },
-      },
+      codes: [ErrorCode.PaymentIdConflict],
+    }),
+    ApiProblemResponse(502, {
+      description:
+        'The facilitator started a settlement and never confirmed it (`settlement_unknown`): the ' +
+        'payment may have been taken and is refused from then on; retry with the same ' +
+        'payment-identifier to receive the response if it settled.',
+      codes: [ErrorCode.SettlementUnknown],
     }),
   );
 }

@@ -4,7 +4,7 @@ export class PaymentRequirementsV1Dto {
   @ApiProperty({ example: 'exact' })
   scheme!: string;
 
-  @ApiProperty({ description: 'x402 v1 network name (or CAIP-2 id).', example: 'base' })
+  @ApiProperty({ description: 'x402 v1 network name (or CAIP-2 id).', example: 'base-sepolia' })
   network!: string;
 
   @ApiProperty({
@@ -36,7 +36,7 @@ export class PaymentRequirementsV1Dto {
 
   @ApiProperty({
     description: 'EIP-3009 token contract (USDC).',
-    example: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+    example: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
   })
   asset!: string;
 
@@ -44,7 +44,7 @@ export class PaymentRequirementsV1Dto {
     type: 'object',
     additionalProperties: true,
     description: 'EIP-712 domain of the token.',
-    example: { name: 'USD Coin', version: '2' },
+    example: { name: 'USDC', version: '2' },
   })
   extra!: Record<string, unknown>;
 

@@ -1,4 +1,10 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import {
   decodePaymentRequiredHeader,
@@ -22,11 +28,12 @@ import {
   paymentIdentifierResourceServerExtension,
 } from '@x402/extensions/payment-identifier';
 import type { FastifyRequest } from 'fastify';
+import { ApiError, ErrorCode } from '../common/api-error.js';
 import { StartupError } from '../common/startup-error.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { PaymentConfig } from '../config/payment-config.js';
 import { bazaarDeclaration, describeRoute, type RouteDescription } from './discovery.js';
-import { FACILITATOR_CLIENT } from './facilitator-client.js';
+import { FACILITATOR_CLIENT, FacilitatorUnavailableError } from './facilitator-client.js';
 import { FastifyHttpAdapter } from './fastify-http-adapter.js';
 import { PaidRouteExplorer, type PaidRoute } from './paid-routes.js';
 import { usdToAtomic } from './usd-amount.js';
@@ -39,6 +46,10 @@ export interface PaymentChallenge {
   readonly body: ReturnType<typeof toV1PaymentRequired>;
   readonly requirements: readonly PaymentRequirements[];
 }
+
+/** First wait before asking an unreachable facilitator again; doubled per failure up to the cap. */
+const FIRST_RETRY_MS = 1_000;
+const MAX_RETRY_MS = 30_000;
 
 /** A payment the facilitator accepted for this request, not yet settled. */
 export interface VerifiedPayment {
@@ -55,13 +66,19 @@ export interface VerifiedPayment {
  * verify and settle. It knows prices and money, never tickers.
  */
 @Injectable()
-export class X402Paywall implements OnApplicationBootstrap {
+export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(X402Paywall.name);
   private readonly payments: PaymentConfig;
   private server: x402HTTPResourceServer | undefined;
   private descriptions = new Map<string, RouteDescription>();
   /** Each route's payment requirements: fixed once configured, so built on first use only. */
   private readonly requirements = new Map<string, readonly PaymentRequirements[]>();
+  /** The facilitator confirmed every paid route; until then paid routes answer 503. */
+  private confirmed = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryDelayMs = FIRST_RETRY_MS;
+  private nextAttemptAt = 0;
+  private destroyed = false;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -88,22 +105,86 @@ export class X402Paywall implements OnApplicationBootstrap {
     this.server = new x402HTTPResourceServer(resourceServer, routes);
   }
 
-  /** Checks every route against the facilitator's supported kinds: a mismatch fails start-up. */
+  /**
+   * Checks every route against the facilitator's supported kinds. A facilitator that answers
+   * and does not support a route fails start-up; one that cannot be reached does not: the
+   * service starts, paid routes answer 503 and the check is retried in the background.
+   */
   async onApplicationBootstrap(): Promise<void> {
+    const unreachable = await this.confirmRoutes();
+    if (unreachable === undefined) return;
+    this.logger.warn(
+      `The ${this.payments.facilitator.mode} x402 facilitator cannot be reached (${reasonOf(unreachable)}); ` +
+        'serving anyway: paid routes answer 503 facilitator_unavailable until it confirms them. Retrying in the background.',
+    );
+    this.scheduleRetry();
+  }
+
+  onModuleDestroy(): void {
+    this.destroyed = true;
+    clearTimeout(this.retryTimer);
+  }
+
+  /** The facilitator has confirmed the paid routes: they can be sold. */
+  get ready(): boolean {
+    return this.confirmed;
+  }
+
+  /** Seconds until the facilitator is asked again (at least 1), for `Retry-After`. */
+  retryAfterSeconds(): number {
+    return Math.max(1, Math.ceil((this.nextAttemptAt - Date.now()) / 1000));
+  }
+
+  /** Undefined once confirmed; the failure when the facilitator could not be reached. */
+  private async confirmRoutes(): Promise<unknown> {
     try {
       await this.http().initialize();
     } catch (error) {
+      if (isUnreachable(error)) return error;
       throw new StartupError(
         `Cannot start: the ${this.payments.facilitator.mode} x402 facilitator could not confirm the paid routes ` +
-          `(${error instanceof Error ? error.message : String(error)}). Check X402_FACILITATOR and its settings, ` +
-          'or run everything locally with `npm run sandbox`.',
+          `(${reasonOf(error)}). Check X402_FACILITATOR, X402_NETWORK and the asset settings, ` +
+          'or run everything locally with `npm start` without X402_PAY_TO.',
         { cause: error },
       );
     }
+    this.confirmed = true;
     this.logger.log(
       `Selling ${Object.keys(this.http().routes).length} routes on ${this.payments.network} ` +
         `to ${this.payments.payTo} through the ${this.payments.facilitator.mode} facilitator`,
     );
+    return undefined;
+  }
+
+  private scheduleRetry(): void {
+    if (this.destroyed) return;
+    const delay = this.retryDelayMs;
+    this.retryDelayMs = Math.min(delay * 2, MAX_RETRY_MS);
+    this.nextAttemptAt = Date.now() + delay;
+    this.retryTimer = setTimeout(() => void this.retry(), delay);
+    this.retryTimer.unref();
+  }
+
+  private async retry(): Promise<void> {
+    try {
+      if ((await this.confirmRoutes()) === undefined) return;
+    } catch (error) {
+      // It answers now but refuses a route: too late to stop start-up, so say it loudly.
+      this.logger.error(reasonOf(error));
+    }
+    this.scheduleRetry();
+  }
+
+  /** The x402 server, once the facilitator confirmed the routes; a 503 for the client before. */
+  private sellingServer(): x402HTTPResourceServer {
+    if (!this.confirmed) {
+      throw new ApiError(
+        ErrorCode.FacilitatorUnavailable,
+        'The payment facilitator has not confirmed the paid routes yet; nothing was charged.',
+        { 'retry-after': String(this.retryAfterSeconds()) },
+      );
+    }
+    return this.http();
   }
 
   /** What this route accepts, for pairing a v1 payment with the v2 requirement it answers. */
@@ -120,7 +201,7 @@ export class X402Paywall implements OnApplicationBootstrap {
   /** The 402 for this request, with `error` naming why when a payment was refused. */
   async challenge(request: FastifyRequest, error?: string): Promise<PaymentChallenge> {
     const context = this.context(request, undefined);
-    const result = await this.http().processHTTPRequest(context);
+    const result = await this.sellingServer().processHTTPRequest(context);
     if (result.type !== 'payment-error') throw new Error(`${request.url} is not a paid route`);
     return this.toChallenge(request, result.response, error);
   }
@@ -131,7 +212,7 @@ export class X402Paywall implements OnApplicationBootstrap {
     payload: PaymentPayload,
   ): Promise<VerifiedPayment | PaymentChallenge> {
     const context = this.context(request, encodePaymentSignatureHeader(payload));
-    const result = await this.http().processHTTPRequest(context);
+    const result = await this.sellingServer().processHTTPRequest(context);
     switch (result.type) {
       case 'payment-verified':
         return {
@@ -184,7 +265,8 @@ export class X402Paywall implements OnApplicationBootstrap {
         },
         maxTimeoutSeconds: this.payments.maxTimeoutSeconds,
       },
-      description: `${description.summary} (${route.price} per request)`,
+      // the OpenAPI summary, which names the price (documentPaidOperations)
+      description: description.summary,
       mimeType: 'application/json',
       extensions: {
         ...bazaarDeclaration(description),
@@ -236,6 +318,20 @@ export class X402Paywall implements OnApplicationBootstrap {
       throw new Error('X402Paywall.describe() must run before the app starts');
     return this.server;
   }
+}
+
+/** The SDK wraps a facilitator it could not ask in its own error: look for ours in the causes. */
+function isUnreachable(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof FacilitatorUnavailableError) return true;
+  }
+  return false;
+}
+
+function reasonOf(error: unknown): string {
+  const cause =
+    error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return error instanceof Error ? `${error.message}${cause}` : String(error);
 }
 
 function routeKey(route: PaidRoute): string {

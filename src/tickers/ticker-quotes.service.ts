@@ -4,6 +4,7 @@ import { SNAPSHOT_STORE, type SnapshotStore } from '../aggregation/snapshot-stor
 import { AssetCatalogue } from '../assets/asset-catalogue.js';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { servedPrice } from './price-precision.js';
 
 /** Which symbols a ticker request asks for. */
 export type TickerSelection =
@@ -71,7 +72,7 @@ export class TickerQuotesService {
     for (const symbol of symbols) {
       const price = snapshot?.prices.get(symbol);
       if (price !== undefined && isFresh(price, now, this.config.pricing.staleMs)) {
-        prices.set(symbol, price.price);
+        prices.set(symbol, servedPrice(price.price));
       }
     }
     return prices;

@@ -1,6 +1,7 @@
 import { Controller, Get, UseGuards } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { ApiProblemResponses } from '../common/api-problem-responses.js';
+import { ErrorCode } from '../common/api-error.js';
+import { ApiProblemResponses, type ProblemResponse } from '../common/api-problem-responses.js';
 import { Paid } from '../payments/paid.decorator.js';
 import {
   SYMBOL_MAX_LENGTH,
@@ -12,10 +13,18 @@ import type { TickerQuotes } from './ticker-quotes.service.js';
 import { ResolvedQuotes, Selects, TickerRequestGuard } from './ticker-request.guard.js';
 import { TickerDto, TickersDto } from './tickers.dto.js';
 
-const UNAVAILABLE =
-  'No fresh, agreed price right now (`price_unavailable`), or the payment facilitator cannot be reached ' +
-  '(`facilitator_unavailable`); retry after `Retry-After` seconds. Not charged.';
+const UNAVAILABLE: ProblemResponse = {
+  description:
+    'No fresh, agreed price right now (`price_unavailable`), or the payment facilitator cannot be ' +
+    'reached (`facilitator_unavailable`); retry after `Retry-After` seconds. Not charged.',
+  codes: [ErrorCode.PriceUnavailable, ErrorCode.FacilitatorUnavailable],
+};
 const BAD_PAYMENT = ' Or the payment header is malformed (`invalid_payment`).';
+const PAYING =
+  'Paid per request with x402: without a payment the answer is a 402 whose `PAYMENT-REQUIRED` ' +
+  'header (v2) and body (v1) say what to pay; with a valid payment the price comes with the ' +
+  'receipt in `PAYMENT-RESPONSE` (v2) or `X-PAYMENT-RESPONSE` (v1). Symbols are checked, and ' +
+  'prices looked up, before any payment is asked for.';
 
 @ApiTags('tickers')
 @Controller('v1')
@@ -24,7 +33,13 @@ export class TickersController {
   @Get('ticker/:symbol')
   @Selects('one')
   @Paid('$0.002')
-  @ApiOperation({ operationId: 'getTicker', summary: 'Current USD price of one asset' })
+  @ApiOperation({
+    operationId: 'getTicker',
+    summary: 'Current USD price of one asset',
+    description:
+      'The median USD price of the venues that agree on the symbol, from the latest aggregated ' +
+      `snapshot. ${PAYING}`,
+  })
   @ApiParam({
     name: 'symbol',
     description: 'Asset symbol, case-insensitive.',
@@ -38,8 +53,14 @@ export class TickersController {
   })
   @ApiOkResponse({ type: TickerDto, description: 'The price of the symbol.' })
   @ApiProblemResponses({
-    400: `The symbol is malformed (\`invalid_symbol\`).${BAD_PAYMENT} Not charged.`,
-    404: 'The symbol is not supported (see listAssets). Not charged.',
+    400: {
+      description: `The symbol is malformed (\`invalid_symbol\`).${BAD_PAYMENT} Not charged.`,
+      codes: [ErrorCode.InvalidSymbol, ErrorCode.InvalidPayment],
+    },
+    404: {
+      description: 'The symbol is not supported (see listAssets). Not charged.',
+      codes: [ErrorCode.UnknownSymbol],
+    },
     503: UNAVAILABLE,
   })
   getTicker(@ResolvedQuotes() quotes: TickerQuotes): TickerDto {
@@ -52,6 +73,9 @@ export class TickersController {
   @ApiOperation({
     operationId: 'getTickers',
     summary: `Current USD prices of ${MIN_LIST_SYMBOLS} to ${MAX_LIST_SYMBOLS} assets`,
+    description:
+      'The USD price of each symbol, in the order asked, all from the same aggregated snapshot; ' +
+      `if any symbol has no fresh, agreed price the whole request is a 503. ${PAYING}`,
   })
   @ApiParam({
     name: 'symbols',
@@ -65,10 +89,16 @@ export class TickersController {
   })
   @ApiOkResponse({ type: TickersDto, description: 'The price of each symbol.' })
   @ApiProblemResponses({
-    400:
-      'An item is empty or malformed (`invalid_symbol`), the count is outside 2-5 or a symbol repeats ' +
-      `(\`invalid_symbol_list\`).${BAD_PAYMENT} Not charged.`,
-    404: 'A symbol is not supported (see listAssets). Not charged.',
+    400: {
+      description:
+        'An item is malformed (`invalid_symbol`), or empty, the count is outside 2-5 or a symbol ' +
+        `repeats (\`invalid_symbol_list\`).${BAD_PAYMENT} Not charged.`,
+      codes: [ErrorCode.InvalidSymbolList, ErrorCode.InvalidSymbol, ErrorCode.InvalidPayment],
+    },
+    404: {
+      description: 'A symbol is not supported (see listAssets). Not charged.',
+      codes: [ErrorCode.UnknownSymbol],
+    },
     503: UNAVAILABLE,
   })
   getTickers(@ResolvedQuotes() quotes: TickerQuotes): TickersDto {
@@ -82,14 +112,21 @@ export class TickersController {
     operationId: 'getAllTickers',
     summary: 'Current USD prices of every asset',
     description:
-      'Every catalogue asset that has a fresh, agreed price; assets without one are left out.',
+      'Every catalogue asset that has a fresh, agreed price; assets without one are left out ' +
+      `(503 when fewer than half have one). ${PAYING}`,
   })
   @ApiOkResponse({ type: TickersDto, description: 'Every asset that has a price right now.' })
   @ApiProblemResponses({
-    400: `The payment header is malformed (\`invalid_payment\`). Not charged.`,
-    503:
-      'Fewer than half of the assets have a fresh, agreed price (`price_unavailable`), or the payment ' +
-      'facilitator cannot be reached (`facilitator_unavailable`). Not charged.',
+    400: {
+      description: 'The payment header is malformed (`invalid_payment`). Not charged.',
+      codes: [ErrorCode.InvalidPayment],
+    },
+    503: {
+      description:
+        'Fewer than half of the assets have a fresh, agreed price (`price_unavailable`), or the ' +
+        'payment facilitator cannot be reached (`facilitator_unavailable`). Not charged.',
+      codes: [ErrorCode.PriceUnavailable, ErrorCode.FacilitatorUnavailable],
+    },
   })
   getAllTickers(@ResolvedQuotes() quotes: TickerQuotes): TickersDto {
     return { timestamp: quotes.timestamp, currency: 'USD', prices: quotes.prices };

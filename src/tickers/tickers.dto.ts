@@ -1,5 +1,8 @@
 import { ApiProperty } from '@nestjs/swagger';
 
+const PRECISION =
+  'Prices have 6 significant digits and at least whole cents (91260.27, 142.371, 0.154102).';
+
 /** OpenAPI 3.1's numeric exclusiveMinimum; the package's types still describe 3.0's boolean. */
 const POSITIVE_NUMBER = { type: 'number', exclusiveMinimum: 0 } as { type: string };
 
@@ -26,7 +29,7 @@ export class TickerDto {
 
   @ApiProperty({
     ...PRICE_MAP,
-    description: 'The requested symbol, upper-case, and its price.',
+    description: `The requested symbol, upper-case, and its price. ${PRECISION}`,
     minProperties: 1,
     maxProperties: 1,
     example: { BTC: 91234.57 },
@@ -43,7 +46,7 @@ export class TickersDto {
 
   @ApiProperty({
     ...PRICE_MAP,
-    description: 'Each symbol, upper-case, and its price.',
+    description: `Each symbol, upper-case, and its price. ${PRECISION}`,
     example: { BTC: 91234.57, ETH: 3012.4 },
   })
   prices!: Record<string, number>;

@@ -1,4 +1,5 @@
 import { fixtureCopy } from './fixtures.js';
+import { servedPrice } from '../../src/tickers/price-precision.js';
 
 /**
  * Each default venue's recorded USD price for a symbol, read straight from the fixtures
@@ -41,4 +42,15 @@ export function expectRelativelyClose(actual: number, expected: number, toleranc
   if (Math.abs(actual - expected) > Math.abs(expected) * tolerance) {
     throw new Error(`expected ${actual} to be within ${tolerance} (relative) of ${expected}`);
   }
+}
+
+/**
+ * `served` is a price as the API delivers it (6 significant digits, whole cents at least) and
+ * the delivery of `aggregated`, the full-precision result of the pricing policy.
+ */
+export function expectServedPrice(served: number, aggregated: number): void {
+  if (servedPrice(served) !== served) {
+    throw new Error(`${served} is not at the served precision (${servedPrice(served)})`);
+  }
+  expectRelativelyClose(served, servedPrice(aggregated));
 }

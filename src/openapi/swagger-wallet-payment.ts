@@ -1,0 +1,206 @@
+/** The parts of a browser page the interceptor uses; this project compiles without DOM types. */
+interface WalletPage {
+  fetch(url: string, init?: RequestInit): Promise<Response>;
+  atob(data: string): string;
+  btoa(data: string): string;
+  readonly crypto: { getRandomValues(array: Uint8Array): Uint8Array };
+  readonly ethereum?: {
+    request(args: { method: string; params?: readonly unknown[] }): Promise<unknown>;
+  };
+  readonly document: {
+    getElementById(id: string): PageElement | null;
+    createElement(tag: string): PageElement;
+    readonly body: { prepend(element: PageElement): void };
+  };
+}
+
+interface PageElement {
+  id: string;
+  textContent: string | null;
+  readonly dataset: Record<string, string | undefined>;
+  setAttribute(name: string, value: string): void;
+}
+
+interface Requirement {
+  readonly scheme: string;
+  readonly network: string;
+  readonly asset: string;
+  readonly amount: string;
+  readonly payTo: string;
+  readonly maxTimeoutSeconds: number;
+  readonly extra?: { readonly name?: string; readonly version?: string };
+}
+
+interface SwaggerRequest {
+  userFetch?: (url: string, init: RequestInit) => Promise<Response>;
+}
+
+/**
+ * Swagger UI's `requestInterceptor`: "Try it out" on a paid operation pays with the browser's
+ * EIP-1193 wallet. On a 402 it asks the wallet to sign the EIP-3009 transfer of the offered
+ * `exact` requirement (EIP-712 `TransferWithAuthorization`), repeats the request with the
+ * `PAYMENT-SIGNATURE` header and shows the receipt above the page. Without a wallet it uses the
+ * local stack's buyer when the page is served by it (`POST /sandbox/wallet`), else shows the 402. Swagger UI receives this function as source text, so it refers to nothing
+ * outside itself.
+ */
+export function x402RequestInterceptor(request: SwaggerRequest): SwaggerRequest {
+  const page = globalThis as unknown as WalletPage;
+  const toBase64 = (value: unknown): string => {
+    let binary = '';
+    for (const byte of new TextEncoder().encode(JSON.stringify(value))) {
+      binary += String.fromCharCode(byte);
+    }
+    return page.btoa(binary);
+  };
+  const fromBase64 = (text: string): unknown =>
+    JSON.parse(
+      new TextDecoder().decode(Uint8Array.from(page.atob(text), (char) => char.charCodeAt(0))),
+    );
+  const show = (text: string, state: 'paid' | 'failed'): void => {
+    let box = page.document.getElementById('x402-receipt');
+    if (box === null) {
+      box = page.document.createElement('div');
+      box.id = 'x402-receipt';
+      box.setAttribute(
+        'style',
+        'font:14px monospace;padding:10px 16px;border-bottom:1px solid #ccc;word-break:break-all',
+      );
+      page.document.body.prepend(box);
+    }
+    box.dataset['state'] = state;
+    box.textContent = text;
+  };
+
+  /** The local stack's buyer (`POST /sandbox/wallet`), when this page is served by it. */
+  const sandboxWallet = async (url: string): Promise<WalletPage['ethereum']> => {
+    const endpoint = new URL('/sandbox/wallet', url).href;
+    const ask = async (args: { method: string; params?: readonly unknown[] }): Promise<unknown> => {
+      const response = await page.fetch(endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(args),
+      });
+      const answer = (await response.json()) as { result?: unknown; error?: string };
+      if (!response.ok) throw new Error(answer.error ?? `sandbox wallet: HTTP ${response.status}`);
+      return answer.result;
+    };
+    try {
+      await ask({ method: 'eth_accounts' });
+      return { request: ask };
+    } catch {
+      return undefined;
+    }
+  };
+
+  request.userFetch = async (url, init) => {
+    const first = await page.fetch(url, init);
+    const challenge = first.headers.get('PAYMENT-REQUIRED');
+    if (first.status !== 402 || challenge === null) return first;
+    const wallet = page.ethereum ?? (await sandboxWallet(url));
+    const payer = page.ethereum === undefined ? 'the sandbox buyer ' : '';
+    if (wallet === undefined) {
+      show(
+        'Payment required: connect an EIP-1193 wallet (a browser extension) to pay here.',
+        'failed',
+      );
+      return first;
+    }
+    try {
+      const required = fromBase64(challenge) as {
+        readonly resource?: unknown;
+        readonly accepts: readonly Requirement[];
+      };
+      const accepted = required.accepts.find(
+        (candidate) => candidate.scheme === 'exact' && candidate.network.startsWith('eip155:'),
+      );
+      if (accepted === undefined) return first;
+      const chainId = Number(accepted.network.slice('eip155:'.length));
+      const [from] = (await wallet.request({ method: 'eth_requestAccounts' })) as string[];
+      if (from === undefined) throw new Error('the wallet shared no account');
+      if (Number(await wallet.request({ method: 'eth_chainId' })) !== chainId) {
+        await wallet.request({
+          method: 'wallet_switchEthereumChain',
+          params: [{ chainId: `0x${chainId.toString(16)}` }],
+        });
+      }
+      const now = Math.floor(Date.now() / 1000);
+      const nonce = Array.from(page.crypto.getRandomValues(new Uint8Array(32)), (byte) =>
+        byte.toString(16).padStart(2, '0'),
+      ).join('');
+      const authorization = {
+        from,
+        to: accepted.payTo,
+        value: accepted.amount,
+        // a little in the past: the chain's clock may lag the browser's
+        validAfter: String(now - 600),
+        validBefore: String(now + accepted.maxTimeoutSeconds),
+        nonce: `0x${nonce}`,
+      };
+      const typedData = {
+        types: {
+          EIP712Domain: [
+            { name: 'name', type: 'string' },
+            { name: 'version', type: 'string' },
+            { name: 'chainId', type: 'uint256' },
+            { name: 'verifyingContract', type: 'address' },
+          ],
+          TransferWithAuthorization: [
+            { name: 'from', type: 'address' },
+            { name: 'to', type: 'address' },
+            { name: 'value', type: 'uint256' },
+            { name: 'validAfter', type: 'uint256' },
+            { name: 'validBefore', type: 'uint256' },
+            { name: 'nonce', type: 'bytes32' },
+          ],
+        },
+        primaryType: 'TransferWithAuthorization',
+        domain: {
+          name: accepted.extra?.name,
+          version: accepted.extra?.version,
+          chainId,
+          verifyingContract: accepted.asset,
+        },
+        message: authorization,
+      };
+      const signature = await wallet.request({
+        method: 'eth_signTypedData_v4',
+        params: [from, JSON.stringify(typedData)],
+      });
+      const payment = {
+        x402Version: 2,
+        ...(required.resource === undefined ? {} : { resource: required.resource }),
+        accepted,
+        payload: { signature, authorization },
+      };
+      const headers = new Headers(init.headers);
+      headers.set('PAYMENT-SIGNATURE', toBase64(payment));
+      const paid = await page.fetch(url, { ...init, headers });
+      const receipt = paid.headers.get('PAYMENT-RESPONSE');
+      const settled =
+        receipt === null
+          ? undefined
+          : (fromBase64(receipt) as { success?: boolean; transaction?: string; network?: string });
+      if (paid.ok && settled?.success === true) {
+        show(
+          `Paid ${accepted.amount} atomic units of ${accepted.extra?.name ?? accepted.asset} from ` +
+            `${payer}${from} to ${accepted.payTo}: transaction ${String(settled.transaction)} on ` +
+            String(settled.network),
+          'paid',
+        );
+      } else {
+        show(
+          `The payment was not accepted: HTTP ${paid.status}, see the response below.`,
+          'failed',
+        );
+      }
+      return paid;
+    } catch (error) {
+      show(
+        `Wallet payment failed: ${error instanceof Error ? error.message : String(error)}`,
+        'failed',
+      );
+      return first;
+    }
+  };
+  return request;
+}

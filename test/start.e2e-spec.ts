@@ -1,0 +1,148 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { EXIT_OK, runClient } from '../scripts/client.js';
+import { planStart } from '../scripts/start.js';
+import { projectRoot } from './support/project-root.js';
+
+const run = promisify(execFile);
+const ROOT = projectRoot();
+const BUILD_TIMEOUT_MS = 120_000;
+
+/** Only what a shell needs: nothing of the test's own environment (X402_*, PORT) leaks in. */
+function bareEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  return { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? tmpdir(), ...extra };
+}
+
+/** Runs a built entry point from an empty directory (no .env) until it exits. */
+async function exitOf(
+  script: string,
+  env: Record<string, string>,
+  cwd: string,
+): Promise<{ code: number; stderr: string }> {
+  try {
+    await run('node', [path.join(ROOT, script)], { cwd, env: bareEnv(env), timeout: 20_000 });
+    return { code: 0, stderr: '' };
+  } catch (error) {
+    const failed = error as { code?: number; stderr?: string };
+    return { code: failed.code ?? -1, stderr: failed.stderr ?? '' };
+  }
+}
+
+describe('what npm start runs', () => {
+  it.each([
+    [{}, 'local'],
+    [{ X402_PAY_TO: '' }, 'local'],
+    [{ NODE_ENV: 'development' }, 'local'],
+    [{ X402_PAY_TO: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C' }, 'service'],
+    [
+      { X402_PAY_TO: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C', NODE_ENV: 'production' },
+      'service',
+    ],
+    [{ NODE_ENV: 'production' }, 'refuse'],
+  ])('%j → %s', (env, kind) => {
+    expect(planStart(env).kind).toBe(kind);
+  });
+});
+
+describe('npm start, built and run as a process', () => {
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'npm-start-'));
+    // what `npm start` does before it runs: build to dist/
+    await run('npm', ['run', 'build', '--silent'], { cwd: ROOT, timeout: BUILD_TIMEOUT_MS });
+  }, BUILD_TIMEOUT_MS);
+
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses in production without X402_PAY_TO, naming the variable', async () => {
+    const started = await exitOf('dist/scripts/start.js', { NODE_ENV: 'production' }, dir);
+    expect(started.code).toBe(1);
+    expect(started.stderr).toContain('X402_PAY_TO is required with NODE_ENV=production');
+  });
+
+  it('the service entry point (the container) refuses without X402_PAY_TO too', async () => {
+    const started = await exitOf('dist/src/main.js', { NODE_ENV: 'production' }, dir);
+    expect(started.code).toBe(1);
+    expect(started.stderr).toContain('X402_PAY_TO is required');
+  });
+
+  describe('with no payment settings', () => {
+    let child: ChildProcess;
+    let output = '';
+    let apiUrl: string;
+    const stateFile = (): string => path.join(dir, '.sandbox.json');
+
+    beforeAll(async () => {
+      child = spawn('node', [path.join(ROOT, 'dist/scripts/start.js')], {
+        cwd: dir,
+        env: bareEnv({
+          PORT: '0',
+          LOG_LEVEL: 'error',
+          // recorded venues: the test never asks a public host
+          SANDBOX_VENUES: 'recorded',
+          SANDBOX_STATE_FILE: stateFile(),
+        }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      apiUrl = await new Promise<string>((resolve, reject) => {
+        const collect = (chunk: Buffer): void => {
+          output += chunk.toString();
+          const url = /^\s+API\s+(http:\/\/\S+)$/m.exec(output)?.[1];
+          if (url !== undefined && output.includes('npm run client -- all')) resolve(url);
+        };
+        child.stdout?.on('data', collect);
+        child.stderr?.on('data', collect);
+        child.once('exit', (code) => {
+          reject(new Error(`npm start exited (${String(code)}):\n${output}`));
+        });
+      });
+    }, 60_000);
+
+    afterAll(async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGINT');
+      await exited;
+    });
+
+    it('says loudly that it is a local test chain, and how to sell for real', () => {
+      expect(output).toContain('X402_PAY_TO is not set: starting the local test stack');
+      expect(output).toContain('LOCAL TEST CHAIN - NOTHING HERE IS PAID FOR REAL');
+      expect(output).toContain('X402_PAY_TO=0xYourAddress npm start');
+      expect(output).toContain('RECORDED PRICES - NOT LIVE MARKET DATA');
+    });
+
+    it('serves the free routes and answers the paid ones with a 402', async () => {
+      expect((await fetch(`${apiUrl}/v1/assets`)).status).toBe(200);
+      const challenge = await fetch(`${apiUrl}/v1/ticker/BTC`);
+      expect(challenge.status).toBe(402);
+      expect(challenge.headers.get('payment-required')).toBeTruthy();
+    });
+
+    it('is paid by npm run client with the funded buyer it leaves', async () => {
+      const out: string[] = [];
+      const code = await runClient(['ticker', 'BTC'], {
+        env: {},
+        stateFile: stateFile(),
+        out: (text) => out.push(text),
+        err: (text) => out.push(text),
+      });
+      expect(code).toBe(EXIT_OK);
+      expect(out.join('\n')).toMatch(/"BTC": \d+(\.\d+)?/);
+      expect(out.join('\n')).toMatch(/settlement tx 0x[0-9a-f]{64} on eip155:84532/);
+    });
+
+    it('stops on Ctrl-C and removes its state file', async () => {
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+      expect(existsSync(stateFile())).toBe(false);
+    });
+  });
+});

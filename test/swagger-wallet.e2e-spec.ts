@@ -1,0 +1,214 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { createPublicClient, erc20Abi, http, type TypedDataDefinition } from 'viem';
+import { startSandbox, type Sandbox } from '../scripts/sandbox.js';
+import { startPaidApp, type PaidApp } from './support/paid-app.js';
+
+/** Debian's `chromium` package (.ci/run installs it); CHROMIUM_PATH points elsewhere. */
+const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+const UINT_FIELDS = new Set(['value', 'validAfter', 'validBefore', 'chainId']);
+
+interface WalletRequest {
+  readonly method: string;
+  readonly params?: readonly unknown[];
+}
+
+/**
+ * What a wallet extension does with `eth_signTypedData_v4`: parse the JSON, sign it with the
+ * account's key (uint256 fields arrive as decimal strings).
+ */
+async function signTypedDataV4(stack: PaidApp, json: string): Promise<string> {
+  const typed = JSON.parse(json, (key, value: unknown) =>
+    UINT_FIELDS.has(key) && (typeof value === 'string' || typeof value === 'number')
+      ? BigInt(value)
+      : value,
+  ) as TypedDataDefinition & { types: Record<string, unknown> };
+  // viem derives the domain type itself
+  const types = Object.fromEntries(
+    Object.entries(typed.types).filter(([name]) => name !== 'EIP712Domain'),
+  );
+  return stack.buyer.account.signTypedData({ ...typed, types } as TypedDataDefinition);
+}
+
+/** An EIP-1193 provider in the page, backed by the buyer's key in the test process. */
+async function injectWallet(page: Page, stack: PaidApp, requests: string[]): Promise<void> {
+  await page.exposeFunction('__walletRequest', async (request: WalletRequest) => {
+    requests.push(request.method);
+    switch (request.method) {
+      case 'eth_requestAccounts':
+      case 'eth_accounts':
+        return [stack.buyer.account.address];
+      case 'eth_chainId':
+        return `0x${stack.chain.chainId.toString(16)}`;
+      case 'eth_signTypedData_v4': {
+        const [from, json] = request.params as [string, string];
+        if (from.toLowerCase() !== stack.buyer.account.address.toLowerCase())
+          throw new Error(`unknown account ${from}`);
+        return signTypedDataV4(stack, json);
+      }
+      default:
+        throw new Error(`unsupported method ${request.method}`);
+    }
+  });
+  await page.evaluateOnNewDocument(() => {
+    const page = globalThis as unknown as {
+      __walletRequest(request: WalletRequest): Promise<unknown>;
+      ethereum?: unknown;
+    };
+    page.ethereum = { request: (request: WalletRequest) => page.__walletRequest(request) };
+  });
+}
+
+/** The text of the first element matching `selector` (the project compiles without DOM types). */
+function textOf(page: Page, selector: string): Promise<string> {
+  return page.$eval(selector, (node: unknown) =>
+    ((node as { textContent?: string | null }).textContent ?? '').trim(),
+  );
+}
+
+/** Opens an operation in Swagger UI, "Try it out", Execute; resolves with the shown status. */
+async function execute(page: Page, operationId: string): Promise<string> {
+  const block = `[id$="-${operationId}"]`;
+  await page.waitForSelector(`${block} .opblock-summary`);
+  await page.click(`${block} .opblock-summary`);
+  await page.waitForSelector(`${block} .try-out__btn`);
+  await page.click(`${block} .try-out__btn`);
+  await page.waitForSelector(`${block} .execute`);
+  await page.click(`${block} .execute`);
+  const status = `${block} .live-responses-table .response .response-col_status`;
+  await page.waitForSelector(status, { timeout: 20_000 });
+  return textOf(page, status);
+}
+
+describe('paying from Swagger UI with a browser wallet (headless Chromium)', () => {
+  let stack: PaidApp;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(
+        `no Chromium at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`,
+      );
+    }
+    stack = await startPaidApp();
+    browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu'],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser.close();
+    await stack.close();
+  });
+
+  it('Execute on getTicker asks the wallet to sign, pays on chain and shows the price and the receipt', async () => {
+    const page = await browser.newPage();
+    const requests: string[] = [];
+    await injectWallet(page, stack, requests);
+    await page.goto(`${stack.service.url}/docs`);
+    const before = await stack.balances();
+
+    expect(await execute(page, 'getTicker')).toBe('200');
+
+    expect(requests).toEqual(
+      expect.arrayContaining(['eth_requestAccounts', 'eth_chainId', 'eth_signTypedData_v4']),
+    );
+    const body = await textOf(
+      page,
+      '[id$="-getTicker"] .live-responses-table .response-col_description pre',
+    );
+    const served = JSON.parse(body) as { currency: string; price: Record<string, number> };
+    expect(served.currency).toBe('USD');
+    expect(Object.keys(served.price)).toEqual(['BTC']);
+    expect(served.price.BTC).toBeGreaterThan(0);
+    const receipt = await textOf(page, '#x402-receipt');
+    const transaction = /transaction (0x[0-9a-f]{64})/.exec(receipt)?.[1] as
+      `0x${string}` | undefined;
+    expect(transaction).toBeDefined();
+    const onChain = await stack.chain.publicClient.getTransactionReceipt({ hash: transaction! });
+    expect(onChain.status).toBe('success');
+    expect(await stack.balances()).toEqual({
+      buyer: before.buyer - 2000n,
+      payTo: before.payTo + 2000n,
+    });
+    await page.close();
+  }, 60_000);
+
+  it('without a wallet shows the 402 and says a wallet is needed, charging nothing', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${stack.service.url}/docs`);
+    const before = await stack.balances();
+    expect(await execute(page, 'getTicker')).toBe('402');
+    const notice = await textOf(page, '#x402-receipt');
+    expect(notice).toContain('connect an EIP-1193 wallet');
+    expect(await stack.balances()).toEqual(before);
+    await page.close();
+  }, 60_000);
+});
+
+describe('paying from Swagger UI served by the local stack, with no browser wallet', () => {
+  let sandbox: Sandbox;
+  let browser: Browser;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'sandbox-wallet-'));
+    sandbox = await startSandbox({
+      env: {
+        PORT: '0',
+        LOG_LEVEL: 'error',
+        PRICE_REFRESH_MS: '50000',
+        MARKETS: 'coinbase,kraken,bitstamp',
+      },
+      // the probe is replaced: tests never contact a public host
+      probe: () => Promise.resolve({ coinbase: false, kraken: false, bitstamp: false }),
+      stateFile: path.join(dir, '.sandbox.json'),
+    });
+    browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu'],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser.close();
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const buyerBalance = (): Promise<bigint> =>
+    createPublicClient({ transport: http(sandbox.state.rpcUrl) }).readContract({
+      address: sandbox.state.usdc,
+      abi: erc20Abi,
+      functionName: 'balanceOf',
+      args: [sandbox.state.buyerAddress],
+    });
+
+  it('pays as the sandbox buyer', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${sandbox.state.apiUrl}/docs`);
+    const before = await buyerBalance();
+
+    expect(await execute(page, 'getTicker')).toBe('200');
+
+    const receipt = await textOf(page, '#x402-receipt');
+    expect(receipt).toContain(`from the sandbox buyer ${sandbox.state.buyerAddress}`);
+    expect(receipt).toMatch(/transaction 0x[0-9a-f]{64} on eip155:84532/);
+    expect(await buyerBalance()).toBe(before - 2000n);
+    await page.close();
+  }, 60_000);
+
+  it('signs for its own docs page only', async () => {
+    const response = await fetch(`${sandbox.state.apiUrl}/sandbox/wallet`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'https://elsewhere.example' },
+      body: JSON.stringify({ method: 'eth_accounts' }),
+    });
+    expect(response.status).toBe(403);
+  });
+});
