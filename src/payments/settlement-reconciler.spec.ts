@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import {
   NONCE,
   PAYER,
@@ -52,6 +53,13 @@ function uncertain(
 }
 
 describe('SettlementReconciler.check', () => {
+  beforeAll(() => {
+    Logger.overrideLogger(false);
+  });
+  afterAll(() => {
+    Logger.overrideLogger(true);
+  });
+
   let chain: ScriptedChain;
   let ledger: InMemoryPaymentLedger;
   let reconciler: SettlementReconciler;
