@@ -7,7 +7,7 @@
  * the per-round ratios, so a busy moment on the machine hits both sides alike. Every paid 200 is
  * checked on chain: its transaction must move exactly the price from the payer to the seller.
  *
- *   npm run bench                 (BENCH_ROUNDS, default 3; BENCH_SECONDS per load, default 3)
+ *   npm run bench   (BENCH_ROUNDS, default 3; BENCH_SECONDS per load, default 3; BENCH_ONLY=1,2)
  */
 import 'reflect-metadata';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
@@ -26,6 +26,8 @@ import type { RecordedResponse, TargetMessage, TargetSettings } from './targets.
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 3);
 const PAID_SECONDS = SECONDS + 2;
+/** BENCH_ONLY=3,4: only those comparisons (1 free, 2 unpaid, 3 paid by 1 client, 4 by 10). */
+const ONLY = process.env['BENCH_ONLY']?.split(',').map(Number);
 const CONNECTIONS = 10;
 const FREE_PATH = '/v1/assets';
 const PAID_PATH = '/v1/ticker/BTC';
@@ -363,13 +365,13 @@ async function main(): Promise<void> {
     const idle = await Promise.all(targets.map((target) => target.usage()));
     const price = BigInt(requirement.amount);
 
-    const report: string[] = [];
-    const section = async (comparison: Comparison): Promise<void> => {
-      const lines = await compare(comparison);
-      console.log(lines.join('\n'));
-      report.push(...lines);
+    let section = 0;
+    const compareIfChosen = async (comparison: Comparison): Promise<void> => {
+      section += 1;
+      if (ONLY !== undefined && !ONLY.includes(section)) return;
+      console.log((await compare(comparison)).join('\n'));
     };
-    await section({
+    await compareIfChosen({
       load: httpLoad(`free GET ${FREE_PATH}, ${String(CONNECTIONS)} connections`, FREE_PATH, 200),
       sides: [product, bareA, bareB],
       ratios: [
@@ -377,7 +379,7 @@ async function main(): Promise<void> {
         ['bare2', 'bare'],
       ],
     });
-    await section({
+    await compareIfChosen({
       load: httpLoad(
         `unpaid GET ${PAID_PATH} -> 402, ${String(CONNECTIONS)} connections`,
         PAID_PATH,
@@ -390,7 +392,7 @@ async function main(): Promise<void> {
         ['bare2', 'bare'],
       ],
     });
-    await section({
+    await compareIfChosen({
       load: paidLoad(
         `paid GET ${PAID_PATH}, 1 @x402/fetch client`,
         buyers.slice(0, 1),
@@ -400,7 +402,7 @@ async function main(): Promise<void> {
       sides: [product, reference],
       ratios: [['product', 'express']],
     });
-    await section({
+    await compareIfChosen({
       load: paidLoad(
         `paid GET ${PAID_PATH}, ${String(CONNECTIONS)} @x402/fetch clients`,
         buyers,

@@ -266,7 +266,7 @@ describe('loadConfig', () => {
         mode: 'embedded',
         settlerPrivateKey: SETTLER_KEY,
         rpcUrl: 'http://127.0.0.1:8545',
-        receiptPollMs: 500,
+        receiptMaxWaitMs: undefined,
         receiptTimeoutMs: 15_000,
       });
     });

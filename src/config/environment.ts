@@ -149,10 +149,12 @@ export class EnvironmentVariables {
   @IsUrl(URL_OPTIONS)
   X402_RPC_URL?: string;
 
+  /** Unset: receipt waits follow the chain's block time. */
+  @IsOptional()
   @IsInt()
-  @Min(10)
+  @Min(5)
   @Max(10_000)
-  X402_RECEIPT_POLL_MS = 500;
+  X402_RECEIPT_POLL_MS?: number;
 
   @IsInt()
   @Min(1000)
