@@ -7,7 +7,8 @@
  * the per-round ratios, so a busy moment on the machine hits both sides alike. Every paid 200 is
  * checked on chain: its transaction must move exactly the price from the payer to the seller.
  *
- *   npm run bench   (BENCH_ROUNDS, default 3; BENCH_SECONDS per load, default 3; BENCH_ONLY=1,2)
+ *   npm run bench   (BENCH_ROUNDS, default 3; BENCH_SECONDS per load, default 3; BENCH_ONLY=1,2;
+ *                    BENCH_CPU_PROF=dir for a CPU profile of the product)
  */
 import 'reflect-metadata';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
@@ -57,6 +58,8 @@ class Target {
   static async start(name: string, settings: TargetSettings): Promise<Target> {
     const child = fork(fileURLToPath(new URL('./targets.js', import.meta.url)), [settings.kind], {
       env: { ...process.env, BENCH_TARGET: JSON.stringify(settings) },
+      // BENCH_CPU_PROF=dir: the product writes a V8 CPU profile there when it stops.
+      execArgv: profileArgs(name),
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
     const url = await new Promise<string>((resolve, reject) => {
@@ -427,6 +430,11 @@ async function main(): Promise<void> {
     await markets.close();
     await chain.stop();
   }
+}
+
+function profileArgs(name: string): string[] {
+  const dir = process.env['BENCH_CPU_PROF'];
+  return dir === undefined || name !== 'product' ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`];
 }
 
 function passThrough(name: string): Record<string, string> {

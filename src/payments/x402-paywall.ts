@@ -13,7 +13,12 @@ import {
   type HTTPResponseInstructions,
   type RouteConfig,
 } from '@x402/core/server';
-import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
+import type {
+  PaymentPayload,
+  PaymentRequired,
+  PaymentRequirements,
+  SettleResponse,
+} from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import {
@@ -35,10 +40,15 @@ import { PAYMENT_REQUIRED_HEADER, toV1PaymentRequired } from './x402-wire.js';
 /** A 402 ready to send: v2 PAYMENT-REQUIRED header and the v1-shaped JSON body. */
 export interface PaymentChallenge {
   readonly kind: 'challenge';
-  readonly headers: Record<string, string>;
+  readonly headers: Readonly<Record<string, string>>;
   readonly body: ReturnType<typeof toV1PaymentRequired>;
   readonly requirements: readonly PaymentRequirements[];
+  /** The v2 PaymentRequired the header encodes. */
+  readonly required: PaymentRequired;
 }
+
+/** At most this many ready 402s are kept (one per route and resource URL; the URL names the symbols). */
+const MAX_CACHED_CHALLENGES = 1000;
 
 /** A payment the facilitator accepted for this request, not yet settled. */
 export interface VerifiedPayment {
@@ -62,6 +72,11 @@ export class X402Paywall implements OnApplicationBootstrap {
   private descriptions = new Map<string, RouteDescription>();
   /** Each route's payment requirements: fixed once configured, so built on first use only. */
   private readonly requirements = new Map<string, readonly PaymentRequirements[]>();
+  /**
+   * The 402 for each route and resource URL, built once: it depends on nothing else, and
+   * building and base64-encoding it costs ten times a plain answer.
+   */
+  private readonly challenges = new Map<string, PaymentChallenge>();
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -76,6 +91,7 @@ export class X402Paywall implements OnApplicationBootstrap {
     const routes: Record<string, RouteConfig> = {};
     this.descriptions = new Map();
     this.requirements.clear();
+    this.challenges.clear();
     for (const route of this.explorer.explore()) {
       const description = describeRoute(document, route);
       this.descriptions.set(routeKey(route), description);
@@ -120,9 +136,19 @@ export class X402Paywall implements OnApplicationBootstrap {
   /** The 402 for this request, with `error` naming why when a payment was refused. */
   async challenge(request: FastifyRequest, error?: string): Promise<PaymentChallenge> {
     const context = this.context(request, undefined);
-    const result = await this.http().processHTTPRequest(context);
-    if (result.type !== 'payment-error') throw new Error(`${request.url} is not a paid route`);
-    return this.toChallenge(request, result.response, error);
+    const key = `${request.method} ${request.routeOptions.url ?? ''} ${context.adapter.getUrl()}`;
+    let unpaid = this.challenges.get(key);
+    if (unpaid === undefined) {
+      const result = await this.http().processHTTPRequest(context);
+      if (result.type !== 'payment-error') throw new Error(`${request.url} is not a paid route`);
+      unpaid = this.toChallenge(request, result.response, undefined);
+      if (this.challenges.size >= MAX_CACHED_CHALLENGES) {
+        const oldest = this.challenges.keys().next();
+        if (oldest.done !== true) this.challenges.delete(oldest.value);
+      }
+      this.challenges.set(key, unpaid);
+    }
+    return error === undefined ? unpaid : withReason(unpaid, error);
   }
 
   /** Verifies a payment (already in v2 form) with the facilitator; a refusal is a challenge. */
@@ -215,7 +241,7 @@ export class X402Paywall implements OnApplicationBootstrap {
     if (error !== undefined) {
       headers[PAYMENT_REQUIRED_HEADER] = encodePaymentRequiredHeader(required);
     }
-    return { kind: 'challenge', headers, body, requirements: required.accepts };
+    return { kind: 'challenge', headers, body, requirements: required.accepts, required };
   }
 
   private context(
@@ -236,6 +262,20 @@ export class X402Paywall implements OnApplicationBootstrap {
       throw new Error('X402Paywall.describe() must run before the app starts');
     return this.server;
   }
+}
+
+/** The same 402 with the reason a payment was refused, in the header and the body. */
+function withReason(challenge: PaymentChallenge, error: string): PaymentChallenge {
+  const required = { ...challenge.required, error };
+  return {
+    ...challenge,
+    required,
+    headers: {
+      ...challenge.headers,
+      [PAYMENT_REQUIRED_HEADER]: encodePaymentRequiredHeader(required),
+    },
+    body: { ...challenge.body, error },
+  };
 }
 
 function routeKey(route: PaidRoute): string {
