@@ -1,5 +1,4 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createFacilitatorConfig } from '@coinbase/x402';
 import { x402Facilitator } from '@x402/core/facilitator';
 import {
   FacilitatorResponseError,
@@ -75,26 +74,29 @@ function describeCause(cause: unknown): string {
 }
 
 /** Builds the facilitator for X402_FACILITATOR: remote URL, Coinbase CDP, or in-process. */
-export function createFacilitatorClient(payments: PaymentConfig): FacilitatorClient {
+export function createFacilitatorClient(payments: PaymentConfig): Promise<FacilitatorClient> {
   return facilitatorFor(payments.facilitator, payments.network);
 }
 
-function facilitatorFor(
+async function facilitatorFor(
   config: FacilitatorConfig,
   network: PaymentConfig['network'],
-): FacilitatorClient {
+): Promise<FacilitatorClient> {
   switch (config.mode) {
     case 'remote':
       return new HttpFacilitatorGuard(
         new HTTPFacilitatorClient({ url: config.url, timeoutMs: config.timeoutMs }),
       );
-    case 'cdp':
+    case 'cdp': {
+      // Loaded only here: the Coinbase SDK behind it weighs tens of MB that no other mode uses.
+      const { createFacilitatorConfig } = await import('@coinbase/x402');
       return new HttpFacilitatorGuard(
         new HTTPFacilitatorClient({
           ...createFacilitatorConfig(config.apiKeyId, config.apiKeySecret),
           timeoutMs: config.timeoutMs,
         }),
       );
+    }
     case 'embedded':
       return new EmbeddedFacilitatorClient(config.settlerPrivateKey, config.rpcUrl, network, {
         receiptMaxWaitMs: config.receiptMaxWaitMs,
