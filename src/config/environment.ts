@@ -149,12 +149,11 @@ export class EnvironmentVariables {
   @IsUrl(URL_OPTIONS)
   X402_RPC_URL?: string;
 
-  /** Unset: receipt waits follow the chain's block time. */
-  @IsOptional()
+  /** The longest wait between receipt asks; 0: a quarter of the chain's block time. */
   @IsInt()
-  @Min(5)
+  @Min(0)
   @Max(10_000)
-  X402_RECEIPT_POLL_MS?: number;
+  X402_RECEIPT_POLL_MS = 0;
 
   @IsInt()
   @Min(1000)

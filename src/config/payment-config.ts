@@ -147,7 +147,8 @@ function parseFacilitator(
         mode: 'embedded',
         settlerPrivateKey: key as `0x${string}`,
         rpcUrl,
-        receiptMaxWaitMs: variables.X402_RECEIPT_POLL_MS,
+        receiptMaxWaitMs:
+          variables.X402_RECEIPT_POLL_MS === 0 ? undefined : variables.X402_RECEIPT_POLL_MS,
         receiptTimeoutMs: variables.X402_SETTLE_TIMEOUT_MS,
       };
     }
