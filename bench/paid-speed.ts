@@ -434,7 +434,9 @@ async function main(): Promise<void> {
 
 function profileArgs(name: string): string[] {
   const dir = process.env['BENCH_CPU_PROF'];
-  return dir === undefined || name !== 'product' ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+  return dir === undefined || name.startsWith('bare')
+    ? []
+    : ['--cpu-prof', `--cpu-prof-dir=${dir}/${name}`];
 }
 
 function passThrough(name: string): Record<string, string> {
