@@ -59,7 +59,7 @@ class Target {
     const child = fork(fileURLToPath(new URL('./targets.js', import.meta.url)), [settings.kind], {
       env: { ...process.env, BENCH_TARGET: JSON.stringify(settings) },
       // BENCH_CPU_PROF=dir: the product writes a V8 CPU profile there when it stops.
-      execArgv: profileArgs(name),
+      execArgv: ['--expose-gc', ...profileArgs(name)],
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
     const url = await new Promise<string>((resolve, reject) => {
@@ -73,7 +73,9 @@ class Target {
     return new Target(name, url, child);
   }
 
-  usage(): Promise<{ cpuMicros: number; rss: number }> {
+  usage(
+    kind: 'usage' | 'memory' = 'usage',
+  ): Promise<{ cpuMicros: number; rss: number; heapUsed: number }> {
     return new Promise((resolve) => {
       const onMessage = (message: TargetMessage): void => {
         if (message.type !== 'usage') return;
@@ -81,7 +83,7 @@ class Target {
         resolve(message);
       };
       this.child.on('message', onMessage);
-      this.child.send('usage');
+      this.child.send(kind);
     });
   }
 
@@ -365,7 +367,7 @@ async function main(): Promise<void> {
       path: PAID_PATH,
       paidBody: { ...paid, headers: { 'content-type': 'application/json; charset=utf-8' } },
     });
-    const idle = await Promise.all(targets.map((target) => target.usage()));
+    const idle = await Promise.all(targets.map((target) => target.usage('memory')));
     const price = BigInt(requirement.amount);
 
     let section = 0;
@@ -415,11 +417,13 @@ async function main(): Promise<void> {
       sides: [product, reference],
       ratios: [['product', 'express']],
     });
-    const after = await Promise.all(targets.map((target) => target.usage()));
-    console.log('RSS, idle -> after the loads');
+    const after = await Promise.all(targets.map((target) => target.usage('memory')));
+    console.log('RSS, idle -> after the loads (JS heap kept after a full GC)');
     targets.forEach((target, i) => {
       const [before, now] = [required(idle[i], target.name), required(after[i], target.name)];
-      console.log(`  ${target.name.padEnd(9)} ${mb(before.rss)} -> ${mb(now.rss)}`);
+      console.log(
+        `  ${target.name.padEnd(9)} ${mb(before.rss)} -> ${mb(now.rss)} (${mb(now.heapUsed)})`,
+      );
     });
     console.log(
       `${String(ROUNDS)} rounds, ${String(SECONDS)} s per HTTP load, ${String(PAID_SECONDS)} s per paid load; ` +

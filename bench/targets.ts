@@ -35,7 +35,12 @@ export type TargetSettings =
 
 export type TargetMessage =
   | { readonly type: 'ready'; readonly url: string }
-  | { readonly type: 'usage'; readonly cpuMicros: number; readonly rss: number };
+  | {
+      readonly type: 'usage';
+      readonly cpuMicros: number;
+      readonly rss: number;
+      readonly heapUsed: number;
+    };
 
 async function start(settings: TargetSettings): Promise<string> {
   switch (settings.kind) {
@@ -75,9 +80,17 @@ const send = (message: TargetMessage): void => {
   process.send?.(message);
 };
 process.on('message', (message: unknown) => {
-  if (message !== 'usage') return;
+  if (message !== 'usage' && message !== 'memory') return;
   const cpu = process.cpuUsage();
-  send({ type: 'usage', cpuMicros: cpu.user + cpu.system, rss: process.memoryUsage().rss });
+  // 'memory': after a full collection (outside any measured CPU interval), what is really kept.
+  if (message === 'memory') (globalThis as { gc?: () => void }).gc?.();
+  const memory = process.memoryUsage();
+  send({
+    type: 'usage',
+    cpuMicros: cpu.user + cpu.system,
+    rss: memory.rss,
+    heapUsed: memory.heapUsed,
+  });
 });
 process.on('disconnect', () => {
   process.exit(0);
