@@ -25,7 +25,7 @@ describe('a facilitator that cannot be reached at start-up', () => {
       beforeApp: async (chain) => {
         facilitator = await FacilitatorServer.start(
           new EmbeddedFacilitatorClient(chain.accounts[0]!, chain.rpcUrl, 'eip155:84532', {
-            receiptPollMs: 20,
+            receiptMaxWaitMs: 20,
           }),
         );
         // down when the service starts: it closes every connection

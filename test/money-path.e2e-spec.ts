@@ -302,7 +302,7 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
         stack.chain.accounts[2]!,
         stack.chain.rpcUrl,
         'eip155:84532',
-        { receiptPollMs: 20 },
+        { receiptMaxWaitMs: 20 },
       );
       handler.mockImplementationOnce(async function (
         this: TickersController,
@@ -417,7 +417,7 @@ describe('money path, remote facilitator checked against the chain (X402_RPC_URL
       beforeApp: async (chain) => {
         facilitator = new ScriptedFacilitator(
           new EmbeddedFacilitatorClient(chain.accounts[0]!, chain.rpcUrl, 'eip155:84532', {
-            receiptPollMs: 20,
+            receiptMaxWaitMs: 20,
           }),
         );
         server = await FacilitatorServer.start(facilitator);

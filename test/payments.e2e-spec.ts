@@ -498,7 +498,7 @@ describe('x402 paywall', () => {
         stack.chain.accounts[2]!,
         stack.chain.rpcUrl,
         'eip155:84532',
-        { receiptPollMs: 20 },
+        { receiptMaxWaitMs: 20 },
       );
       // While the handler runs, the buyer's whole balance leaves through another authorization.
       handler.mockImplementationOnce(function (this: TickersController, quotes) {
@@ -533,7 +533,7 @@ describe('remote facilitator', () => {
       beforeApp: async (chain) => {
         facilitator = await FacilitatorServer.start(
           new EmbeddedFacilitatorClient(chain.accounts[0]!, chain.rpcUrl, 'eip155:84532', {
-            receiptPollMs: 20,
+            receiptMaxWaitMs: 20,
           }),
         );
         return { X402_FACILITATOR_URL: facilitator.url };

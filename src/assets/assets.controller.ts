@@ -1,4 +1,4 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Header } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AssetCatalogue } from './asset-catalogue.js';
 import { AssetListDto } from './assets.dto.js';
@@ -6,7 +6,14 @@ import { AssetListDto } from './assets.dto.js';
 @ApiTags('assets')
 @Controller('v1/assets')
 export class AssetsController {
-  constructor(private readonly catalogue: AssetCatalogue) {}
+  /** The catalogue is fixed once configured: its answer is serialized once, not per request. */
+  private readonly body: string;
+
+  constructor(catalogue: AssetCatalogue) {
+    const assets = catalogue.symbols.map((symbol) => ({ symbol, quote: 'USD' as const }));
+    const list: AssetListDto = { count: assets.length, assets };
+    this.body = JSON.stringify(list);
+  }
 
   @Get()
   @ApiOperation({
@@ -15,8 +22,8 @@ export class AssetsController {
     description: 'Free. Every symbol accepted by the ticker endpoints, each quoted in USD.',
   })
   @ApiOkResponse({ type: AssetListDto, description: 'The asset catalogue.' })
-  listAssets(): AssetListDto {
-    const assets = this.catalogue.symbols.map((symbol) => ({ symbol, quote: 'USD' as const }));
-    return { count: assets.length, assets };
+  @Header('content-type', 'application/json; charset=utf-8')
+  listAssets(): string {
+    return this.body;
   }
 }

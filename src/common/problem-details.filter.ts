@@ -25,14 +25,14 @@ export class ProblemDetailsFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
-    const request = http.getRequest<FastifyRequest>();
     const reply = http.getResponse<FastifyReply>();
-    const instance = request.url.split('?')[0];
-
     if (exception instanceof PreparedResponseException) {
       void reply.status(exception.getStatus()).headers(exception.headers).send(exception.body);
       return;
     }
+    const request = http.getRequest<FastifyRequest>();
+    const instance = request.url.split('?')[0];
+
     if (exception instanceof ApiError) {
       for (const [name, value] of Object.entries(exception.headers)) void reply.header(name, value);
       this.send(reply, problem(exception.status, exception.code, exception.detail, instance));

@@ -298,9 +298,24 @@ describe('loadConfig', () => {
         mode: 'embedded',
         settlerPrivateKey: SETTLER_KEY,
         rpcUrl: 'http://127.0.0.1:8545',
-        receiptPollMs: 500,
+        receiptMaxWaitMs: undefined,
         receiptTimeoutMs: 15_000,
       });
+    });
+
+    it('receipt waits follow the chain unless X402_RECEIPT_POLL_MS caps them', () => {
+      const embedded = {
+        X402_FACILITATOR: 'embedded',
+        X402_SETTLER_PRIVATE_KEY: SETTLER_KEY,
+        X402_RPC_URL: 'http://127.0.0.1:8545',
+      };
+      const maxWait = (env: Record<string, string>): number | undefined => {
+        const { facilitator } = loadConfig({ ...embedded, ...env }).payments;
+        return facilitator.mode === 'embedded' ? facilitator.receiptMaxWaitMs : -1;
+      };
+      expect(maxWait({})).toBeUndefined();
+      expect(maxWait({ X402_RECEIPT_POLL_MS: '0' })).toBeUndefined();
+      expect(maxWait({ X402_RECEIPT_POLL_MS: '20' })).toBe(20);
     });
 
     it("bounds settlement and verification, and reads the seller's RPC beside any facilitator", () => {

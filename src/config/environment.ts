@@ -158,10 +158,11 @@ export class EnvironmentVariables {
   @IsUrl(URL_OPTIONS)
   X402_RPC_URL?: string;
 
+  /** The longest wait between receipt asks; 0: a quarter of the chain's block time. */
   @IsInt()
-  @Min(10)
+  @Min(0)
   @Max(10_000)
-  X402_RECEIPT_POLL_MS = 500;
+  X402_RECEIPT_POLL_MS = 0;
 
   @IsInt()
   @Min(1000)

@@ -14,7 +14,8 @@ export type FacilitatorConfig =
       readonly mode: 'embedded';
       readonly settlerPrivateKey: `0x${string}`;
       readonly rpcUrl: string;
-      readonly receiptPollMs: number;
+      /** Longest wait between receipt asks; undefined: a quarter of the chain's block time. */
+      readonly receiptMaxWaitMs: number | undefined;
       readonly receiptTimeoutMs: number;
     };
 
@@ -146,7 +147,8 @@ function parseFacilitator(
         mode: 'embedded',
         settlerPrivateKey: key as `0x${string}`,
         rpcUrl,
-        receiptPollMs: variables.X402_RECEIPT_POLL_MS,
+        receiptMaxWaitMs:
+          variables.X402_RECEIPT_POLL_MS === 0 ? undefined : variables.X402_RECEIPT_POLL_MS,
         receiptTimeoutMs: variables.X402_SETTLE_TIMEOUT_MS,
       };
     }

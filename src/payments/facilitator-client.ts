@@ -1,5 +1,4 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createFacilitatorConfig } from '@coinbase/x402';
 import { x402Facilitator } from '@x402/core/facilitator';
 import {
   FacilitatorResponseError,
@@ -25,13 +24,12 @@ import {
   defineChain,
   http,
   publicActions,
-  TransactionReceiptNotFoundError,
-  WaitForTransactionReceiptTimeoutError,
   type TransactionReceipt,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createNonceManager, jsonRpc } from 'viem/nonce';
 import type { FacilitatorConfig, PaymentConfig } from '../config/payment-config.js';
+import { ReceiptPacing, pollReceipt } from './receipt-wait.js';
 
 export const FACILITATOR_CLIENT = Symbol('FacilitatorClient');
 
@@ -76,29 +74,32 @@ function describeCause(cause: unknown): string {
 }
 
 /** Builds the facilitator for X402_FACILITATOR: remote URL, Coinbase CDP, or in-process. */
-export function createFacilitatorClient(payments: PaymentConfig): FacilitatorClient {
+export function createFacilitatorClient(payments: PaymentConfig): Promise<FacilitatorClient> {
   return facilitatorFor(payments.facilitator, payments.network);
 }
 
-function facilitatorFor(
+async function facilitatorFor(
   config: FacilitatorConfig,
   network: PaymentConfig['network'],
-): FacilitatorClient {
+): Promise<FacilitatorClient> {
   switch (config.mode) {
     case 'remote':
       return new HttpFacilitatorGuard(
         new HTTPFacilitatorClient({ url: config.url, timeoutMs: config.timeoutMs }),
       );
-    case 'cdp':
+    case 'cdp': {
+      // Loaded only here: the Coinbase SDK behind it weighs tens of MB that no other mode uses.
+      const { createFacilitatorConfig } = await import('@coinbase/x402');
       return new HttpFacilitatorGuard(
         new HTTPFacilitatorClient({
           ...createFacilitatorConfig(config.apiKeyId, config.apiKeySecret),
           timeoutMs: config.timeoutMs,
         }),
       );
+    }
     case 'embedded':
       return new EmbeddedFacilitatorClient(config.settlerPrivateKey, config.rpcUrl, network, {
-        receiptPollMs: config.receiptPollMs,
+        receiptMaxWaitMs: config.receiptMaxWaitMs,
         receiptTimeoutMs: config.receiptTimeoutMs,
       });
   }
@@ -124,15 +125,19 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
   private readonly transport = new AsyncLocalStorage<{ failure?: unknown }>();
 
   /**
-   * `receiptPollMs`: how often a settlement's receipt is asked for (viem's 4 s default stalls
-   * local chains); `receiptTimeoutMs`: how long it is waited for at most (viem's default is
-   * minutes, long after every client gave up).
+   * `receiptMaxWaitMs`: the longest wait between two asks for a settlement's receipt (default:
+   * a quarter of the chain's measured block time; viem's fixed 4 s stalls local chains);
+   * `receiptTimeoutMs`: how long it is waited for at most (viem's default is minutes, long
+   * after every client gave up).
    */
   constructor(
     settlerPrivateKey: `0x${string}`,
     rpcUrl: string,
     network: PaymentConfig['network'],
-    { receiptPollMs = 500, receiptTimeoutMs = 15_000 } = {},
+    {
+      receiptMaxWaitMs,
+      receiptTimeoutMs = 15_000,
+    }: { receiptMaxWaitMs?: number | undefined; receiptTimeoutMs?: number } = {},
   ) {
     const chainId = Number(network.split(':')[1]);
     const account = privateKeyToAccount(settlerPrivateKey, {
@@ -148,9 +153,11 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
       account,
       chain,
       transport: http(rpcUrl, { timeout: 10_000, retryCount: 0, onFetchRequest: traceSend }),
-      pollingInterval: receiptPollMs,
+      pollingInterval: receiptMaxWaitMs ?? 250,
     }).extend(publicActions);
     type Client = typeof client;
+    const pacing = new ReceiptPacing(() => blockTimeMs(client), receiptMaxWaitMs);
+    const waitAfter = (attempt: number): number => pacing.waitAfter(attempt);
     const watch = <T>(call: () => Promise<T>): Promise<T> => this.watched(call);
     // viem's verifyTypedData parameters are a wider union than the signer interface accepts.
     const signer = toFacilitatorEvmSigner({
@@ -166,7 +173,7 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
             pollReceipt(
               (hash) => client.getTransactionReceipt({ hash }),
               args.hash,
-              receiptPollMs,
+              waitAfter,
               receiptTimeoutMs,
             ),
           ),
@@ -253,33 +260,21 @@ async function traceTransaction(send: () => Promise<`0x${string}`>): Promise<`0x
   return hash;
 }
 
-/**
- * Asks for a receipt every `pollMs` until it exists or `timeoutMs` has passed. Not viem's
- * `waitForTransactionReceipt`: its block watcher outlives a settlement given up at its deadline
- * and keeps polling forever if the RPC went silent. A failed ask is asked again; the last error
- * is reported at the time-out. Waiting holds no timer that keeps the process alive.
- */
-export async function pollReceipt(
-  getReceipt: (hash: `0x${string}`) => Promise<TransactionReceipt>,
-  hash: `0x${string}`,
-  pollMs: number,
-  timeoutMs: number,
-): Promise<TransactionReceipt> {
-  const until = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      return await getReceipt(hash);
-    } catch (error) {
-      if (!(error instanceof TransactionReceiptNotFoundError)) lastError = error;
-    }
-    if (Date.now() + pollMs > until) {
-      throw lastError instanceof Error
-        ? lastError
-        : new WaitForTransactionReceiptTimeoutError({ hash });
-    }
-    await new Promise((resolve) => setTimeout(resolve, pollMs).unref());
-  }
+/** How many recent blocks the block time is averaged over. */
+const BLOCK_TIME_SAMPLE = 20n;
+
+/** The average interval of the chain's recent blocks in ms; undefined while it has too few. */
+async function blockTimeMs(client: {
+  getBlock(args: { blockTag: 'latest' } | { blockNumber: bigint }): Promise<{
+    number: bigint | null;
+    timestamp: bigint;
+  }>;
+}): Promise<number | undefined> {
+  const latest = await client.getBlock({ blockTag: 'latest' });
+  if (latest.number === null || latest.number < 2n) return undefined;
+  const span = latest.number < BLOCK_TIME_SAMPLE ? latest.number : BLOCK_TIME_SAMPLE;
+  const earlier = await client.getBlock({ blockNumber: latest.number - span });
+  return (Number(latest.timestamp - earlier.timestamp) * 1000) / Number(span);
 }
 
 async function traceReceipt(wait: () => Promise<TransactionReceipt>): Promise<TransactionReceipt> {

@@ -19,12 +19,24 @@ export interface PaymentInProgress {
 
 export type RequestWithPayment = FastifyRequest & { x402Payment?: PaymentInProgress };
 
-/** The 402 challenge as a response the exception filter sends unchanged. */
+/** Prepared 402s of the paywall's cached challenges: they never change, so neither does this. */
+const preparedChallenges = new WeakMap<PaymentChallenge, PreparedResponseException>();
+
+/**
+ * The 402 challenge as a response the exception filter sends unchanged, its body serialized
+ * once. A cached challenge gets the same exception every time: it is immutable, and capturing
+ * a fresh stack for each 402 costs more than sending it.
+ */
 export function challengeResponse(challenge: PaymentChallenge): PreparedResponseException {
-  return new PreparedResponseException(402, challenge.body, {
-    ...challenge.headers,
-    'content-type': 'application/json; charset=utf-8',
-  });
+  let prepared = preparedChallenges.get(challenge);
+  if (prepared === undefined) {
+    prepared = new PreparedResponseException(402, JSON.stringify(challenge.body), {
+      ...challenge.headers,
+      'content-type': 'application/json; charset=utf-8',
+    });
+    preparedChallenges.set(challenge, prepared);
+  }
+  return prepared;
 }
 
 /** Maps what can go wrong around a payment to what the client should see; nothing is charged. */

@@ -7,9 +7,10 @@ import {
 } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { PaymentPayload } from '@x402/core/types';
-import { extractAndValidatePaymentIdentifier } from '@x402/extensions/payment-identifier';
+import { PAYMENT_IDENTIFIER, validatePaymentIdentifier } from '@x402/extensions/payment-identifier';
 import type { FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from '../common/api-error.js';
+import { isRecord } from '../common/json.js';
 import { PreparedResponseException } from '../common/prepared-response.exception.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { FacilitatorUnavailableError } from './facilitator-client.js';
@@ -188,16 +189,25 @@ export class PaymentGuard implements CanActivate {
   }
 }
 
-/** The client's payment-identifier, if it sent one; a malformed one is a 400. */
+/**
+ * The client's payment-identifier, if it sent one; a malformed one is a 400. Checked by the
+ * SDK's rules without the `schema` the client echoes back: the SDK would compile that
+ * client-supplied JSON schema with a new Ajv on every request (more CPU than verifying the
+ * payment), and it adds nothing to the checks of `info` the SDK makes anyway.
+ */
 function paymentIdOf(payload: PaymentPayload): string | undefined {
-  const { id, validation } = extractAndValidatePaymentIdentifier(payload);
+  const extension: unknown = payload.extensions?.[PAYMENT_IDENTIFIER];
+  if (!extension) return undefined; // absent, as the SDK reads it
+  const validation = validatePaymentIdentifier(
+    isRecord(extension) ? { ...extension, schema: undefined } : extension,
+  );
   if (!validation.valid) {
     throw new ApiError(
       ErrorCode.InvalidPayment,
       `Malformed payment-identifier: ${(validation.errors ?? []).join('; ')}.`,
     );
   }
-  return id ?? undefined;
+  return (extension as { info: { id?: string } }).info.id;
 }
 
 function single(value: string | string[] | undefined): string | undefined {

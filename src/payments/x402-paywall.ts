@@ -19,7 +19,12 @@ import {
   type HTTPResponseInstructions,
   type RouteConfig,
 } from '@x402/core/server';
-import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
+import type {
+  PaymentPayload,
+  PaymentRequired,
+  PaymentRequirements,
+  SettleResponse,
+} from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import {
@@ -42,14 +47,18 @@ import { PAYMENT_REQUIRED_HEADER, toV1PaymentRequired } from './x402-wire.js';
 /** A 402 ready to send: v2 PAYMENT-REQUIRED header and the v1-shaped JSON body. */
 export interface PaymentChallenge {
   readonly kind: 'challenge';
-  readonly headers: Record<string, string>;
+  readonly headers: Readonly<Record<string, string>>;
   readonly body: ReturnType<typeof toV1PaymentRequired>;
   readonly requirements: readonly PaymentRequirements[];
+  /** The v2 PaymentRequired the header encodes. */
+  readonly required: PaymentRequired;
 }
 
 /** First wait before asking an unreachable facilitator again; doubled per failure up to the cap. */
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 30_000;
+/** At most this many ready 402s are kept (one per route and resource URL; the URL names the symbols). */
+const MAX_CACHED_CHALLENGES = 1000;
 
 /** A payment the facilitator accepted for this request, not yet settled. */
 export interface VerifiedPayment {
@@ -79,6 +88,11 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
   private retryDelayMs = FIRST_RETRY_MS;
   private nextAttemptAt = 0;
   private destroyed = false;
+  /**
+   * The 402 for each route and resource URL, built once: it depends on nothing else, and
+   * building and base64-encoding it costs ten times a plain answer.
+   */
+  private readonly challenges = new Map<string, PaymentChallenge>();
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -93,6 +107,7 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     const routes: Record<string, RouteConfig> = {};
     this.descriptions = new Map();
     this.requirements.clear();
+    this.challenges.clear();
     for (const route of this.explorer.explore()) {
       const description = describeRoute(document, route);
       this.descriptions.set(routeKey(route), description);
@@ -201,9 +216,19 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
   /** The 402 for this request, with `error` naming why when a payment was refused. */
   async challenge(request: FastifyRequest, error?: string): Promise<PaymentChallenge> {
     const context = this.context(request, undefined);
-    const result = await this.sellingServer().processHTTPRequest(context);
-    if (result.type !== 'payment-error') throw new Error(`${request.url} is not a paid route`);
-    return this.toChallenge(request, result.response, error);
+    const key = `${request.method} ${request.routeOptions.url ?? ''} ${context.adapter.getUrl()}`;
+    let unpaid = this.challenges.get(key);
+    if (unpaid === undefined) {
+      const result = await this.sellingServer().processHTTPRequest(context);
+      if (result.type !== 'payment-error') throw new Error(`${request.url} is not a paid route`);
+      unpaid = this.toChallenge(request, result.response, undefined);
+      if (this.challenges.size >= MAX_CACHED_CHALLENGES) {
+        const oldest = this.challenges.keys().next();
+        if (oldest.done !== true) this.challenges.delete(oldest.value);
+      }
+      this.challenges.set(key, unpaid);
+    }
+    return error === undefined ? unpaid : withReason(unpaid, error);
   }
 
   /** Verifies a payment (already in v2 form) with the facilitator; a refusal is a challenge. */
@@ -297,7 +322,7 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     if (error !== undefined) {
       headers[PAYMENT_REQUIRED_HEADER] = encodePaymentRequiredHeader(required);
     }
-    return { kind: 'challenge', headers, body, requirements: required.accepts };
+    return { kind: 'challenge', headers, body, requirements: required.accepts, required };
   }
 
   private context(
@@ -332,6 +357,20 @@ function reasonOf(error: unknown): string {
   const cause =
     error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
   return error instanceof Error ? `${error.message}${cause}` : String(error);
+}
+
+/** The same 402 with the reason a payment was refused, in the header and the body. */
+function withReason(challenge: PaymentChallenge, error: string): PaymentChallenge {
+  const required = { ...challenge.required, error };
+  return {
+    ...challenge,
+    required,
+    headers: {
+      ...challenge.headers,
+      [PAYMENT_REQUIRED_HEADER]: encodePaymentRequiredHeader(required),
+    },
+    body: { ...challenge.body, error },
+  };
 }
 
 function routeKey(route: PaidRoute): string {

@@ -1,0 +1,481 @@
+/**
+ * What a request costs: the product against a bare Fastify server answering the product's own
+ * bytes, and against the official `@x402/express` middleware selling the same route at the same
+ * price and settling on the same local chain. Everything runs on loopback: fake venues, anvil
+ * with the test USDC, and each server in its own process (bench/targets.ts) so CPU time and RSS
+ * are its own. Loads run against each side in alternation, several rounds; ratios are medians of
+ * the per-round ratios, so a busy moment on the machine hits both sides alike. Every paid 200 is
+ * checked on chain: its transaction must move exactly the price from the payer to the seller.
+ *
+ *   npm run bench   (BENCH_ROUNDS, default 3; BENCH_SECONDS per load, default 3; BENCH_ONLY=1,2;
+ *                    BENCH_CPU_PROF=dir for a CPU profile of the product)
+ */
+import 'reflect-metadata';
+import { decodePaymentRequiredHeader } from '@x402/core/http';
+import type { PaymentRequirements } from '@x402/core/types';
+import { decodePaymentResponseHeader } from '@x402/fetch';
+import autocannon from 'autocannon';
+import { fork, type ChildProcess } from 'node:child_process';
+import { execSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { getAddress, parseEventLogs, parseAbi, type Hex } from 'viem';
+import { startLocalChain, type LocalChain } from '../test/support/chain.js';
+import { FakeMarkets } from '../test/support/fake-markets.js';
+import { fundedBuyer, USDC, type Buyer } from '../test/support/paying-clients.js';
+import type { RecordedResponse, TargetMessage, TargetSettings } from './targets.js';
+
+const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
+const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 3);
+const PAID_SECONDS = SECONDS + 2;
+/** BENCH_ONLY=3,4: only those comparisons (1 free, 2 unpaid, 3 paid by 1 client, 4 by 10). */
+const ONLY = process.env['BENCH_ONLY']?.split(',').map(Number);
+const CONNECTIONS = 10;
+const FREE_PATH = '/v1/assets';
+const PAID_PATH = '/v1/ticker/BTC';
+const PAY_TO = getAddress('0x70997970C51812dc3A010C7d01b50e0d17dc79C8');
+const TRANSFER = parseAbi([
+  'event Transfer(address indexed from, address indexed to, uint256 value)',
+]);
+/** Headers the server writes itself for every response; everything else is replayed. */
+const PER_RESPONSE_HEADERS = new Set([
+  'date',
+  'connection',
+  'keep-alive',
+  'content-length',
+  'transfer-encoding',
+]);
+
+// ---------------------------------------------------------------------------------------------
+// the servers, one process each
+
+class Target {
+  private constructor(
+    readonly name: string,
+    readonly url: string,
+    private readonly child: ChildProcess,
+  ) {}
+
+  static async start(name: string, settings: TargetSettings): Promise<Target> {
+    const child = fork(fileURLToPath(new URL('./targets.js', import.meta.url)), [settings.kind], {
+      env: { ...process.env, BENCH_TARGET: JSON.stringify(settings) },
+      // BENCH_CPU_PROF=dir: the product writes a V8 CPU profile there when it stops.
+      execArgv: ['--expose-gc', ...profileArgs(name)],
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
+    const url = await new Promise<string>((resolve, reject) => {
+      child.once('message', (message: TargetMessage) => {
+        if (message.type === 'ready') resolve(message.url);
+      });
+      child.once('exit', (code) => {
+        reject(new Error(`${name} exited with ${String(code)} before listening`));
+      });
+    });
+    return new Target(name, url, child);
+  }
+
+  usage(
+    kind: 'usage' | 'memory' = 'usage',
+  ): Promise<{ cpuMicros: number; rss: number; heapUsed: number }> {
+    return new Promise((resolve) => {
+      const onMessage = (message: TargetMessage): void => {
+        if (message.type !== 'usage') return;
+        this.child.off('message', onMessage);
+        resolve(message);
+      };
+      this.child.on('message', onMessage);
+      this.child.send(kind);
+    });
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.child.exitCode !== null) {
+        resolve();
+        return;
+      }
+      this.child.once('exit', () => {
+        resolve();
+      });
+      this.child.disconnect();
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// loads
+
+interface Sample {
+  /** Answers (with the expected status) per second. */
+  readonly rate: number;
+  readonly p50: number;
+  readonly p99: number;
+  /** CPU time of the server process per answer, in µs. */
+  readonly cpuPerRequest: number;
+  readonly answered: number;
+}
+
+interface Load {
+  readonly label: string;
+  readonly unit: string;
+  run(target: Target): Promise<Sample>;
+}
+
+async function measured(
+  target: Target,
+  work: () => Promise<{ answered: number; rate: number; p50: number; p99: number }>,
+): Promise<Sample> {
+  const before = await target.usage();
+  const result = await work();
+  const after = await target.usage();
+  return {
+    ...result,
+    cpuPerRequest: (after.cpuMicros - before.cpuMicros) / Math.max(1, result.answered),
+  };
+}
+
+/** Many connections hammering one route; every answer must have `status`. */
+function httpLoad(label: string, path: string, status: 200 | 402): Load {
+  return {
+    label,
+    unit: 'req/s',
+    run: (target) =>
+      measured(target, async () => {
+        const result = await autocannon({
+          url: `${target.url}${path}`,
+          connections: CONNECTIONS,
+          duration: SECONDS,
+        });
+        const answered = result.statusCodeStats?.[`${status}`]?.count ?? 0;
+        const total = result.requests.total;
+        if (answered !== total || result.errors > 0) {
+          throw new Error(
+            `${target.name} ${path}: ${String(answered)} of ${String(total)} answers were ${String(status)}, ${String(result.errors)} errors`,
+          );
+        }
+        return {
+          answered,
+          rate: answered / result.duration,
+          p50: result.latency.p50,
+          p99: result.latency.p99,
+        };
+      }),
+  };
+}
+
+interface Payment {
+  readonly payer: Hex;
+  readonly transaction: Hex;
+}
+
+/** `buyers.length` @x402/fetch clients, each paying in a loop; every 200 is checked on chain. */
+function paidLoad(label: string, buyers: readonly Buyer[], chain: LocalChain, price: bigint): Load {
+  return {
+    label,
+    unit: 'paid/s',
+    run: (target) =>
+      measured(target, async () => {
+        const latencies: number[] = [];
+        const payments: Payment[] = [];
+        const started = performance.now();
+        const until = started + PAID_SECONDS * 1000;
+        await Promise.all(
+          buyers.map(async (buyer) => {
+            while (performance.now() < until) {
+              const sent = performance.now();
+              const response = await buyer.fetchV2(`${target.url}${PAID_PATH}`);
+              await response.arrayBuffer();
+              latencies.push(performance.now() - sent);
+              const receipt = response.headers.get('payment-response');
+              if (response.status !== 200 || receipt === null) {
+                throw new Error(`${target.name}: paid request answered ${String(response.status)}`);
+              }
+              payments.push({
+                payer: buyer.account.address,
+                transaction: decodePaymentResponseHeader(receipt).transaction as Hex,
+              });
+            }
+          }),
+        );
+        const elapsed = (performance.now() - started) / 1000;
+        await checkOnChain(target.name, chain, payments, price);
+        const sorted = latencies.sort((a, b) => a - b);
+        return {
+          answered: payments.length,
+          rate: payments.length / elapsed,
+          p50: percentile(sorted, 0.5),
+          p99: percentile(sorted, 0.99),
+        };
+      }),
+  };
+}
+
+/** Each paid 200 has its own transaction, and it moved exactly the price from payer to seller. */
+async function checkOnChain(
+  name: string,
+  chain: LocalChain,
+  payments: readonly Payment[],
+  price: bigint,
+): Promise<void> {
+  const transactions = new Set(payments.map((payment) => payment.transaction));
+  if (transactions.size !== payments.length) {
+    throw new Error(`${name}: ${String(payments.length - transactions.size)} receipts reused`);
+  }
+  for (const payment of payments) {
+    const receipt = await chain.publicClient.getTransactionReceipt({ hash: payment.transaction });
+    const transfers = parseEventLogs({ abi: TRANSFER, logs: receipt.logs }).filter(
+      (log) => getAddress(log.address) === getAddress(chain.usdcAddress),
+    );
+    const [transfer] = transfers;
+    if (
+      receipt.status !== 'success' ||
+      transfers.length !== 1 ||
+      transfer === undefined ||
+      getAddress(transfer.args.from) !== getAddress(payment.payer) ||
+      getAddress(transfer.args.to) !== PAY_TO ||
+      transfer.args.value !== price
+    ) {
+      throw new Error(
+        `${name}: ${payment.transaction} did not move exactly the price to the seller`,
+      );
+    }
+  }
+}
+
+function percentile(sorted: readonly number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+}
+
+function median(values: readonly number[]): number {
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// comparisons
+
+interface Comparison {
+  readonly load: Load;
+  readonly sides: readonly Target[];
+  /** [numerator, denominator] names: the ratios printed. */
+  readonly ratios: readonly (readonly [string, string])[];
+}
+
+async function compare({ load, sides, ratios }: Comparison): Promise<string[]> {
+  for (const side of sides) await load.run(side); // warm-up, not counted
+  const samples = new Map<string, Sample[]>(sides.map((side) => [side.name, []]));
+  const runsOf = (name: string): Sample[] => required(samples.get(name), name);
+  for (let round = 0; round < ROUNDS; round += 1) {
+    // Rotate the order so no side always runs first (or right after the heaviest).
+    const order = [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)];
+    for (const side of order) runsOf(side.name).push(await load.run(side));
+  }
+  const lines = [load.label];
+  for (const side of sides) {
+    const runs = runsOf(side.name);
+    lines.push(
+      `  ${side.name.padEnd(9)} ${fmt(median(runs.map((s) => s.rate))).padStart(8)} ${load.unit.padEnd(6)}` +
+        `  p50 ${ms(median(runs.map((s) => s.p50)))}  p99 ${ms(median(runs.map((s) => s.p99)))}` +
+        `  CPU ${fmt(median(runs.map((s) => s.cpuPerRequest))).padStart(6)} µs/req` +
+        `  (${String(runs.reduce((sum, s) => sum + s.answered, 0))} answers)`,
+    );
+  }
+  for (const [a, b] of ratios) {
+    const pairs = runsOf(a).map((s, i) => [s, required(runsOf(b)[i], b)] as const);
+    const rate = median(pairs.map(([s, t]) => s.rate / t.rate));
+    const p50 = median(pairs.map(([s, t]) => s.p50 - t.p50));
+    const cpu = median(pairs.map(([s, t]) => s.cpuPerRequest / t.cpuPerRequest));
+    lines.push(
+      `  ${`${a}/${b}`.padEnd(18)} ${load.unit} ${rate.toFixed(2)}x   p50 ${p50 >= 0 ? '+' : ''}${p50.toFixed(1)} ms   CPU/req ${cpu.toFixed(2)}x`,
+    );
+  }
+  return lines;
+}
+
+function required<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`missing ${what}`);
+  return value;
+}
+
+function fmt(value: number): string {
+  return value >= 1000 ? `${(value / 1000).toFixed(1)}k` : value.toFixed(value >= 100 ? 0 : 1);
+}
+
+function ms(value: number): string {
+  return `${value.toFixed(1).padStart(6)} ms`;
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / 2 ** 20).toFixed(0)} MB`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// setup
+
+async function record(url: string, init?: RequestInit): Promise<RecordedResponse> {
+  const response = await fetch(url, init);
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    if (!PER_RESPONSE_HEADERS.has(name)) headers[name] = value;
+  });
+  return { status: response.status, headers, body: await response.text() };
+}
+
+async function main(): Promise<void> {
+  const loadBefore = uptime();
+  const chain = await startLocalChain();
+  const markets = await FakeMarkets.start();
+  const targets: Target[] = [];
+  const started = async (name: string, settings: TargetSettings): Promise<Target> => {
+    const target = await Target.start(name, settings);
+    targets.push(target);
+    return target;
+  };
+  try {
+    const product = await started('product', {
+      kind: 'product',
+      env: {
+        ...markets.env(),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        X402_FACILITATOR: 'embedded',
+        X402_NETWORK: 'base-sepolia',
+        X402_PAY_TO: PAY_TO,
+        X402_SETTLER_PRIVATE_KEY: required(chain.accounts[0], 'settler key'),
+        X402_RPC_URL: chain.rpcUrl,
+        ...passThrough('X402_RECEIPT_POLL_MS'),
+      },
+    });
+    await waitForPrices(product.url);
+    const buyers = await Promise.all(
+      Array.from({ length: CONNECTIONS }, () => fundedBuyer(chain, 1000n * USDC)),
+    );
+    const free = await record(`${product.url}${FREE_PATH}`);
+    const unpaid = await record(`${product.url}${PAID_PATH}`);
+    const paid = await paidRecord(required(buyers[0], 'buyer'), `${product.url}${PAID_PATH}`);
+    const requirement = offeredRequirement(unpaid);
+    const bare = { kind: 'bare', routes: { [FREE_PATH]: free, [PAID_PATH]: unpaid } } as const;
+    const bareA = await started('bare', bare);
+    const bareB = await started('bare2', bare);
+    const reference = await started('express', {
+      kind: 'express',
+      rpcUrl: chain.rpcUrl,
+      chainId: chain.chainId,
+      settlerKey: required(chain.accounts[2], 'reference settler key'),
+      requirement,
+      path: PAID_PATH,
+      paidBody: { ...paid, headers: { 'content-type': 'application/json; charset=utf-8' } },
+    });
+    const idle = await Promise.all(targets.map((target) => target.usage('memory')));
+    const price = BigInt(requirement.amount);
+
+    let section = 0;
+    const compareIfChosen = async (comparison: Comparison): Promise<void> => {
+      section += 1;
+      if (ONLY !== undefined && !ONLY.includes(section)) return;
+      console.log((await compare(comparison)).join('\n'));
+    };
+    await compareIfChosen({
+      load: httpLoad(`free GET ${FREE_PATH}, ${String(CONNECTIONS)} connections`, FREE_PATH, 200),
+      sides: [product, bareA, bareB],
+      ratios: [
+        ['product', 'bare'],
+        ['bare2', 'bare'],
+      ],
+    });
+    await compareIfChosen({
+      load: httpLoad(
+        `unpaid GET ${PAID_PATH} -> 402, ${String(CONNECTIONS)} connections`,
+        PAID_PATH,
+        402,
+      ),
+      sides: [product, bareA, reference, bareB],
+      ratios: [
+        ['product', 'bare'],
+        ['product', 'express'],
+        ['bare2', 'bare'],
+      ],
+    });
+    await compareIfChosen({
+      load: paidLoad(
+        `paid GET ${PAID_PATH}, 1 @x402/fetch client`,
+        buyers.slice(0, 1),
+        chain,
+        price,
+      ),
+      sides: [product, reference],
+      ratios: [['product', 'express']],
+    });
+    await compareIfChosen({
+      load: paidLoad(
+        `paid GET ${PAID_PATH}, ${String(CONNECTIONS)} @x402/fetch clients`,
+        buyers,
+        chain,
+        price,
+      ),
+      sides: [product, reference],
+      ratios: [['product', 'express']],
+    });
+    const after = await Promise.all(targets.map((target) => target.usage('memory')));
+    console.log('RSS, idle -> after the loads (JS heap kept after a full GC)');
+    targets.forEach((target, i) => {
+      const [before, now] = [required(idle[i], target.name), required(after[i], target.name)];
+      console.log(
+        `  ${target.name.padEnd(9)} ${mb(before.rss)} -> ${mb(now.rss)} (${mb(now.heapUsed)})`,
+      );
+    });
+    console.log(
+      `${String(ROUNDS)} rounds, ${String(SECONDS)} s per HTTP load, ${String(PAID_SECONDS)} s per paid load; ` +
+        `every paid 200 checked on chain. Machine load: before ${loadBefore}; after ${uptime()}`,
+    );
+  } finally {
+    await Promise.all(targets.map((target) => target.stop()));
+    await markets.close();
+    await chain.stop();
+  }
+}
+
+function profileArgs(name: string): string[] {
+  const dir = process.env['BENCH_CPU_PROF'];
+  return dir === undefined || name.startsWith('bare')
+    ? []
+    : ['--cpu-prof', `--cpu-prof-dir=${dir}/${name}`];
+}
+
+function passThrough(name: string): Record<string, string> {
+  const value = process.env[name];
+  return value === undefined ? {} : { [name]: value };
+}
+
+async function paidRecord(buyer: Buyer, url: string): Promise<RecordedResponse> {
+  const response = await buyer.fetchV2(url);
+  const body = await response.text();
+  if (response.status !== 200) throw new Error(`paid request answered ${String(response.status)}`);
+  return { status: 200, headers: {}, body };
+}
+
+function offeredRequirement(challenge: RecordedResponse): PaymentRequirements {
+  const header = challenge.headers['payment-required'];
+  if (challenge.status !== 402 || header === undefined) throw new Error('no 402 challenge');
+  const [requirement] = decodePaymentRequiredHeader(header).accepts;
+  if (requirement === undefined) throw new Error('the 402 offers nothing');
+  return requirement;
+}
+
+async function waitForPrices(url: string): Promise<void> {
+  const until = Date.now() + 20_000;
+  while ((await fetch(`${url}${PAID_PATH}`)).status !== 402) {
+    if (Date.now() > until) throw new Error('the product has no BTC price after 20 s');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+function uptime(): string {
+  return execSync('uptime')
+    .toString()
+    .trim()
+    .replace(/^.*load/, 'load');
+}
+
+await main();

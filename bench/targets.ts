@@ -1,0 +1,98 @@
+/**
+ * One server under load, in its own process so its CPU time and memory are its own:
+ *
+ *   node dist/bench/targets.js product   the app as `main` serves it (createApp, embedded facilitator)
+ *   node dist/bench/targets.js bare      a bare Fastify server replaying the product's recorded bytes
+ *   node dist/bench/targets.js express   the @x402/express reference: paymentMiddleware, in-process
+ *                                        facilitator settling on the same chain, the same price
+ *
+ * Started by bench/paid-speed.ts with `fork`; its settings arrive as JSON in BENCH_TARGET, and
+ * it answers `usage` messages with its CPU time and RSS.
+ */
+import Fastify from 'fastify';
+import type { PaymentRequirements } from '@x402/core/types';
+
+/** A response as the product sent it, replayed byte for byte by the bare server. */
+export interface RecordedResponse {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+export type TargetSettings =
+  | { readonly kind: 'product'; readonly env: Record<string, string> }
+  | { readonly kind: 'bare'; readonly routes: Record<string, RecordedResponse> }
+  | {
+      readonly kind: 'express';
+      readonly rpcUrl: string;
+      readonly chainId: number;
+      readonly settlerKey: `0x${string}`;
+      /** The product's own requirement for the route, so both sell exactly the same thing. */
+      readonly requirement: PaymentRequirements;
+      readonly path: string;
+      readonly paidBody: RecordedResponse;
+    };
+
+export type TargetMessage =
+  | { readonly type: 'ready'; readonly url: string }
+  | {
+      readonly type: 'usage';
+      readonly cpuMicros: number;
+      readonly rss: number;
+      readonly heapUsed: number;
+    };
+
+async function start(settings: TargetSettings): Promise<string> {
+  switch (settings.kind) {
+    case 'product':
+      return startProduct(settings.env);
+    case 'bare':
+      return startBare(settings.routes);
+    case 'express': {
+      const { startExpress } = await import('./reference-express.js');
+      return startExpress(settings);
+    }
+  }
+}
+
+/** Each side loads only its own modules, so its RSS is its own. */
+async function startProduct(env: Record<string, string>): Promise<string> {
+  await import('reflect-metadata');
+  const { createApp } = await import('../src/app.js');
+  const { loadConfig } = await import('../src/config/app-config.js');
+  const app = await createApp({ config: loadConfig(env) });
+  await app.listen(0, '127.0.0.1');
+  return (await app.getUrl()).replace('[::1]', '127.0.0.1');
+}
+
+async function startBare(routes: Record<string, RecordedResponse>): Promise<string> {
+  const server = Fastify();
+  for (const [path, recorded] of Object.entries(routes)) {
+    server.get(path, (_request, reply) => {
+      void reply.code(recorded.status).headers(recorded.headers).send(recorded.body);
+    });
+  }
+  return server.listen({ port: 0, host: '127.0.0.1' });
+}
+
+const settings = JSON.parse(process.env['BENCH_TARGET'] ?? '{}') as TargetSettings;
+const send = (message: TargetMessage): void => {
+  process.send?.(message);
+};
+process.on('message', (message: unknown) => {
+  if (message !== 'usage' && message !== 'memory') return;
+  const cpu = process.cpuUsage();
+  // 'memory': after a full collection (outside any measured CPU interval), what is really kept.
+  if (message === 'memory') (globalThis as { gc?: () => void }).gc?.();
+  const memory = process.memoryUsage();
+  send({
+    type: 'usage',
+    cpuMicros: cpu.user + cpu.system,
+    rss: memory.rss,
+    heapUsed: memory.heapUsed,
+  });
+});
+process.on('disconnect', () => {
+  process.exit(0);
+});
+send({ type: 'ready', url: await start(settings) });
