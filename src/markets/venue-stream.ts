@@ -4,7 +4,7 @@ import type { StreamEndpoint, StreamInstrument } from './price-stream.js';
 import { VenueError } from './venue-error.js';
 
 /**
- * `connecting`: opening or waiting for its first message; `live`: a message arrived within the
+ * `connecting`: opening or waiting for its first ticker data; `live`: a message arrived within the
  * quiet limit; `quiet`: nothing readable for that long (then reconnected); `down`: closed,
  * waiting to reconnect.
  */
@@ -149,18 +149,12 @@ export class VenueStream {
     this.lastMessageAt = receivedAt;
     this.armQuietTimer();
     if (message.kind === 'refused') this.lastError = { message: message.message, at: receivedAt };
+    // a connection goes live with its first ticker data; acks, heartbeats and pongs keep it so
     if (message.kind === 'quotes') {
       this.failures = 0;
       this.setState('live');
       this.handlers?.quotes(message.quotes);
-    } else if (this.current === 'connecting' && this.lastDataAt() !== undefined) {
-      this.setState('live');
     }
-  }
-
-  /** A connection counts as live from its first ticker data; acks and pongs keep it so. */
-  private lastDataAt(): number | undefined {
-    return this.failures === 0 && this.connections > 0 ? this.lastMessageAt : undefined;
   }
 
   private armQuietTimer(): void {
