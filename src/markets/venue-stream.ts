@@ -1,7 +1,7 @@
 import WebSocket from 'ws';
 import type { RawQuote } from './price-source.js';
 import type { StreamEndpoint, StreamInstrument } from './price-stream.js';
-import { VenueError } from './venue-error.js';
+import { VenueError, printableVenueText } from './venue-error.js';
 
 /**
  * `connecting`: opening or waiting for its first ticker data; `live`: a message arrived within the
@@ -126,11 +126,16 @@ export class VenueStream {
       this.onMessage(isBinary ? undefined : rawText(data));
     });
     socket.on('error', (error) => {
-      this.lastError = { message: error.message, at: this.now() };
+      this.noteError(error.message, this.now());
     });
     socket.on('close', () => {
       if (this.socket === socket) this.reconnectLater();
     });
+  }
+
+  /** Stream error text is venue text: one printable line, capped, before it is logged or shown. */
+  private noteError(message: string, at: number): void {
+    this.lastError = { message: printableVenueText(message), at };
   }
 
   private onMessage(text: string | undefined): void {
@@ -142,13 +147,13 @@ export class VenueStream {
     } catch (error) {
       // unreadable: no sign of life, so a stream sending only garbage goes quiet
       this.unreadable = { count: this.unreadable.count + 1, reason: describe(error) };
-      this.lastError = { message: this.unreadable.reason, at: receivedAt };
+      this.noteError(this.unreadable.reason, receivedAt);
       return;
     }
     this.unreadable = { count: 0, reason: '' };
     this.lastMessageAt = receivedAt;
     this.armQuietTimer();
-    if (message.kind === 'refused') this.lastError = { message: message.message, at: receivedAt };
+    if (message.kind === 'refused') this.noteError(message.message, receivedAt);
     // a connection goes live with its first ticker data; acks, heartbeats and pongs keep it so
     if (message.kind === 'quotes') {
       this.failures = 0;
@@ -161,12 +166,11 @@ export class VenueStream {
     clearTimeout(this.quietTimer);
     this.quietTimer = setTimeout(() => {
       const { count, reason } = this.unreadable;
-      this.lastError = {
-        message:
-          `no readable message for ${this.options.quietMs} ms` +
+      this.noteError(
+        `no readable message for ${this.options.quietMs} ms` +
           (count === 0 ? '' : ` (${count} unreadable, the last: ${reason})`),
-        at: this.now(),
-      };
+        this.now(),
+      );
       this.setState('quiet');
       const socket = this.socket;
       this.reconnectLater();
