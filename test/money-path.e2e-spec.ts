@@ -347,6 +347,52 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
   });
 });
 
+describe('money path, an unknown settlement the chain shows can never happen', () => {
+  let stack: PaidApp;
+  let proxy: RpcProxy;
+
+  beforeAll(async () => {
+    stack = await startPaidApp({
+      beforeApp: async (chain) => {
+        proxy = await RpcProxy.start(chain.rpcUrl);
+        return { X402_RPC_URL: proxy.url };
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await stack.close();
+    await proxy.close();
+  });
+
+  it('502 while it could still settle; once the chain passes validBefore unused, a retry gets a 402 and nothing moved', async () => {
+    const id = `order_${Date.now()}_never-sent`;
+    const payment = await identifiedPayment(stack, '/v1/ticker/BTC', id);
+    const before = await stack.balances();
+    proxy.fail('eth_sendRawTransaction', { kind: 'error' });
+    const response = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
+    proxy.clear();
+    expect(response.status).toBe(502);
+    const retried = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
+    expect(retried.status).toBe(502);
+    expect(await body(retried)).toMatchObject({ code: 'settlement_unknown' });
+
+    // The chain moves past the authorization's validBefore without it being used.
+    await anvil(stack, 'evm_increaseTime', [600]);
+    await anvil(stack, 'evm_mine');
+    let answer: Response | undefined;
+    for (const until = Date.now() + 20_000; answer === undefined;) {
+      const again = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
+      if (again.status !== 502) answer = again;
+      else if (Date.now() > until) throw new Error('never resolved as not settled');
+      else await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(answer.status).toBe(402);
+    expect((await body(answer)).error).toMatch(/valid_before|simulation_failed/);
+    expect(await stack.balances()).toEqual(before);
+  });
+});
+
 describe('money path, verification deadline', () => {
   let stack: PaidApp;
   let proxy: RpcProxy;

@@ -107,6 +107,27 @@ describe('InMemoryPaymentLedger', () => {
       });
     });
 
+    it('forgets a payment shown never settled, but never a settled one or an id bound elsewhere', async () => {
+      await ledger.claim('n1', later());
+      await ledger.markUncertain('n1', later());
+      await ledger.claimPaymentId('id-n1', { ...binding, fingerprint: 'n1' }, later());
+      await ledger.markPaymentIdUncertain('id-n1');
+      await ledger.resolveNeverSettled('n1', 'id-n1');
+      expect(await ledger.claim('n1', later())).toBe('claimed');
+      expect(
+        (await ledger.claimPaymentId('id-n1', { ...binding, fingerprint: 'n1' }, later())).kind,
+      ).toBe('claimed');
+
+      await ledger.settle('n2', later());
+      await ledger.claimPaymentId('id-n2', { ...binding, fingerprint: 'other' }, later());
+      await ledger.markPaymentIdUncertain('id-n2');
+      await ledger.resolveNeverSettled('n2', 'id-n2');
+      expect(await ledger.claim('n2', later())).toBe('settled');
+      expect(
+        (await ledger.claimPaymentId('id-n2', { ...binding, fingerprint: 'other' }, later())).kind,
+      ).toBe('uncertain');
+    });
+
     it('frees an id whose request was not answered, but never one with a stored response', async () => {
       await ledger.claimPaymentId('id-3', binding, later());
       await ledger.releasePaymentId('id-3');

@@ -48,6 +48,12 @@ export interface PaymentLedger {
   /** Its settlement's outcome is unknown: retries wait for reconciliation instead of paying again. */
   markPaymentIdUncertain(id: string): Promise<void>;
   /**
+   * The chain shows an uncertain payment can never settle (past validBefore, unused): forget it
+   * and its id, so a retry is answered on its merits (an expired authorization: 402) instead of
+   * waiting for an outcome that is already known.
+   */
+  resolveNeverSettled(fingerprint: string, paymentId: string | undefined): Promise<void>;
+  /**
    * Stores the response an id bought, only while the id is still bound to that payment: a late
    * reconciliation must not write one payer's response under an id that has expired and been
    * bound to another payment since.
@@ -139,6 +145,15 @@ export class InMemoryPaymentLedger implements PaymentLedger {
   markPaymentIdUncertain(id: string): Promise<void> {
     const entry = this.ids.get(id);
     if (entry !== undefined) this.ids.set(id, { ...entry, uncertain: true });
+    return Promise.resolve();
+  }
+
+  resolveNeverSettled(fingerprint: string, paymentId: string | undefined): Promise<void> {
+    if (this.payments.get(fingerprint)?.state === 'uncertain') this.payments.delete(fingerprint);
+    const entry = paymentId === undefined ? undefined : this.ids.get(paymentId);
+    if (paymentId !== undefined && entry?.fingerprint === fingerprint && entry.uncertain) {
+      this.ids.delete(paymentId);
+    }
     return Promise.resolve();
   }
 

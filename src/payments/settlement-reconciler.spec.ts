@@ -47,6 +47,7 @@ function uncertain(
     payment,
     fingerprint: 'fp',
     expiresAt: Date.now() + 60_000,
+    paymentId: 'order-1',
     trace: { observed: true, broadcast: true, transaction },
     onSettled,
   };
@@ -102,9 +103,20 @@ describe('SettlementReconciler.check', () => {
     expect(await reconciler.check(uncertain(onSettled))).toBe('pending');
   });
 
-  it('is not settled once the chain passed validBefore with the authorization unused', async () => {
+  it('is not settled once the chain passed validBefore unused, and forgets the payment and its id', async () => {
+    const binding = { fingerprint: 'fp', signatureDigest: 's', resource: 'GET /v1/ticker/BTC' };
+    const later = Date.now() + 60_000;
+    await ledger.claimPaymentId('order-1', binding, later);
+    await ledger.markPaymentIdUncertain('order-1');
+    await ledger.claim('fp', later);
+    await ledger.markUncertain('fp', later);
+    expect(await reconciler.check(uncertain(onSettled))).toBe('pending');
+    expect(await ledger.claim('fp', later)).toBe('uncertain');
+
     chain.expired = true;
     expect(await reconciler.check(uncertain(onSettled))).toBe('not_settled');
     expect(settledBy).toEqual([]);
+    expect(await ledger.claimPaymentId('order-1', binding, later)).toEqual({ kind: 'claimed' });
+    expect(await ledger.claim('fp', later)).toBe('claimed');
   });
 });

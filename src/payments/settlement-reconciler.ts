@@ -10,6 +10,8 @@ export interface UncertainSettlement {
   readonly payment: AcceptedPayment;
   readonly fingerprint: string;
   readonly expiresAt: number;
+  /** Its payment-identifier, if the client sent one. */
+  readonly paymentId: string | undefined;
   /** The settlement's trace: a transaction it sent after the deadline still shows up here. */
   readonly trace: SettlementTrace;
   /** Called once the chain shows the payment settled, with the transaction that did it. */
@@ -25,8 +27,9 @@ const MAX_CHECK_MS = 30_000;
  * Finds out, from the chain, what happened to settlements answered 502 `settlement_unknown`:
  * the receipt of the transaction if one is known, else the token's `authorizationState(payer,
  * nonce)` and the `AuthorizationUsed` event. A payment shown settled is recorded as settled and
- * its payment-identifier gets its stored 200; one that can no longer settle (past validBefore,
- * nonce unused) stays refused. Without a readable chain nothing can be reconciled.
+ * its payment-identifier gets its stored 200; one that can no longer settle (the chain past
+ * validBefore, nonce unused) is forgotten with its id, so a retry gets the 402 an expired
+ * authorization gets. Without a readable chain nothing can be reconciled.
  */
 @Injectable()
 export class SettlementReconciler implements OnModuleDestroy {
@@ -62,7 +65,9 @@ export class SettlementReconciler implements OnModuleDestroy {
       return 'pending';
     }
     // judged by the chain's clock, not ours: a late block may still carry it
-    return (await chain.expiredUnused(uncertain.payment)) ? 'not_settled' : 'pending';
+    if (!(await chain.expiredUnused(uncertain.payment))) return 'pending';
+    await this.ledger.resolveNeverSettled(uncertain.fingerprint, uncertain.paymentId);
+    return 'not_settled';
   }
 
   onModuleDestroy(): void {

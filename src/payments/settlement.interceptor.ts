@@ -134,6 +134,7 @@ export class SettlementInterceptor implements NestInterceptor {
       payment: accepted,
       fingerprint,
       expiresAt,
+      paymentId,
       trace: outcome.trace,
       onSettled: async (transaction) => {
         if (paymentId === undefined) return;
