@@ -346,7 +346,7 @@ function venueModeFrom(value: string | undefined): VenueMode {
 function stopOnSignals(sandbox: Sandbox): void {
   let stopping: Promise<void> | undefined;
   const stop = (signal: NodeJS.Signals): void => {
-    // Nest's own shutdown hook re-raises the signal once the app is closed: join, don't restart.
+    // a second signal while stopping joins the first stop instead of starting another
     stopping ??= shutdown(sandbox, signal);
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, stop);

@@ -59,7 +59,6 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   );
   methods.install(app.getHttpAdapter().getInstance());
   app.useGlobalFilters(new ProblemDetailsFilter(methods));
-  app.enableShutdownHooks();
   app.enableCors(X402_CORS);
   const document = buildOpenApiDocument(app);
   app.get(X402Paywall).describe(document);

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { existsSync } from 'node:fs';
-import { Logger } from '@nestjs/common';
+import { Logger, type INestApplication } from '@nestjs/common';
 import { createApp } from './app.js';
 import { StartupError } from './common/startup-error.js';
 import { APP_CONFIG, ConfigError, type AppConfig } from './config/app-config.js';
@@ -8,9 +8,39 @@ import { APP_CONFIG, ConfigError, type AppConfig } from './config/app-config.js'
 async function bootstrap(): Promise<void> {
   if (existsSync('.env')) process.loadEnvFile('.env');
   const app = await createApp();
-  const { http } = app.get<AppConfig>(APP_CONFIG);
+  const { http, payments } = app.get<AppConfig>(APP_CONFIG);
+  stopOnSignals(app, payments.verifyTimeoutMs + payments.settleTimeoutMs + GRACE_MS);
   await app.listen(http.port, http.host);
   Logger.log(`Serving on ${await app.getUrl()} (docs at /docs, OpenAPI at /openapi.json)`, 'Main');
+}
+
+/** Beyond the longest a paid request can take (verification + settlement), for closing itself. */
+const GRACE_MS = 5000;
+
+/**
+ * SIGTERM or SIGINT: stop taking connections, let requests in flight finish (a paid one gets its
+ * settlement and its 200), stop the timers, exit 0. Requests cannot outlast their verification
+ * and settlement deadlines, so shutdown is bounded by them; past that it exits 1.
+ */
+function stopOnSignals(app: INestApplication, deadlineMs: number): void {
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) return;
+    stopping = true;
+    Logger.log(`${signal}: finishing requests in flight, then stopping`, 'Main');
+    setTimeout(() => {
+      console.error(`Shutdown took over ${deadlineMs} ms; exiting anyway.`);
+      process.exit(1);
+    }, deadlineMs).unref();
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, stop);
 }
 
 bootstrap().catch((error: unknown) => {

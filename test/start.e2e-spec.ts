@@ -5,7 +5,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { EXIT_OK, runClient } from '../scripts/client.js';
 import { planStart } from '../scripts/start.js';
+import { startLocalChain } from './support/chain.js';
+import { FakeMarkets } from './support/fake-markets.js';
+import { fundedBuyer } from './support/paying-clients.js';
 import { projectRoot } from './support/project-root.js';
+import { RpcProxy } from './support/rpc-proxy.js';
+import { paymentRequiredOf, signedPayment, v2Header } from './support/x402-payloads.js';
 
 const run = promisify(execFile);
 const ROOT = projectRoot();
@@ -145,4 +150,70 @@ describe('npm start, built and run as a process', () => {
       expect(existsSync(stateFile())).toBe(false);
     });
   });
+
+  it('SIGTERM during a slow settlement: the paid request gets its 200 and its transfer, then exit 0', async () => {
+    const chain = await startLocalChain();
+    const markets = await FakeMarkets.start();
+    const proxy = await RpcProxy.start(chain.rpcUrl);
+    const payTo = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+    const service = spawn('node', [path.join(ROOT, 'dist/src/main.js')], {
+      cwd: dir,
+      env: bareEnv({
+        ...markets.env(),
+        HOST: '127.0.0.1',
+        PORT: '0',
+        LOG_LEVEL: 'log',
+        X402_FACILITATOR: 'embedded',
+        X402_NETWORK: 'base-sepolia',
+        X402_PAY_TO: payTo,
+        X402_SETTLER_PRIVATE_KEY: chain.accounts[0]!,
+        X402_RPC_URL: proxy.url,
+      }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+      service.once('exit', (code, signal) => {
+        resolve({ code, signal });
+      }),
+    );
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        const collect = (chunk: Buffer): void => {
+          output += chunk.toString();
+          const found = /Serving on (http:\/\/\S+?) /.exec(output)?.[1];
+          if (found !== undefined) resolve(found.replace('[::1]', '127.0.0.1'));
+        };
+        service.stdout.on('data', collect);
+        service.stderr.on('data', collect);
+        void exited.then(() => {
+          reject(new Error(`the service exited:\n${output}`));
+        });
+      });
+      for (const until = Date.now() + 30_000; ;) {
+        if ((await fetch(`${url}/health/ready`)).status === 200) break;
+        if (Date.now() > until) throw new Error(`never ready:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      const buyer = await fundedBuyer(chain);
+      const accepted = paymentRequiredOf(await fetch(`${url}/v1/ticker/BTC`)).accepts[0]!;
+      const payment = await signedPayment(buyer.account, accepted);
+      const before = await chain.usdcBalance(payTo);
+      proxy.fail('eth_sendRawTransaction', { kind: 'delay', ms: 1500 });
+      const paid = fetch(`${url}/v1/ticker/BTC`, { headers: v2Header(payment) });
+      while (!proxy.calls.includes('eth_sendRawTransaction')) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      service.kill('SIGTERM');
+      const response = await paid;
+      expect(response.status).toBe(200);
+      expect(await chain.usdcBalance(payTo)).toBe(before + BigInt(accepted.amount));
+      expect(await exited).toEqual({ code: 0, signal: null });
+    } finally {
+      if (service.exitCode === null) service.kill('SIGKILL');
+      await proxy.close();
+      await markets.close();
+      await chain.stop();
+    }
+  }, 90_000);
 });
