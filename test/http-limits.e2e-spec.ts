@@ -1,8 +1,7 @@
-import type { PaymentRequirements } from '@x402/core/types';
-import { startPaidApp, type PaidApp } from './support/paid-app.js';
+import { requirementFor, startPaidApp, type PaidApp } from './support/paid-app.js';
 import { bodyOf, openSocket, rawRequest, statusOf, trickle } from './support/raw-http.js';
 import { startApp, type RunningApp } from './support/test-app.js';
-import { paymentRequiredOf, signedPayment, v2Header } from './support/x402-payloads.js';
+import { signedPayment, v2Header } from './support/x402-payloads.js';
 
 const PRICE = 2000n;
 
@@ -10,12 +9,6 @@ function headerLines(headers: Record<string, string>): string {
   return Object.entries(headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
-}
-
-async function requirementFor(stack: PaidApp, path: string): Promise<PaymentRequirements> {
-  const accepted = paymentRequiredOf(await stack.service.get(path)).accepts[0];
-  if (accepted === undefined) throw new Error('402 without requirements');
-  return accepted;
 }
 
 describe('request targets and bodies on the paid path', () => {

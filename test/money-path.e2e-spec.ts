@@ -1,6 +1,6 @@
 import { x402Client } from '@x402/core/client';
 import type { FacilitatorClient } from '@x402/core/server';
-import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
+import type { PaymentPayload, SettleResponse } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { appendPaymentIdentifierToExtensions } from '@x402/extensions/payment-identifier';
 import { decodePaymentResponseHeader } from '@x402/fetch';
@@ -8,22 +8,12 @@ import { EmbeddedFacilitatorClient } from '../src/payments/facilitator-client.js
 import { TickersController } from '../src/tickers/tickers.controller.js';
 import { FacilitatorServer } from './support/facilitator-server.js';
 import { spyOnHandler } from './support/handler-spy.js';
-import { startPaidApp, type PaidApp } from './support/paid-app.js';
+import { requirementFor, responseJson, startPaidApp, type PaidApp } from './support/paid-app.js';
 import { RpcProxy } from './support/rpc-proxy.js';
 import { paymentRequiredOf, signedPayment, v1Header, v2Header } from './support/x402-payloads.js';
 
 const PRICE = 2000n;
 const PERMIT2_PROXY = '0x4020615294c913F045dc10f0a5cdEbd86c280001';
-
-async function requirementFor(stack: PaidApp, path: string): Promise<PaymentRequirements> {
-  const accepted = paymentRequiredOf(await stack.service.get(path)).accepts[0];
-  if (accepted === undefined) throw new Error('402 without requirements');
-  return accepted;
-}
-
-async function body(response: Response): Promise<Record<string, unknown>> {
-  return (await response.json()) as Record<string, unknown>;
-}
 
 /** A payment made by the official client, carrying a payment-identifier. */
 async function identifiedPayment(
@@ -38,6 +28,22 @@ async function identifiedPayment(
     ...payload,
     extensions: appendPaymentIdentifierToExtensions(structuredClone(required.extensions ?? {}), id),
   };
+}
+
+/** A paid app whose chain calls go through an RpcProxy the test can break. */
+async function startBehindProxy(
+  env: Record<string, string> = {},
+): Promise<{ stack: PaidApp; proxy: RpcProxy }> {
+  let proxy: RpcProxy | undefined;
+  const stack = await startPaidApp({
+    env,
+    beforeApp: async (chain) => {
+      proxy = await RpcProxy.start(chain.rpcUrl);
+      return { X402_RPC_URL: proxy.url };
+    },
+  });
+  if (proxy === undefined) throw new Error('the proxy did not start');
+  return { stack, proxy };
 }
 
 async function anvil(stack: PaidApp, method: string, params: unknown[] = []): Promise<unknown> {
@@ -58,11 +64,11 @@ async function untilKnownSettled(
   for (const until = Date.now() + 20_000; ;) {
     const again = await stack.service.get(path, { headers: v2Header(payment) });
     if (again.status === 402) {
-      expect((await body(again)).error).toMatch(/^payment_already_used/);
+      expect((await responseJson(again)).error).toMatch(/^payment_already_used/);
       return;
     }
     expect(again.status).toBe(502);
-    expect(await body(again)).toMatchObject({ code: 'settlement_unknown' });
+    expect(await responseJson(again)).toMatchObject({ code: 'settlement_unknown' });
     if (Date.now() > until) throw new Error('the settled payment was never reconciled');
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -80,7 +86,7 @@ async function retryUntilServed(
     const response = await stack.service.get(path, { headers: v2Header(payment) });
     if (response.status === 200) return response;
     expect(response.status).toBe(502);
-    expect(await body(response)).toMatchObject({ code: 'settlement_unknown' });
+    expect(await responseJson(response)).toMatchObject({ code: 'settlement_unknown' });
     if (Date.now() > until) throw new Error('the unknown settlement was never reconciled');
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -99,13 +105,7 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
   );
 
   beforeAll(async () => {
-    stack = await startPaidApp({
-      env: { X402_SETTLE_TIMEOUT_MS: '3000' },
-      beforeApp: async (chain) => {
-        proxy = await RpcProxy.start(chain.rpcUrl);
-        return { X402_RPC_URL: proxy.url };
-      },
-    });
+    ({ stack, proxy } = await startBehindProxy({ X402_SETTLE_TIMEOUT_MS: '3000' }));
   });
 
   afterEach(() => {
@@ -142,7 +142,7 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
       for (const headers of [v2Header(attack), v1Header(attack)]) {
         const response = await stack.service.get('/v1/ticker/BTC', { headers });
         expect(response.status).toBe(400);
-        expect(await body(response)).toMatchObject({ code: 'invalid_payment' });
+        expect(await responseJson(response)).toMatchObject({ code: 'invalid_payment' });
       }
       expect(handler.mock.calls.length).toBe(calls);
       expect(await stack.balances()).toEqual(before);
@@ -171,7 +171,7 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
       for (const copy of [longer, extraField]) {
         const response = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(copy) });
         expect(response.status).toBe(402);
-        expect((await body(response)).error).toMatch(/^payment_not_offered/);
+        expect((await responseJson(response)).error).toMatch(/^payment_not_offered/);
       }
       expect(await stack.balances()).toEqual(before);
     });
@@ -186,14 +186,14 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
       const response = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
       proxy.clear();
       expect(response.status).toBe(502);
-      expect(await body(response)).toMatchObject({ code: 'settlement_unknown' });
+      expect(await responseJson(response)).toMatchObject({ code: 'settlement_unknown' });
       expect(response.headers.get('retry-after')).toBe('5');
       // The money did move: the service must not have called it a refusal.
       const moved = { buyer: before.buyer - PRICE, payTo: before.payTo + PRICE };
       expect(await stack.balances()).toEqual(moved);
 
       const served = await retryUntilServed(stack, '/v1/ticker/BTC', payment);
-      expect(await body(served)).toMatchObject({
+      expect(await responseJson(served)).toMatchObject({
         currency: 'USD',
         price: { BTC: expect.any(Number) as number },
       });
@@ -210,7 +210,7 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
       const bare = { ...payment, extensions: undefined };
       const replay = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(bare) });
       expect(replay.status).toBe(402);
-      expect((await body(replay)).error).toMatch(/^payment_already_used/);
+      expect((await responseJson(replay)).error).toMatch(/^payment_already_used/);
       expect(await stack.balances()).toEqual(moved);
     });
 
@@ -222,13 +222,13 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
       const response = await stack.service.get('/v1/ticker/ETH', { headers: v2Header(payment) });
       proxy.clear();
       expect(response.status).toBe(502);
-      expect(await body(response)).toMatchObject({ code: 'settlement_unknown' });
+      expect(await responseJson(response)).toMatchObject({ code: 'settlement_unknown' });
       expect(await stack.balances()).toEqual(before);
       const again = await stack.service.get('/v1/ticker/ETH', { headers: v2Header(payment) });
       // Not a 402: that would invite an automatic client to pay a second time.
       expect(again.status).toBe(502);
       expect(again.headers.get('retry-after')).toBe('5');
-      expect(await body(again)).toMatchObject({
+      expect(await responseJson(again)).toMatchObject({
         code: 'settlement_unknown',
         detail: expect.stringMatching(/^payment_outcome_unknown/) as string,
       });
@@ -246,7 +246,7 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
       const response = await stack.service.get('/v1/ticker/SOL', { headers: v2Header(payment) });
       const waited = Date.now() - started;
       expect(response.status).toBe(502);
-      const problem = await body(response);
+      const problem = await responseJson(response);
       expect(problem).toMatchObject({ code: 'settlement_unknown' });
       expect(problem.detail).toMatch(/settlement_deadline/);
       // X402_SETTLE_TIMEOUT_MS is 3 s here; the unbounded wait used to be 360 s.
@@ -256,7 +256,9 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
       expect(await stack.balances()).toEqual(moved);
       proxy.clear();
       const served = await retryUntilServed(stack, '/v1/ticker/SOL', payment);
-      expect(await body(served)).toMatchObject({ price: { SOL: expect.any(Number) as number } });
+      expect(await responseJson(served)).toMatchObject({
+        price: { SOL: expect.any(Number) as number },
+      });
       expect(await stack.balances()).toEqual(moved);
     });
   });
@@ -324,7 +326,7 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
       });
       const again = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
       expect(again.status).toBe(402);
-      expect((await body(again)).error).toMatch(/^payment_already_used/);
+      expect((await responseJson(again)).error).toMatch(/^payment_already_used/);
     });
   });
 
@@ -341,8 +343,8 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
         headers: v2Header(corrupted),
       });
       expect(response.status).toBe(409);
-      expect(await body(response)).toMatchObject({ code: 'payment_id_conflict' });
-      expect(await body(response).catch(() => ({}))).not.toHaveProperty('price');
+      expect(await responseJson(response)).toMatchObject({ code: 'payment_id_conflict' });
+      expect(await responseJson(response).catch(() => ({}))).not.toHaveProperty('price');
     });
   });
 });
@@ -352,12 +354,7 @@ describe('money path, an unknown settlement the chain shows can never happen', (
   let proxy: RpcProxy;
 
   beforeAll(async () => {
-    stack = await startPaidApp({
-      beforeApp: async (chain) => {
-        proxy = await RpcProxy.start(chain.rpcUrl);
-        return { X402_RPC_URL: proxy.url };
-      },
-    });
+    ({ stack, proxy } = await startBehindProxy());
   });
 
   afterAll(async () => {
@@ -375,7 +372,7 @@ describe('money path, an unknown settlement the chain shows can never happen', (
     expect(response.status).toBe(502);
     const retried = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
     expect(retried.status).toBe(502);
-    expect(await body(retried)).toMatchObject({ code: 'settlement_unknown' });
+    expect(await responseJson(retried)).toMatchObject({ code: 'settlement_unknown' });
 
     // The chain moves past the authorization's validBefore without it being used.
     await anvil(stack, 'evm_increaseTime', [600]);
@@ -388,7 +385,7 @@ describe('money path, an unknown settlement the chain shows can never happen', (
       else await new Promise((resolve) => setTimeout(resolve, 250));
     }
     expect(answer.status).toBe(402);
-    expect((await body(answer)).error).toMatch(/valid_before|simulation_failed/);
+    expect((await responseJson(answer)).error).toMatch(/valid_before|simulation_failed/);
     expect(await stack.balances()).toEqual(before);
   });
 });
@@ -398,13 +395,7 @@ describe('money path, verification deadline', () => {
   let proxy: RpcProxy;
 
   beforeAll(async () => {
-    stack = await startPaidApp({
-      env: { X402_VERIFY_TIMEOUT_MS: '1000' },
-      beforeApp: async (chain) => {
-        proxy = await RpcProxy.start(chain.rpcUrl);
-        return { X402_RPC_URL: proxy.url };
-      },
-    });
+    ({ stack, proxy } = await startBehindProxy({ X402_VERIFY_TIMEOUT_MS: '1000' }));
   });
 
   afterAll(async () => {
@@ -423,7 +414,7 @@ describe('money path, verification deadline', () => {
     proxy.clear();
     expect(response.status).toBe(503);
     expect(response.headers.get('retry-after')).toBe('5');
-    expect(await body(response)).toMatchObject({ code: 'facilitator_unavailable' });
+    expect(await responseJson(response)).toMatchObject({ code: 'facilitator_unavailable' });
     expect(waited).toBeLessThan(10_000);
     expect(await stack.balances()).toEqual(before);
     const retried = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
@@ -507,7 +498,7 @@ describe('money path, remote facilitator checked against the chain (X402_RPC_URL
     const before = await stack.balances();
     const response = await stack.service.get('/v1/ticker/ETH', { headers: v2Header(payment) });
     expect(response.status).toBe(502);
-    const problem = await body(response);
+    const problem = await responseJson(response);
     expect(problem).toMatchObject({ code: 'settlement_unknown' });
     expect(problem).not.toHaveProperty('price');
     expect(problem.detail).toMatch(/settlement_unproven/);
@@ -525,7 +516,7 @@ describe('money path, remote facilitator checked against the chain (X402_RPC_URL
     const before = await stack.balances();
     const response = await stack.service.get('/v1/ticker/SOL', { headers: v2Header(payment) });
     expect(response.status).toBe(502);
-    expect(await body(response)).toMatchObject({ code: 'settlement_unknown' });
+    expect(await responseJson(response)).toMatchObject({ code: 'settlement_unknown' });
     // The facilitator did settle: the money moved, and the payment is never taken again.
     expect(await stack.balances()).toEqual({
       buyer: before.buyer - PRICE,
@@ -565,7 +556,7 @@ describe('money path, remote facilitator checked against the chain (X402_RPC_URL
     });
     const again = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
     expect(again.status).toBe(402);
-    expect((await body(again)).error).toMatch(/^payment_already_used/);
+    expect((await responseJson(again)).error).toMatch(/^payment_already_used/);
   });
   it('a pending answer, then a refusal from another replica → 502 (it was sent), reconciled once mined', async () => {
     const accepted = await requirementFor(stack, '/v1/ticker/ETH');
@@ -605,7 +596,7 @@ describe('money path, remote facilitator checked against the chain (X402_RPC_URL
       const response = await stack.service.get('/v1/ticker/ETH', { headers: v2Header(payment) });
       expect(calls).toBe(2);
       expect(response.status).toBe(502);
-      expect(await body(response)).toMatchObject({ code: 'settlement_unknown' });
+      expect(await responseJson(response)).toMatchObject({ code: 'settlement_unknown' });
     } finally {
       await anvil(stack, 'evm_mine');
       await anvil(stack, 'evm_setAutomine', [true]);

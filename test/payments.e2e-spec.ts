@@ -8,7 +8,7 @@ import { EmbeddedFacilitatorClient } from '../src/payments/facilitator-client.js
 import { TickersController } from '../src/tickers/tickers.controller.js';
 import { FacilitatorServer } from './support/facilitator-server.js';
 import { spyOnHandler } from './support/handler-spy.js';
-import { startPaidApp, type PaidApp } from './support/paid-app.js';
+import { requirementFor, responseJson, startPaidApp, type PaidApp } from './support/paid-app.js';
 import { paymentRequiredOf, signedPayment, v1Header, v2Header } from './support/x402-payloads.js';
 
 const PRICES = [
@@ -16,18 +16,6 @@ const PRICES = [
   ['getTickers', '/v1/tickers/BTC,ETH,SOL', 8000n],
   ['getAllTickers', '/v1/all-tickers', 10000n],
 ] as const;
-
-async function requirementFor(stack: PaidApp, path: string): Promise<PaymentRequirements> {
-  const challenge = await stack.service.get(path);
-  expect(challenge.status).toBe(402);
-  const accepted = paymentRequiredOf(challenge).accepts[0];
-  if (accepted === undefined) throw new Error('402 without requirements');
-  return accepted;
-}
-
-async function body(response: Response): Promise<Record<string, unknown>> {
-  return (await response.json()) as Record<string, unknown>;
-}
 
 describe('x402 paywall', () => {
   let stack: PaidApp;
@@ -49,7 +37,7 @@ describe('x402 paywall', () => {
       const response = await stack.service.get('/v1/ticker/BTC');
       expect(response.status).toBe(402);
       const v2 = paymentRequiredOf(response);
-      const v1 = await body(response);
+      const v1 = await responseJson(response);
       expect(v2).toMatchObject({
         x402Version: 2,
         error: 'Payment required',
@@ -168,7 +156,7 @@ describe('x402 paywall', () => {
       for (const headers of [v2Header(payment), v1Header(payment)]) {
         const replay = await stack.service.get('/v1/ticker/BTC', { headers });
         expect(replay.status).toBe(402);
-        expect((await body(replay)).error).toMatch(/^payment_already_used/);
+        expect((await responseJson(replay)).error).toMatch(/^payment_already_used/);
       }
       expect(handler.mock.calls.length).toBe(calls);
       expect(await stack.balances()).toEqual(afterFirst);
@@ -190,7 +178,7 @@ describe('x402 paywall', () => {
       expect(statuses.filter((status) => status === 200)).toHaveLength(1);
       expect(statuses.filter((status) => status === 402)).toHaveLength(19);
       for (const response of responses.filter((candidate) => candidate.status === 402)) {
-        expect((await body(response)).error).toMatch(/^payment_(in_progress|already_used)/);
+        expect((await responseJson(response)).error).toMatch(/^payment_(in_progress|already_used)/);
       }
       expect(handler.mock.calls.length - calls).toBe(1);
       expect(await stack.balances()).toEqual({
@@ -245,7 +233,7 @@ describe('x402 paywall', () => {
       ]) {
         const response = await stack.service.get('/v1/ticker/LTC', { headers });
         expect(response.status).toBe(400);
-        expect(await body(response)).toMatchObject({ code: 'invalid_payment' });
+        expect(await responseJson(response)).toMatchObject({ code: 'invalid_payment' });
       }
     }
     expect(await stack.balances()).toEqual(before);
@@ -284,11 +272,11 @@ describe('x402 paywall', () => {
       const payment = await identifiedPayment(id);
       const first = await stack.service.get('/v1/ticker/SOL', { headers: v2Header(payment) });
       expect(first.status).toBe(200);
-      const firstBody = await body(first);
+      const firstBody = await responseJson(first);
       const afterFirst = await stack.balances();
       const again = await stack.service.get('/v1/ticker/SOL', { headers: v2Header(payment) });
       expect(again.status).toBe(200);
-      expect(await body(again)).toEqual(firstBody);
+      expect(await responseJson(again)).toEqual(firstBody);
       expect(again.headers.get('payment-response')).toBe(first.headers.get('payment-response'));
       expect(await stack.balances()).toEqual(afterFirst);
     });
@@ -307,7 +295,7 @@ describe('x402 paywall', () => {
         headers: v2Header(await identifiedPayment(id)),
       });
       expect(other.status).toBe(409);
-      expect(await body(other)).toMatchObject({ code: 'payment_id_conflict' });
+      expect(await responseJson(other)).toMatchObject({ code: 'payment_id_conflict' });
       expect(await stack.balances()).toEqual(before);
     });
 
@@ -329,7 +317,7 @@ describe('x402 paywall', () => {
       };
       const response = await stack.service.get('/v1/ticker/SOL', { headers: v2Header(bad) });
       expect(response.status).toBe(400);
-      expect(await body(response)).toMatchObject({ code: 'invalid_payment' });
+      expect(await responseJson(response)).toMatchObject({ code: 'invalid_payment' });
     });
   });
 
@@ -364,7 +352,7 @@ describe('x402 paywall', () => {
       for (const headers of [v2Header(payment), v1Header(payment)]) {
         const response = await stack.service.get('/v1/ticker/BTC', { headers });
         expect(response.status).toBe(402);
-        expect((await body(response)).error).toMatch(reason);
+        expect((await responseJson(response)).error).toMatch(reason);
       }
       expect(await stack.balances()).toEqual(before);
     });
@@ -374,7 +362,7 @@ describe('x402 paywall', () => {
       const payment = await signedPayment(broke, await requirementFor(stack, '/v1/ticker/BTC'));
       const response = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
       expect(response.status).toBe(402);
-      expect((await body(response)).error).toMatch(/insufficient_balance/);
+      expect((await responseJson(response)).error).toMatch(/insufficient_balance/);
     });
 
     it.each([
@@ -389,7 +377,7 @@ describe('x402 paywall', () => {
         const before = await stack.balances();
         const response = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
         expect(response.status).toBe(402);
-        expect((await body(response)).error).toBeTruthy();
+        expect((await responseJson(response)).error).toBeTruthy();
         expect(await stack.balances()).toEqual(before);
       },
     );
@@ -403,7 +391,7 @@ describe('x402 paywall', () => {
         headers: v1Header(payment, 'base'),
       });
       expect(response.status).toBe(400);
-      expect(await body(response)).toMatchObject({ code: 'invalid_payment' });
+      expect(await responseJson(response)).toMatchObject({ code: 'invalid_payment' });
     });
 
     it('a payment whose signed part is malformed → 400, in either header', async () => {
@@ -416,7 +404,7 @@ describe('x402 paywall', () => {
         ]) {
           const response = await stack.service.get('/v1/ticker/BTC', { headers });
           expect(response.status).toBe(400);
-          expect(await body(response)).toMatchObject({ code: 'invalid_payment' });
+          expect(await responseJson(response)).toMatchObject({ code: 'invalid_payment' });
         }
       }
     });
@@ -439,7 +427,7 @@ describe('x402 paywall', () => {
       const response = await stack.service.get('/v1/ticker/BTC', { headers: { [header]: value } });
       expect(response.status).toBe(400);
       expect(response.headers.get('content-type')).toMatch(/problem\+json/);
-      expect(await body(response)).toMatchObject({ code: 'invalid_payment' });
+      expect(await responseJson(response)).toMatchObject({ code: 'invalid_payment' });
       expect(await stack.balances()).toEqual(before);
     });
 
@@ -475,7 +463,7 @@ describe('x402 paywall', () => {
       });
       const failed = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
       expect(failed.status).toBe(500);
-      expect(await body(failed)).toMatchObject({ code: 'internal_error' });
+      expect(await responseJson(failed)).toMatchObject({ code: 'internal_error' });
       expect(failed.headers.get('payment-response')).toBeNull();
       expect(await stack.balances()).toEqual(before);
       const retried = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
@@ -511,7 +499,7 @@ describe('x402 paywall', () => {
       const payToBefore = await stack.chain.usdcBalance(stack.payTo);
       const response = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
       expect(response.status).toBe(402);
-      const refused = await body(response);
+      const refused = await responseJson(response);
       expect(refused.error).toMatch(/^settlement_failed: .*balance/);
       expect(refused).not.toHaveProperty('price');
       expect(
@@ -569,7 +557,7 @@ describe('remote facilitator', () => {
       try {
         const response = await stack.service.get('/v1/ticker/ETH', { headers: v2Header(payment) });
         expect(response.status).toBe(502);
-        expect(await body(response)).toMatchObject({ code: 'settlement_unknown' });
+        expect(await responseJson(response)).toMatchObject({ code: 'settlement_unknown' });
       } finally {
         facilitator.mode = 'up';
         facilitator.scope = 'all';
@@ -578,7 +566,7 @@ describe('remote facilitator', () => {
       // Not a 402: that would invite an automatic client to pay a second time.
       expect(again.status).toBe(502);
       expect(again.headers.get('retry-after')).toBe('5');
-      expect(await body(again)).toMatchObject({
+      expect(await responseJson(again)).toMatchObject({
         code: 'settlement_unknown',
         detail: expect.stringMatching(/^payment_outcome_unknown/) as string,
       });
@@ -596,7 +584,7 @@ describe('remote facilitator', () => {
         const response = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
         expect(response.status).toBe(503);
         expect(response.headers.get('retry-after')).toBe('5');
-        expect(await body(response)).toMatchObject({ code: 'facilitator_unavailable' });
+        expect(await responseJson(response)).toMatchObject({ code: 'facilitator_unavailable' });
         expect(await stack.balances()).toEqual(before);
       } finally {
         facilitator.mode = 'up';
@@ -617,7 +605,7 @@ describe('embedded facilitator with its chain unreachable', () => {
     try {
       const response = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
       expect(response.status).toBe(503);
-      expect(await body(response)).toMatchObject({ code: 'facilitator_unavailable' });
+      expect(await responseJson(response)).toMatchObject({ code: 'facilitator_unavailable' });
     } finally {
       await stack.close();
     }

@@ -7,7 +7,7 @@ import {
   type SettlementTrace,
 } from './facilitator-client.js';
 import type { AcceptedPayment } from './payment-acceptance.js';
-import { SETTLEMENT_CHAIN, type SettlementChain } from './settlement-chain.js';
+import { SETTLEMENT_CHAIN, authorizationUse, type SettlementChain } from './settlement-chain.js';
 import { receiptProvesPayment } from './settlement-proof.js';
 import { X402Paywall, type VerifiedPayment } from './x402-paywall.js';
 
@@ -176,23 +176,23 @@ export class PaymentSettler {
     const refused: SettlementOutcome = { kind: 'refused', settlement, reason };
     if (this.chain === null) return refused;
     try {
-      if (!(await this.chain.authorizationUsed(payment))) return refused;
-      const transaction = await this.chain.findAuthorizationUse(payment);
-      const receipt = transaction === undefined ? undefined : await this.chain.receipt(transaction);
-      if (
-        transaction !== undefined &&
-        receipt !== undefined &&
-        receiptProvesPayment(receipt, payment)
-      ) {
+      const use = await authorizationUse(this.chain, payment);
+      if (use.kind === 'unused') return refused;
+      if (use.kind === 'paid') {
         this.logger.warn(
-          `settlement failed (${reason}) but the authorization was used by ${transaction}, which paid the price`,
+          `settlement failed (${reason}) but the authorization was used by ${use.transaction}, which paid the price`,
         );
         return {
           kind: 'settled',
-          settlement: { ...settlement, success: true, transaction, errorReason: undefined },
+          settlement: {
+            ...settlement,
+            success: true,
+            transaction: use.transaction,
+            errorReason: undefined,
+          },
         };
       }
-      return unknown(trace, `${reason}: the authorization was used on chain`, transaction);
+      return unknown(trace, `${reason}: the authorization was used on chain`, use.transaction);
     } catch (error) {
       return unknown(trace, `${reason} (and the chain could not be read: ${describe(error)})`);
     }

@@ -1,6 +1,11 @@
 import { TransactionReceiptNotFoundError, createPublicClient, http, type PublicClient } from 'viem';
 import type { AcceptedPayment } from './payment-acceptance.js';
-import { EIP3009_EVENTS, EIP3009_STATE_ABI, type ReceiptEvidence } from './settlement-proof.js';
+import {
+  EIP3009_EVENTS,
+  EIP3009_STATE_ABI,
+  receiptProvesPayment,
+  type ReceiptEvidence,
+} from './settlement-proof.js';
 
 export const SETTLEMENT_CHAIN = Symbol('SettlementChain');
 
@@ -24,6 +29,37 @@ export interface SettlementChain {
    * later exists) with the authorization unused at that block: it can never be used now.
    */
   expiredUnused(payment: AcceptedPayment): Promise<boolean>;
+}
+
+/** What the chain says of a payment's authorization, independently of any facilitator. */
+export type AuthorizationUse =
+  | { readonly kind: 'unused' }
+  /** Used by a transaction whose receipt shows the payment itself. */
+  | { readonly kind: 'paid'; readonly transaction: `0x${string}` }
+  /** Used, but the transaction was not found or its receipt does not (yet) show the payment. */
+  | { readonly kind: 'unproven'; readonly transaction: `0x${string}` | undefined };
+
+/** True when `transaction` is mined and its receipt shows exactly this payment. */
+export async function transactionPaid(
+  chain: SettlementChain,
+  transaction: `0x${string}`,
+  payment: AcceptedPayment,
+): Promise<boolean> {
+  const receipt = await chain.receipt(transaction);
+  return receipt !== undefined && receiptProvesPayment(receipt, payment);
+}
+
+/** Whether the authorization was used on chain and, if so, whether that use paid the price. */
+export async function authorizationUse(
+  chain: SettlementChain,
+  payment: AcceptedPayment,
+): Promise<AuthorizationUse> {
+  if (!(await chain.authorizationUsed(payment))) return { kind: 'unused' };
+  const transaction = await chain.findAuthorizationUse(payment);
+  if (transaction !== undefined && (await transactionPaid(chain, transaction, payment))) {
+    return { kind: 'paid', transaction };
+  }
+  return { kind: 'unproven', transaction };
 }
 
 export class RpcSettlementChain implements SettlementChain {

@@ -2,8 +2,12 @@ import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common
 import type { SettlementTrace } from './facilitator-client.js';
 import type { AcceptedPayment } from './payment-acceptance.js';
 import { PAYMENT_LEDGER, type PaymentLedger } from './payment-ledger.js';
-import { SETTLEMENT_CHAIN, type SettlementChain } from './settlement-chain.js';
-import { receiptProvesPayment } from './settlement-proof.js';
+import {
+  SETTLEMENT_CHAIN,
+  authorizationUse,
+  transactionPaid,
+  type SettlementChain,
+} from './settlement-chain.js';
 
 /** A settlement whose outcome was unknown when its request was answered. */
 export interface UncertainSettlement {
@@ -56,14 +60,16 @@ export class SettlementReconciler implements OnModuleDestroy {
     const chain = this.chain;
     if (chain === null) return 'pending';
     const known = uncertain.trace.transaction;
-    if (known !== undefined && (await this.proves(chain, known, uncertain))) return 'settled';
-    if (await chain.authorizationUsed(uncertain.payment)) {
-      const transaction = await chain.findAuthorizationUse(uncertain.payment);
-      if (transaction !== undefined && (await this.proves(chain, transaction, uncertain))) {
-        return 'settled';
-      }
-      return 'pending';
+    if (known !== undefined && (await transactionPaid(chain, known, uncertain.payment))) {
+      await this.record(uncertain, known);
+      return 'settled';
     }
+    const use = await authorizationUse(chain, uncertain.payment);
+    if (use.kind === 'paid') {
+      await this.record(uncertain, use.transaction);
+      return 'settled';
+    }
+    if (use.kind === 'unproven') return 'pending';
     // judged by the chain's clock, not ours: a late block may still carry it
     if (!(await chain.expiredUnused(uncertain.payment))) return 'pending';
     await this.ledger.resolveNeverSettled(uncertain.fingerprint, uncertain.paymentId);
@@ -75,17 +81,11 @@ export class SettlementReconciler implements OnModuleDestroy {
     this.timers.clear();
   }
 
-  private async proves(
-    chain: SettlementChain,
-    transaction: `0x${string}`,
-    uncertain: UncertainSettlement,
-  ): Promise<boolean> {
-    const receipt = await chain.receipt(transaction);
-    if (receipt === undefined || !receiptProvesPayment(receipt, uncertain.payment)) return false;
+  /** The chain showed the payment settled by `transaction`: the ledger and the client's id learn it. */
+  private async record(uncertain: UncertainSettlement, transaction: `0x${string}`): Promise<void> {
     await this.ledger.settle(uncertain.fingerprint, uncertain.expiresAt);
     await uncertain.onSettled(transaction);
     this.logger.log(`settlement of ${uncertain.fingerprint} reconciled: settled by ${transaction}`);
-    return true;
   }
 
   private schedule(uncertain: UncertainSettlement, delayMs: number): void {

@@ -1,7 +1,9 @@
+import type { PaymentRequirements } from '@x402/core/types';
 import { startLocalChain, type LocalChain } from './chain.js';
 import { FakeMarkets, type FakeMarketsOptions } from './fake-markets.js';
 import { fundedBuyer, type Buyer } from './paying-clients.js';
 import { startApp, type RunningApp } from './test-app.js';
+import { paymentRequiredOf } from './x402-payloads.js';
 
 /** Everything a paid request touches, real and on loopback: venues, chain, facilitator, app. */
 export interface PaidApp {
@@ -63,4 +65,18 @@ export async function startPaidApp(options: PaidAppOptions = {}): Promise<PaidAp
       await chain.stop();
     },
   };
+}
+
+/** The first requirement a paid route offers, read from its 402. */
+export async function requirementFor(stack: PaidApp, path: string): Promise<PaymentRequirements> {
+  const challenge = await stack.service.get(path);
+  if (challenge.status !== 402) throw new Error(`${path} answered ${challenge.status}, not 402`);
+  const accepted = paymentRequiredOf(challenge).accepts[0];
+  if (accepted === undefined) throw new Error('402 without requirements');
+  return accepted;
+}
+
+/** A JSON response body as a record, for matching fields. */
+export async function responseJson(response: Response): Promise<Record<string, unknown>> {
+  return (await response.json()) as Record<string, unknown>;
 }
