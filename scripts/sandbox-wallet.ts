@@ -42,7 +42,10 @@ export function installSandboxWallet(
           UINT_FIELDS.has(key) && (typeof value === 'string' || typeof value === 'number')
             ? BigInt(value)
             : value,
-        ) as TypedDataDefinition & { types: Record<string, unknown> };
+        ) as TypedDataDefinition & { types: Record<string, unknown>; primaryType?: unknown };
+        // a USDC transfer authorization for this service's docs page, nothing else
+        if (typed.primaryType !== 'TransferWithAuthorization')
+          throw new Error('the sandbox buyer signs transfer authorizations only');
         // viem derives the domain type itself
         const types = Object.fromEntries(
           Object.entries(typed.types).filter(([name]) => name !== 'EIP712Domain'),
@@ -58,8 +61,9 @@ export function installSandboxWallet(
     .getInstance()
     .post(SANDBOX_WALLET_PATH, async (request: FastifyRequest, reply: FastifyReply) => {
       // only the docs page this server serves, not another site the browser has open
+      // A page's fetch always sends Origin; a request without one is not from the docs page.
       const origin = request.headers.origin;
-      if (origin !== undefined && new URL(origin).host !== request.headers.host) {
+      if (origin === undefined || !sameHost(origin, request.headers.host)) {
         return reply
           .status(403)
           .send({ error: 'the sandbox wallet signs for its own docs page only' });
@@ -73,4 +77,12 @@ export function installSandboxWallet(
           .send({ error: error instanceof Error ? error.message : String(error) });
       }
     });
+}
+
+function sameHost(origin: string, host: string | undefined): boolean {
+  try {
+    return new URL(origin).host === host;
+  } catch {
+    return false;
+  }
 }

@@ -210,5 +210,34 @@ describe('paying from Swagger UI served by the local stack, with no browser wall
       body: JSON.stringify({ method: 'eth_accounts' }),
     });
     expect(response.status).toBe(403);
+    const withoutOrigin = await fetch(`${sandbox.state.apiUrl}/sandbox/wallet`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ method: 'eth_accounts' }),
+    });
+    expect(withoutOrigin.status).toBe(403);
+  });
+
+  it('signs USDC transfer authorizations and nothing else', async () => {
+    const response = await fetch(`${sandbox.state.apiUrl}/sandbox/wallet`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: sandbox.state.apiUrl },
+      body: JSON.stringify({
+        method: 'eth_signTypedData_v4',
+        params: [
+          sandbox.state.buyerAddress,
+          JSON.stringify({
+            domain: { name: 'Permit2', chainId: 84532 },
+            types: { Permit: [{ name: 'spender', type: 'address' }] },
+            primaryType: 'Permit',
+            message: { spender: sandbox.state.buyerAddress },
+          }),
+        ],
+      }),
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      error: 'the sandbox buyer signs transfer authorizations only',
+    });
   });
 });

@@ -67,7 +67,6 @@ export function settlementUnknown(transaction: string | undefined, reason: strin
   );
 }
 
-/** A payment-identifier retry while the first settlement's outcome is still being checked. */
 /**
  * A payment whose earlier settlement is still unknown, presented again (with or without its
  * payment-identifier): never a 402, which would invite an automatic client to pay a second time.

@@ -105,7 +105,11 @@ export class PaymentSettler {
     );
     const outcome = await withDeadline(attempt, this.timeoutMs);
     if (outcome !== DEADLINE) return outcome;
-    return unknown(trace, `settlement_deadline: not confirmed within ${this.timeoutMs} ms`);
+    return unknown(
+      trace,
+      `settlement_deadline: not confirmed within ${this.timeoutMs} ms`,
+      trace.transaction,
+    );
   }
 
   private async settleAndProve(
@@ -120,7 +124,7 @@ export class PaymentSettler {
       if (error instanceof FacilitatorUnavailableError && trace.observed && !trace.broadcast) {
         return { kind: 'unavailable', error };
       }
-      return unknown(trace, `settlement_error: ${describe(error)}`);
+      return unknown(trace, `settlement_error: ${describe(error)}`, trace.transaction);
     }
     if (settlement.success) return this.proven(settlement, payment, trace);
     return this.classifyFailure(settlement, payment, trace);
@@ -143,6 +147,7 @@ export class PaymentSettler {
         return unknown(
           trace,
           `settlement_unproven: the receipt could not be read (${describe(error)})`,
+          transaction,
         );
       }
     }
@@ -155,14 +160,14 @@ export class PaymentSettler {
     return unknown(
       trace,
       'settlement_unproven: the receipt does not show the transfer of the price',
+      transaction,
     );
   }
 
   /**
    * A failure is a refusal only when nothing of ours can have been sent and the chain (wherever
-   * it is readable) shows the authorization unused. If it was used anyway (by an earlier attempt,
-   * or by anyone holding the signed authorization), the payment is settled if its transfer can
-   * be proven, and unknown otherwise.
+   * it is readable) shows the authorization unused. If it was used anyway, by a transaction this
+   * request did not send, the outcome is unknown (502) and reconciled from the chain.
    */
   private async classifyFailure(
     settlement: SettleResponse,
@@ -178,23 +183,21 @@ export class PaymentSettler {
     try {
       const use = await authorizationUse(this.chain, payment);
       if (use.kind === 'unused') return refused;
-      if (use.kind === 'paid') {
-        this.logger.warn(
-          `settlement failed (${reason}) but the authorization was used by ${use.transaction}, which paid the price`,
-        );
-        return {
-          kind: 'settled',
-          settlement: {
-            ...settlement,
-            success: true,
-            transaction: use.transaction,
-            errorReason: undefined,
-          },
-        };
-      }
-      return unknown(trace, `${reason}: the authorization was used on chain`, use.transaction);
+      // Used, and not by anything this request sent: by someone holding the signed authorization,
+      // or by another instance serving the same payment. Not a refusal (the price may have reached
+      // us) and not a 200 (another request may have been served for it): unknown, and the
+      // reconciler settles it from the chain.
+      return unknown(
+        trace,
+        `${reason}: the authorization was used by another transaction`,
+        use.transaction,
+      );
     } catch (error) {
-      return unknown(trace, `${reason} (and the chain could not be read: ${describe(error)})`);
+      return unknown(
+        trace,
+        `${reason} (and the chain could not be read: ${describe(error)})`,
+        trace.transaction,
+      );
     }
   }
 }
@@ -209,10 +212,11 @@ function mayHaveSent(settlement: SettleResponse, trace: SettlementTrace, reason:
   return trace.broadcast || settlement.transaction !== '' || !PRE_BROADCAST_REASONS.has(reason);
 }
 
+/** `transaction`: the one the client should look for, if any; none is not the same as ours. */
 function unknown(
   trace: SettlementTrace,
   reason: string,
-  transaction: string | undefined = trace.transaction,
+  transaction: string | undefined,
 ): SettlementOutcome {
   const hash = transaction === undefined || transaction === '' ? undefined : transaction;
   return { kind: 'unknown', reason, trace, transaction: hash as `0x${string}` | undefined };

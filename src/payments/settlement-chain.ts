@@ -97,7 +97,8 @@ export class RpcSettlementChain implements SettlementChain {
   }
 
   async findAuthorizationUse(payment: AcceptedPayment): Promise<`0x${string}` | undefined> {
-    const latest = await this.client.getBlockNumber();
+    // not viem's cached block number (4 s): a use in the newest blocks must be found
+    const latest = await this.client.getBlockNumber({ cacheTime: 0 });
     const logs = await this.client.getLogs({
       address: payment.requirement.asset as `0x${string}`,
       event: EIP3009_EVENTS[1],
