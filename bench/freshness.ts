@@ -17,7 +17,7 @@
 import 'reflect-metadata';
 import { SNAPSHOT_STORE, type SnapshotStore } from '../src/aggregation/snapshot-store.js';
 import { createApp } from '../src/app.js';
-import { loadConfig } from '../src/config/app-config.js';
+import { loadConfig } from '../src/app-config.js';
 import { FakeMarkets } from '../test/support/fake-markets.js';
 import { FakeStreams } from '../test/support/fake-streams.js';
 

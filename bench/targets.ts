@@ -59,7 +59,7 @@ async function start(settings: TargetSettings): Promise<string> {
 async function startProduct(env: Record<string, string>): Promise<string> {
   await import('reflect-metadata');
   const { createApp } = await import('../src/app.js');
-  const { loadConfig } = await import('../src/config/app-config.js');
+  const { loadConfig } = await import('../src/app-config.js');
   const app = await createApp({ config: loadConfig(env) });
   await app.listen(0, '127.0.0.1');
   return (await app.getUrl()).replace('[::1]', '127.0.0.1');

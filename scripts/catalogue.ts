@@ -9,7 +9,7 @@
  */
 import 'reflect-metadata';
 import { DEFAULT_CATALOGUE } from '../src/assets/default-catalogue.js';
-import { loadConfig } from '../src/config/app-config.js';
+import { loadConfig } from '../src/app-config.js';
 import { createPriceSources } from '../src/markets/markets.module.js';
 import type { RawQuote } from '../src/markets/price-source.js';
 import { pricingVenuesBySymbol, recordedQuotes } from '../test/support/recorded-quotes.js';

@@ -11,8 +11,10 @@ import { formatUnits, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { PriceRefreshService } from '../src/aggregation/price-refresh.service.js';
 import { createApp } from '../src/app.js';
-import { APP_CONFIG, ConfigError, loadConfig, type AppConfig } from '../src/config/app-config.js';
-import { EnvironmentVariables } from '../src/config/environment.js';
+import { DEFAULT_MIN_SOURCES } from '../src/aggregation/pricing.settings.js';
+import { loadConfig } from '../src/app-config.js';
+import { HTTP_SETTINGS, type HttpSettings } from '../src/common/server.settings.js';
+import { ConfigError } from '../src/config/settings.js';
 import { startLocalChain, type LocalChain } from '../test/support/chain.js';
 import {
   FakeMarkets,
@@ -191,9 +193,7 @@ async function decideVenues(
 /** PRICE_MIN_SOURCES as the app will read it; a bad value is reported later by loadConfig. */
 function quorumFrom(env: Readonly<Record<string, string | undefined>>): number {
   const configured = Number.parseInt(env['PRICE_MIN_SOURCES'] ?? '', 10);
-  return Number.isInteger(configured) && configured > 0
-    ? configured
-    : new EnvironmentVariables().PRICE_MIN_SOURCES;
+  return Number.isInteger(configured) && configured > 0 ? configured : DEFAULT_MIN_SOURCES;
 }
 
 /** The MARKETS / MARKET_<ID>_URL variables for the choice, starting fake venues if recorded. */
@@ -216,7 +216,7 @@ function recordedVenues(markets: string | undefined): ReplayedVenue[] {
 }
 
 async function listen(app: NestFastifyApplication): Promise<string> {
-  const { host, port } = app.get<AppConfig>(APP_CONFIG).http;
+  const { host, port } = app.get<HttpSettings>(HTTP_SETTINGS.token);
   await app.listen(port, host);
   const bound = (app.getHttpServer().address() as AddressInfo).port;
   // a wildcard listen address is not somewhere a client can connect to

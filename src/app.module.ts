@@ -2,7 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AggregationModule } from './aggregation/aggregation.module.js';
 import { AssetsModule } from './assets/assets.module.js';
-import type { AppConfig } from './config/app-config.js';
+import { SETTINGS_SECTIONS, loadConfig, type AppConfig } from './app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { HealthModule } from './health/health.module.js';
 import { DocsRedirectController } from './openapi/docs-redirect.controller.js';
@@ -11,12 +11,12 @@ import { TickersModule } from './tickers/tickers.module.js';
 
 @Module({})
 export class AppModule {
-  static forRoot(config?: AppConfig): DynamicModule {
+  static forRoot(config: AppConfig = loadConfig(process.env)): DynamicModule {
     return {
       module: AppModule,
       controllers: [DocsRedirectController],
       imports: [
-        ConfigModule.forRoot(config),
+        ConfigModule.forRoot(SETTINGS_SECTIONS, config),
         ScheduleModule.forRoot(),
         PaymentsModule,
         AggregationModule,

@@ -3,8 +3,8 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import { AppModule } from './app.module.js';
-import { loadConfig, type AppConfig } from './config/app-config.js';
-import { LOG_LEVELS } from './config/environment.js';
+import { loadConfig, type AppConfig } from './app-config.js';
+import { LOG_LEVELS, type LogLevelName } from './common/server.settings.js';
 import { answerFrameworkError } from './common/framework-errors.js';
 import { httpServerOptions, originForm, refuseRequestBodies } from './common/http-server.js';
 import { MethodTable } from './common/method-table.js';
@@ -71,6 +71,6 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   return app;
 }
 
-function levelsFrom(level: AppConfig['logLevel']): LogLevel[] {
+function levelsFrom(level: LogLevelName): LogLevel[] {
   return LOG_LEVELS.slice(0, LOG_LEVELS.indexOf(level) + 1);
 }

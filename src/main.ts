@@ -3,12 +3,15 @@ import { existsSync } from 'node:fs';
 import { Logger, type INestApplication } from '@nestjs/common';
 import { createApp } from './app.js';
 import { StartupError } from './common/startup-error.js';
-import { APP_CONFIG, ConfigError, type AppConfig } from './config/app-config.js';
+import { HTTP_SETTINGS, type HttpSettings } from './common/server.settings.js';
+import { ConfigError } from './config/settings.js';
+import { PAYMENT_SETTINGS, type PaymentConfig } from './payments/payments.settings.js';
 
 async function bootstrap(): Promise<void> {
   if (existsSync('.env')) process.loadEnvFile('.env');
   const app = await createApp();
-  const { http, payments } = app.get<AppConfig>(APP_CONFIG);
+  const http = app.get<HttpSettings>(HTTP_SETTINGS.token);
+  const payments = app.get<PaymentConfig>(PAYMENT_SETTINGS.token);
   stopOnSignals(app, payments.verifyTimeoutMs + payments.settleTimeoutMs + GRACE_MS);
   await app.listen(http.port, http.host);
   Logger.log(`Serving on ${await app.getUrl()} (docs at /docs, OpenAPI at /openapi.json)`, 'Main');

@@ -1,6 +1,6 @@
 import { createWalletClient, http, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { loadConfig } from '../src/config/app-config.js';
+import { loadConfig } from '../src/app-config.js';
 import { ChainlinkSource, type ChainlinkConfig } from '../src/markets/chainlink.source.js';
 import { createPriceSources } from '../src/markets/markets.module.js';
 import { compileContracts, startLocalChain, type LocalChain } from './support/chain.js';

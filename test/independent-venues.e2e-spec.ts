@@ -1,6 +1,6 @@
 import { aggregate, type PricingPolicy } from '../src/aggregation/aggregate.js';
 import { SNAPSHOT_STORE, type SnapshotStore } from '../src/aggregation/snapshot-store.js';
-import { loadConfig } from '../src/config/app-config.js';
+import { loadConfig } from '../src/app-config.js';
 import { FIXTURE_MOMENT_MS, type ReplayedVenue } from './support/fake-markets.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
 import { recordedQuotes } from './support/recorded-quotes.js';

@@ -6,9 +6,10 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { AssetCatalogue } from '../assets/asset-catalogue.js';
-import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { MARKETS_SETTINGS, type MarketsSettings } from '../markets/markets.settings.js';
 import { PRICE_SOURCES, type PriceSource, type UpdateRule } from '../markets/price-source.js';
 import { aggregate, type PricingPolicy, type RoundResult } from './aggregate.js';
+import { PRICING_SETTINGS, type PricingSettings } from './pricing.settings.js';
 import { nextSnapshot, type PriceSnapshot } from './price-snapshot.js';
 import { SNAPSHOT_STORE, type SnapshotStore } from './snapshot-store.js';
 import { VenueStream } from '../markets/venue-stream.js';
@@ -49,17 +50,18 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
   constructor(
     @Inject(PRICE_SOURCES) sources: readonly PriceSource[],
     @Inject(SNAPSHOT_STORE) private readonly store: SnapshotStore,
-    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(PRICING_SETTINGS.token) pricing: PricingSettings,
+    @Inject(MARKETS_SETTINGS.token) markets: MarketsSettings,
     catalogue: AssetCatalogue,
   ) {
-    this.policy = config.pricing;
+    this.policy = pricing;
     const symbols = new Set(catalogue.symbols);
     this.pollers = sources.map((source) => {
-      const intervalMs = Math.max(source.minIntervalMs ?? 0, config.pricing.refreshMs);
+      const intervalMs = Math.max(source.minIntervalMs ?? 0, pricing.refreshMs);
       if (source.stream === undefined) return new VenuePoller(source, intervalMs);
       const stream = new VenueStream(source.stream, {
-        quietMs: config.markets.streamQuietMs,
-        connectTimeoutMs: config.markets.timeoutMs,
+        quietMs: markets.streamQuietMs,
+        connectTimeoutMs: markets.timeoutMs,
         minBackoffMs: STREAM_MIN_BACKOFF_MS,
         maxBackoffMs: STREAM_MAX_BACKOFF_MS,
       });

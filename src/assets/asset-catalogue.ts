@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { ASSETS_SETTINGS } from './assets.settings.js';
 import { DEFAULT_CATALOGUE } from './default-catalogue.js';
 
 /** The symbols this service sells, all quoted in USD. */
@@ -8,8 +8,8 @@ export class AssetCatalogue {
   readonly symbols: readonly string[];
   private readonly known: ReadonlySet<string>;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    this.symbols = config.assets ?? DEFAULT_CATALOGUE;
+  constructor(@Inject(ASSETS_SETTINGS.token) assets: readonly string[] | undefined) {
+    this.symbols = assets ?? DEFAULT_CATALOGUE;
     this.known = new Set(this.symbols);
   }
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerOptions } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { HttpConfig } from '../config/app-config.js';
+import type { HttpSettings } from './server.settings.js';
 import { ErrorCode } from './api-error.js';
 import { PROBLEM_CONTENT_TYPE, problem } from './problem-details.js';
 
@@ -13,7 +13,7 @@ const MAX_HEADERS_TIMEOUT_MS = 10_000;
  * off close to that limit, not up to 30 s later. No inactivity time-out on the socket: a paid
  * request legitimately waits for verification and settlement with nothing on the wire.
  */
-export function httpServerOptions(config: HttpConfig): {
+export function httpServerOptions(config: HttpSettings): {
   requestTimeout: number;
   keepAliveTimeout: number;
   http: ServerOptions;

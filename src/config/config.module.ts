@@ -1,15 +1,25 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
-import { APP_CONFIG, loadConfig, type AppConfig } from './app-config.js';
+import type { AnySection } from './settings.js';
 
-/** Provides the one AppConfig; tests pass a ready object, the app builds it from process.env. */
+/**
+ * Provides each feature's settings under the feature's own token. The composition root reads
+ * the environment once (every problem in one ConfigError) and hands the result in here.
+ */
 @Global()
 @Module({})
 export class ConfigModule {
-  static forRoot(config: AppConfig = loadConfig(process.env)): DynamicModule {
+  static forRoot(
+    sections: Readonly<Record<string, AnySection>>,
+    settings: Readonly<Record<string, unknown>>,
+  ): DynamicModule {
+    const providers = Object.entries(sections).map(([name, section]) => ({
+      provide: section.token,
+      useValue: settings[name],
+    }));
     return {
       module: ConfigModule,
-      providers: [{ provide: APP_CONFIG, useValue: config }],
-      exports: [APP_CONFIG],
+      providers,
+      exports: providers.map((provider) => provider.provide),
     };
   }
 }

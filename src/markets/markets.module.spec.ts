@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadFixture } from '../../test/support/fixtures.js';
-import { loadConfig } from '../config/app-config.js';
+import { loadConfig } from '../app-config.js';
 import { coingeckoPricePath } from './coingecko.source.js';
 import { GEMINI_PRICEFEED_PATH } from './gemini.source.js';
 import { createPriceSources } from './markets.module.js';

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { ChainlinkSource } from './chainlink.source.js';
+import { ChainlinkSource, type ChainlinkConfig } from './chainlink.source.js';
+import { CHAINLINK_SETTINGS, MARKETS_SETTINGS, type MarketsSettings } from './markets.settings.js';
 import { PRICE_SOURCES, type PriceSource } from './price-source.js';
 import type { StreamEndpoint } from './price-stream.js';
 import { VenueConnection, venueEndpoint } from './venue-connection.js';
@@ -10,7 +10,10 @@ import { BUILT_IN_VENUES, type VenueDefinition } from './venues.js';
  * Builds one PriceSource per venue enabled in MARKETS, pointed at its configured base URL,
  * then the on-chain Chainlink source when CHAINLINK_RPC_URL configures it.
  */
-export function createPriceSources(config: AppConfig): PriceSource[] {
+export function createPriceSources(config: {
+  readonly markets: MarketsSettings;
+  readonly chainlink: ChainlinkConfig | undefined;
+}): PriceSource[] {
   const venues = config.markets.enabled.map((id) => {
     const venue = BUILT_IN_VENUES.find((candidate) => candidate.id === id);
     if (venue === undefined) throw new Error(`No built-in venue "${id}"`);
@@ -55,7 +58,14 @@ function paced(
 }
 
 @Module({
-  providers: [{ provide: PRICE_SOURCES, inject: [APP_CONFIG], useFactory: createPriceSources }],
+  providers: [
+    {
+      provide: PRICE_SOURCES,
+      inject: [MARKETS_SETTINGS.token, CHAINLINK_SETTINGS.token],
+      useFactory: (markets: MarketsSettings, chainlink: ChainlinkConfig | undefined) =>
+        createPriceSources({ markets, chainlink }),
+    },
+  ],
   exports: [PRICE_SOURCES],
 })
 export class MarketsModule {}

@@ -1,8 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { HTTP_SETTINGS, type HttpSettings } from '../common/server.settings.js';
 import { X402_SECURITY, X402_V1_SECURITY } from '../payments/paid.decorator.js';
 import { PaidRouteExplorer } from '../payments/paid-routes.js';
+import { PAYMENT_SETTINGS, type PaymentConfig } from '../payments/payments.settings.js';
 import { documentPaidOperations } from './paid-operations.js';
 
 export const OPENAPI_VERSION = '3.1.0';
@@ -48,7 +49,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const document = SwaggerModule.createDocument(app, config, {
     operationIdFactory: (_controller, method) => method,
   });
-  const { payments, http } = app.get<AppConfig>(APP_CONFIG);
+  const payments = app.get<PaymentConfig>(PAYMENT_SETTINGS.token);
+  const http = app.get<HttpSettings>(HTTP_SETTINGS.token);
   documentPaidOperations(
     document,
     app.get(PaidRouteExplorer).explore(),

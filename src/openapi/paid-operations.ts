@@ -1,6 +1,6 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
 import type { PaymentRequired } from '@x402/core/types';
-import type { PaymentConfig } from '../config/payment-config.js';
+import type { PaymentConfig } from '../payments/payments.settings.js';
 import { describeRoute } from '../payments/discovery.js';
 import type { PaidRoute } from '../payments/paid-routes.js';
 import { usdToAtomic } from '../payments/usd-amount.js';

@@ -1,4 +1,4 @@
-import { loadConfig } from '../config/app-config.js';
+import { loadConfig } from '../app-config.js';
 import { EmbeddedFacilitatorClient, createFacilitatorClient } from './facilitator-client.js';
 
 const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';

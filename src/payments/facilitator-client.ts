@@ -28,7 +28,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createNonceManager, jsonRpc } from 'viem/nonce';
-import type { FacilitatorConfig, PaymentConfig } from '../config/payment-config.js';
+import type { FacilitatorConfig, PaymentConfig } from './payments.settings.js';
 import { ReceiptPacing, pollReceipt } from './receipt-wait.js';
 
 export const FACILITATOR_CLIENT = Symbol('FacilitatorClient');

@@ -1,6 +1,6 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp } from '../app.js';
-import { loadConfig } from '../config/app-config.js';
+import { loadConfig } from '../app-config.js';
 import { PaidRouteExplorer } from './paid-routes.js';
 import { X402Paywall } from './x402-paywall.js';
 

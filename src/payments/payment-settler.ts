@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { SettleResponse } from '@x402/core/types';
-import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import {
   FacilitatorUnavailableError,
   settlementTraces,
@@ -10,6 +9,7 @@ import type { AcceptedPayment } from './payment-acceptance.js';
 import { SETTLEMENT_CHAIN, authorizationUse, type SettlementChain } from './settlement-chain.js';
 import { receiptProvesPayment } from './settlement-proof.js';
 import { X402Paywall, type VerifiedPayment } from './x402-paywall.js';
+import { PAYMENT_SETTINGS, type PaymentConfig } from './payments.settings.js';
 
 /**
  * How a settlement ended, as far as the seller can prove it:
@@ -85,13 +85,13 @@ export class PaymentSettler {
 
   constructor(
     private readonly paywall: X402Paywall,
-    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(PAYMENT_SETTINGS.token) payments: PaymentConfig,
     @Inject(SETTLEMENT_CHAIN) private readonly chain: SettlementChain | null,
   ) {
-    this.timeoutMs = config.payments.settleTimeoutMs;
+    this.timeoutMs = payments.settleTimeoutMs;
     if (chain === null) {
       this.logger.warn(
-        `X402_RPC_URL is not set: settlements through the ${config.payments.facilitator.mode} ` +
+        `X402_RPC_URL is not set: settlements through the ${payments.facilitator.mode} ` +
           "facilitator are taken on its word (not proven from the chain's receipt) and unknown " +
           'outcomes cannot be reconciled. Set X402_RPC_URL to a Base RPC to check them.',
       );

@@ -12,7 +12,6 @@ import type { FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { isRecord } from '../common/json.js';
 import { PreparedResponseException } from '../common/prepared-response.exception.js';
-import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { FacilitatorUnavailableError } from './facilitator-client.js';
 import {
   PaymentRefusedError,
@@ -36,6 +35,7 @@ import {
   presentedPaymentHeader,
   type ProtocolVersion,
 } from './x402-wire.js';
+import { PAYMENT_SETTINGS, type PaymentConfig } from './payments.settings.js';
 
 const CLAIM_REFUSALS: Readonly<Record<Exclude<ClaimResult, 'claimed' | 'uncertain'>, string>> = {
   in_flight: 'payment_in_progress: this payment is already being used by another request',
@@ -57,9 +57,9 @@ export class PaymentGuard implements CanActivate {
   constructor(
     private readonly paywall: X402Paywall,
     @Inject(PAYMENT_LEDGER) private readonly ledger: PaymentLedger,
-    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(PAYMENT_SETTINGS.token) payments: PaymentConfig,
   ) {
-    this.verifyTimeoutMs = config.payments.verifyTimeoutMs;
+    this.verifyTimeoutMs = payments.verifyTimeoutMs;
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {

@@ -1,10 +1,10 @@
 import { Global, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { FACILITATOR_CLIENT, createFacilitatorClient } from './facilitator-client.js';
 import { PaidRouteExplorer } from './paid-routes.js';
 import { InMemoryPaymentLedger, PAYMENT_LEDGER } from './payment-ledger.js';
 import { PaymentSettler } from './payment-settler.js';
+import { PAYMENT_SETTINGS, type PaymentConfig } from './payments.settings.js';
 import { PaymentGuard } from './payment.guard.js';
 import { RpcSettlementChain, SETTLEMENT_CHAIN } from './settlement-chain.js';
 import { SettlementReconciler } from './settlement-reconciler.js';
@@ -18,14 +18,14 @@ import { X402Paywall } from './x402-paywall.js';
   providers: [
     {
       provide: FACILITATOR_CLIENT,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => createFacilitatorClient(config.payments),
+      inject: [PAYMENT_SETTINGS.token],
+      useFactory: (payments: PaymentConfig) => createFacilitatorClient(payments),
     },
     { provide: PAYMENT_LEDGER, useFactory: () => new InMemoryPaymentLedger() },
     {
       provide: SETTLEMENT_CHAIN,
-      inject: [APP_CONFIG],
-      useFactory: ({ payments }: AppConfig) =>
+      inject: [PAYMENT_SETTINGS.token],
+      useFactory: (payments: PaymentConfig) =>
         payments.rpcUrl === undefined ? null : new RpcSettlementChain(payments.rpcUrl),
     },
     PaidRouteExplorer,

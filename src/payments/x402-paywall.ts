@@ -35,14 +35,13 @@ import {
 import type { FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { StartupError } from '../common/startup-error.js';
-import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import type { PaymentConfig } from '../config/payment-config.js';
 import { bazaarDeclaration, describeRoute, type RouteDescription } from './discovery.js';
 import { FACILITATOR_CLIENT, FacilitatorUnavailableError } from './facilitator-client.js';
 import { FastifyHttpAdapter } from './fastify-http-adapter.js';
 import { PaidRouteExplorer, type PaidRoute } from './paid-routes.js';
 import { usdToAtomic } from './usd-amount.js';
 import { PAYMENT_REQUIRED_HEADER, toV1PaymentRequired } from './x402-wire.js';
+import { PAYMENT_SETTINGS, type PaymentConfig } from './payments.settings.js';
 
 /** A 402 ready to send: v2 PAYMENT-REQUIRED header and the v1-shaped JSON body. */
 export interface PaymentChallenge {
@@ -95,11 +94,11 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly challenges = new Map<string, PaymentChallenge>();
 
   constructor(
-    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(PAYMENT_SETTINGS.token) payments: PaymentConfig,
     @Inject(FACILITATOR_CLIENT) private readonly facilitator: FacilitatorClient,
     private readonly explorer: PaidRouteExplorer,
   ) {
-    this.payments = config.payments;
+    this.payments = payments;
   }
 
   /** Builds the route table; the OpenAPI document supplies each route's discovery schemas. */

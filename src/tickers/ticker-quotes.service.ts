@@ -3,7 +3,7 @@ import { isFresh, type PriceSnapshot } from '../aggregation/price-snapshot.js';
 import { SNAPSHOT_STORE, type SnapshotStore } from '../aggregation/snapshot-store.js';
 import { AssetCatalogue } from '../assets/asset-catalogue.js';
 import { ApiError, ErrorCode } from '../common/api-error.js';
-import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { PRICING_SETTINGS, type PricingSettings } from '../aggregation/pricing.settings.js';
 import { servedPrice } from './price-precision.js';
 
 /** Which symbols a ticker request asks for. */
@@ -27,7 +27,7 @@ export class TickerQuotesService {
   constructor(
     private readonly catalogue: AssetCatalogue,
     @Inject(SNAPSHOT_STORE) private readonly store: SnapshotStore,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(PRICING_SETTINGS.token) private readonly pricing: PricingSettings,
   ) {}
 
   async quote(selection: TickerSelection): Promise<TickerQuotes> {
@@ -71,7 +71,7 @@ export class TickerQuotesService {
     const prices = new Map<string, number>();
     for (const symbol of symbols) {
       const price = snapshot?.prices.get(symbol);
-      if (price !== undefined && isFresh(price, now, this.config.pricing.staleMs)) {
+      if (price !== undefined && isFresh(price, now, this.pricing.staleMs)) {
         prices.set(symbol, servedPrice(price.price));
       }
     }
@@ -79,7 +79,7 @@ export class TickerQuotesService {
   }
 
   private unavailable(detail: string): ApiError {
-    const retryAfter = Math.max(1, Math.ceil(this.config.pricing.refreshMs / 1000));
+    const retryAfter = Math.max(1, Math.ceil(this.pricing.refreshMs / 1000));
     return new ApiError(ErrorCode.PriceUnavailable, detail, { 'retry-after': String(retryAfter) });
   }
 }

@@ -1,5 +1,5 @@
 import { createApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config/app-config.js';
+import { loadConfig } from '../../src/app-config.js';
 import { buildOpenApiDocument } from '../../src/openapi/openapi-document.js';
 
 /** The only variable without a default; the document does not depend on its value. */

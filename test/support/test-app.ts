@@ -1,7 +1,7 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { PriceRefreshService } from '../../src/aggregation/price-refresh.service.js';
 import { createApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config/app-config.js';
+import { loadConfig } from '../../src/app-config.js';
 
 /** Test defaults: the timer stays out of a test's way (tests call refresh()), short venue time-outs. */
 const TEST_ENV: Record<string, string> = {

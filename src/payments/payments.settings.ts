@@ -1,6 +1,10 @@
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
 import { getAddress, isAddress } from 'viem';
-import { knownNetwork, resolveNetwork, type PaymentAsset } from '../payments/networks.js';
-import type { EnvironmentVariables } from './environment.js';
+import { URL_OPTIONS, type SettingsSection } from '../config/settings.js';
+import { knownNetwork, resolveNetwork, type PaymentAsset } from './networks.js';
+
+export const FACILITATOR_MODES = ['remote', 'cdp', 'embedded'] as const;
+export type FacilitatorMode = (typeof FACILITATOR_MODES)[number];
 
 export type FacilitatorConfig =
   | { readonly mode: 'remote'; readonly url: string; readonly timeoutMs: number }
@@ -38,9 +42,103 @@ export interface PaymentConfig {
   readonly rpcUrl: string | undefined;
 }
 
+class PaymentVariables {
+  @IsOptional()
+  @IsString()
+  X402_PAY_TO?: string;
+
+  @IsString()
+  X402_NETWORK = 'eip155:84532';
+
+  @IsIn(FACILITATOR_MODES)
+  X402_FACILITATOR: FacilitatorMode = 'remote';
+
+  @IsUrl(URL_OPTIONS)
+  X402_FACILITATOR_URL = 'https://x402.org/facilitator';
+
+  @IsInt()
+  @Min(500)
+  @Max(120_000)
+  X402_FACILITATOR_TIMEOUT_MS = 15_000;
+
+  @IsOptional()
+  @IsString()
+  CDP_API_KEY_ID?: string;
+
+  @IsOptional()
+  @IsString()
+  CDP_API_KEY_SECRET?: string;
+
+  @IsOptional()
+  @Matches(/^0x[0-9a-fA-F]{64}$/, {
+    message: 'X402_SETTLER_PRIVATE_KEY must be 0x and 64 hex digits',
+  })
+  X402_SETTLER_PRIVATE_KEY?: string;
+
+  @IsOptional()
+  @IsUrl(URL_OPTIONS)
+  X402_RPC_URL?: string;
+
+  /** The longest wait between receipt asks; 0: a quarter of the chain's block time. */
+  @IsInt()
+  @Min(0)
+  @Max(10_000)
+  X402_RECEIPT_POLL_MS = 0;
+
+  @IsInt()
+  @Min(1000)
+  @Max(300_000)
+  X402_SETTLE_TIMEOUT_MS = 15_000;
+
+  @IsInt()
+  @Min(500)
+  @Max(120_000)
+  X402_VERIFY_TIMEOUT_MS = 10_000;
+
+  @IsOptional()
+  @IsString()
+  X402_ASSET_ADDRESS?: string;
+
+  @IsOptional()
+  @IsString()
+  X402_ASSET_NAME?: string;
+
+  @IsOptional()
+  @IsString()
+  X402_ASSET_VERSION?: string;
+
+  @IsInt()
+  @Min(0)
+  @Max(36)
+  X402_ASSET_DECIMALS = 6;
+
+  @IsOptional()
+  @IsUrl(URL_OPTIONS)
+  PUBLIC_URL?: string;
+
+  @IsInt()
+  @Min(10)
+  @Max(3600)
+  X402_MAX_TIMEOUT_SECONDS = 60;
+}
+
+export const PAYMENT_SETTINGS: SettingsSection<PaymentVariables, PaymentConfig> = {
+  token: Symbol('PaymentSettings'),
+  variables: PaymentVariables,
+  secrets: [
+    'CDP_API_KEY_SECRET',
+    'X402_SETTLER_PRIVATE_KEY',
+    // RPC providers put the account's key in the URL path
+    'X402_RPC_URL',
+    // a self-hosted facilitator's URL may carry credentials or a key in its path
+    'X402_FACILITATOR_URL',
+  ],
+  build: (variables, { problems }) => parsePaymentConfig(variables, problems),
+};
+
 /** Reads the X402_* variables; records a problem (never a secret's value) for each bad one. */
-export function parsePaymentConfig(
-  variables: EnvironmentVariables,
+function parsePaymentConfig(
+  variables: PaymentVariables,
   problems: string[],
 ): PaymentConfig | undefined {
   const before = problems.length;
@@ -92,7 +190,7 @@ function parseAddress(
 
 /** The token: Base's USDC by default, every field overridable, all required elsewhere. */
 function parseAsset(
-  variables: EnvironmentVariables,
+  variables: PaymentVariables,
   network: string,
   problems: string[],
 ): PaymentAsset | undefined {
@@ -118,7 +216,7 @@ function parseAsset(
 }
 
 function parseFacilitator(
-  variables: EnvironmentVariables,
+  variables: PaymentVariables,
   problems: string[],
 ): FacilitatorConfig | undefined {
   const timeoutMs = variables.X402_FACILITATOR_TIMEOUT_MS;

@@ -1,8 +1,9 @@
 import {
   BASE_CHAINLINK_UPDATE_RULES,
   BASE_CHAINLINK_USD_FEEDS,
-} from '../markets/chainlink-feeds.js';
-import { ConfigError, loadConfig as loadConfigFrom } from './app-config.js';
+} from './markets/chainlink-feeds.js';
+import { loadConfig as loadConfigFrom } from './app-config.js';
+import { ConfigError } from './config/settings.js';
 
 const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 const SETTLER_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';

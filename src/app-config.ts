@@ -1,0 +1,42 @@
+import { PRICING_SETTINGS } from './aggregation/pricing.settings.js';
+import { ASSETS_SETTINGS } from './assets/assets.settings.js';
+import { HTTP_SETTINGS, LOG_LEVEL_SETTINGS } from './common/server.settings.js';
+import { ConfigError, collectSettings, type SettingsOf } from './config/settings.js';
+import { CHAINLINK_SETTINGS, MARKETS_SETTINGS } from './markets/markets.settings.js';
+import { PAYMENT_SETTINGS } from './payments/payments.settings.js';
+
+/**
+ * Every feature's settings section, by the key the app's configuration carries it under. A
+ * feature declares its variables next to its code; this list is the only place they meet.
+ */
+export const SETTINGS_SECTIONS = {
+  http: HTTP_SETTINGS,
+  logLevel: LOG_LEVEL_SETTINGS,
+  markets: MARKETS_SETTINGS,
+  chainlink: CHAINLINK_SETTINGS,
+  assets: ASSETS_SETTINGS,
+  pricing: PRICING_SETTINGS,
+  payments: PAYMENT_SETTINGS,
+};
+
+type Sections = typeof SETTINGS_SECTIONS;
+
+/** The whole configuration, one entry per feature; built once from the environment. */
+export type AppConfig = { readonly [K in keyof Sections]: SettingsOf<Sections[K]> };
+
+/** Builds and validates the configuration; throws one ConfigError naming every bad variable. */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>): AppConfig {
+  const { settings, problems } = collectSettings(env, SETTINGS_SECTIONS);
+  const { markets, pricing } = settings;
+  if (
+    markets !== undefined &&
+    pricing !== undefined &&
+    pricing.minSources > markets.enabled.length
+  ) {
+    problems.push(
+      `PRICE_MIN_SOURCES (${pricing.minSources}) cannot exceed the number of enabled MARKETS (${markets.enabled.length})`,
+    );
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return settings as AppConfig;
+}
