@@ -1,4 +1,4 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AggregationModule } from './aggregation/aggregation.module.js';
 import { AssetsModule } from './assets/assets.module.js';
@@ -11,7 +11,11 @@ import { TickersModule } from './tickers/tickers.module.js';
 
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig = loadConfig(process.env)): DynamicModule {
+  /** `features`: further modules served beside the built-in ones (an extension's controllers). */
+  static forRoot(
+    config: AppConfig = loadConfig(process.env),
+    features: NonNullable<ModuleMetadata['imports']> = [],
+  ): DynamicModule {
     return {
       module: AppModule,
       controllers: [DocsRedirectController],
@@ -23,6 +27,7 @@ export class AppModule {
         AssetsModule,
         TickersModule,
         HealthModule,
+        ...features,
       ],
     };
   }

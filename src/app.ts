@@ -1,7 +1,7 @@
-import { type LogLevel } from '@nestjs/common';
+import { type LogLevel, type ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { AppModule } from './app.module.js';
 import { loadConfig, type AppConfig } from './app-config.js';
 import { LOG_LEVELS, type LogLevelName } from './common/server.settings.js';
@@ -12,7 +12,7 @@ import { ProblemDetailsFilter } from './common/problem-details.filter.js';
 import { buildOpenApiDocument } from './openapi/openapi-document.js';
 import { x402RequestInterceptor } from './openapi/swagger-wallet-payment.js';
 import { PaidRouteExplorer } from './payments/paid-routes.js';
-import { X402Paywall } from './payments/x402-paywall.js';
+import { installPaywall } from './payments/install-paywall.js';
 
 /** Browsers may pay: they can send the payment headers and read the x402 response headers. */
 const X402_CORS = {
@@ -28,16 +28,28 @@ const X402_CORS = {
   maxAge: 600,
 };
 
+/** The OpenAPI document each app serves at /openapi.json, as createApp built it. */
+const documents = new WeakMap<NestFastifyApplication, OpenAPIObject>();
+
+/** The document `app` serves, paid operations and all; for openapi.json and its drift test. */
+export function servedOpenApiDocument(app: NestFastifyApplication): OpenAPIObject {
+  const document = documents.get(app);
+  if (document === undefined) throw new Error('not an app built by createApp');
+  return document;
+}
+
 export interface CreateAppOptions {
   readonly config?: AppConfig;
   readonly logger?: false;
+  /** Feature modules to serve beside the built-in ones; their `@Paid` routes are sold too. */
+  readonly features?: NonNullable<ModuleMetadata['imports']>;
 }
 
 /** Builds the application exactly as `main` serves it; tests and scripts use this too. */
 export async function createApp(options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   const config = options.config ?? loadConfig(process.env);
   const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.forRoot(config),
+    AppModule.forRoot(config, options.features),
     new FastifyAdapter({
       ...httpServerOptions(config.http),
       rewriteUrl: originForm,
@@ -61,7 +73,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   app.useGlobalFilters(new ProblemDetailsFilter(methods));
   app.enableCors(X402_CORS);
   const document = buildOpenApiDocument(app);
-  app.get(X402Paywall).describe(document);
+  installPaywall(app, document);
+  documents.set(app, document);
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'openapi.json',
     yamlDocumentUrl: 'openapi.yaml',

@@ -22,15 +22,17 @@ export function describeRoute(document: OpenAPIObject, route: PaidRoute): RouteD
   const operation = (document.paths[openApiPath] as Json | undefined)?.[
     route.method.toLowerCase()
   ] as Json | undefined;
-  if (operation === undefined)
-    throw new Error(`${route.method} ${route.path} is missing from the OpenAPI document`);
+  if (operation === undefined) throw new Error('it is missing from the OpenAPI document');
   const schemas = (document.components?.schemas ?? {}) as Record<string, Json>;
   const content = ((operation.responses as Json)['200'] as Json | undefined)?.content as
     Json | undefined;
-  const outputSchema = resolveRefs(
-    (content?.['application/json'] as Json | undefined)?.schema,
-    schemas,
-  ) as Json;
+  const schema = (content?.['application/json'] as Json | undefined)?.schema;
+  if (schema === undefined) {
+    throw new Error(
+      'its OpenAPI operation has no JSON 200 response; give @Paid its `response` DTO',
+    );
+  }
+  const outputSchema = resolveRefs(schema, schemas) as Json;
   const parameters = ((operation.parameters as Json[] | undefined) ?? []).filter(
     (parameter) => parameter.in === 'path',
   );

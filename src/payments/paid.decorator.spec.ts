@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { GUARDS_METADATA, INTERCEPTORS_METADATA } from '@nestjs/common/constants.js';
 import { TickerRequestGuard } from '../tickers/ticker-request.guard.js';
 import { TickersController } from '../tickers/tickers.controller.js';
-import { PAID_PRICE } from './paid-price.js';
+import { PAID_PRICE, type UsdPrice } from './paid-price.js';
 import { Paid } from './paid.decorator.js';
 import { PaymentGuard } from './payment.guard.js';
 import { SettlementInterceptor } from './settlement.interceptor.js';
@@ -14,8 +14,12 @@ const DECORATORS = {
   API_SECURITY: 'swagger/apiSecurity',
 } as const;
 
+class ExampleDto {
+  readonly answer!: string;
+}
+
 class Example {
-  @Paid('$0.004')
+  @Paid({ price: '$0.004', response: ExampleDto, description: 'The answer.' })
   paid(): string {
     return 'paid';
   }
@@ -41,12 +45,26 @@ describe('@Paid', () => {
       'x-x402-price': { amount: '0.004', currency: 'USD' },
     });
     expect(Object.keys(Reflect.getMetadata(DECORATORS.API_RESPONSE, method) as object)).toEqual(
-      expect.arrayContaining(['402', '409']),
+      expect.arrayContaining(['200', '402', '409', '502']),
     );
     expect(Reflect.getMetadata(DECORATORS.API_SECURITY, method)).toEqual([
       { x402: [] },
       { 'x402-v1': [] },
     ]);
+  });
+
+  it('refuses a price that is not a positive USD amount, naming the route', () => {
+    for (const price of ['$0', '$0.000', '0.002', '$-1', '$1e-3'] as UsdPrice[]) {
+      expect(() => {
+        class Misused {
+          @Paid({ price, response: ExampleDto, description: 'x' })
+          sell(): string {
+            return 'x';
+          }
+        }
+        return Misused;
+      }).toThrow(`@Paid on Misused.sell: "${price}" is not a positive USD price such as $0.002`);
+    }
   });
 
   it('runs after the ticker validation guard, so 400/404/503 come before any 402', () => {

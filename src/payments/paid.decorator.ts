@@ -1,5 +1,11 @@
-import { SetMetadata, UseGuards, UseInterceptors, applyDecorators } from '@nestjs/common';
-import { ApiExtension, ApiResponse, ApiSecurity } from '@nestjs/swagger';
+import {
+  SetMetadata,
+  UseGuards,
+  UseInterceptors,
+  applyDecorators,
+  type Type,
+} from '@nestjs/common';
+import { ApiExtension, ApiOkResponse, ApiResponse, ApiSecurity } from '@nestjs/swagger';
 import { ErrorCode } from '../common/api-error.js';
 import { ApiProblemResponse } from '../common/api-problem-responses.js';
 import { PAID_PRICE, type UsdPrice } from './paid-price.js';
@@ -10,13 +16,44 @@ import { SettlementInterceptor } from './settlement.interceptor.js';
 export const X402_SECURITY = 'x402';
 export const X402_V1_SECURITY = 'x402-v1';
 
+/** What a paid route sells: its price and the body a paying client gets for it. */
+export interface PaidOptions {
+  /** In USD as x402 writes it, e.g. `$0.002`; positive, at most the token's decimals. */
+  readonly price: UsdPrice;
+  /** The DTO of the 200 body: documented, and the schema buyers discover through the 402. */
+  readonly response: Type<unknown>;
+  /** What the 200 holds, for the OpenAPI document. */
+  readonly description: string;
+}
+
+const USD_PRICE = /^\$(\d+)(?:\.(\d+))?$/;
+
 /**
- * Sells a route per request for `price` through x402: records the price, guards the route with
- * challenge + verify, settles after the handler, and documents the 402 and the price.
+ * Sells a route per request through x402: records the price, guards the route with challenge +
+ * verify, settles after the handler, and documents the 200, the 402, the 409/502 and the price.
+ * Everything a paid route needs comes from here; a malformed price fails at class definition.
  */
-export function Paid(price: UsdPrice): MethodDecorator {
+export function Paid({ price, response, description }: PaidOptions): MethodDecorator {
+  const decorate = paidDecorators(price, response, description);
+  return (target, key, descriptor) => {
+    const match = USD_PRICE.exec(price);
+    if (match === null || /^0*$/.test(`${match[1] ?? ''}${match[2] ?? ''}`)) {
+      throw new Error(
+        `@Paid on ${target.constructor.name}.${String(key)}: "${price}" is not a positive USD price such as $0.002`,
+      );
+    }
+    decorate(target, key, descriptor);
+  };
+}
+
+function paidDecorators(
+  price: UsdPrice,
+  response: Type<unknown>,
+  description: string,
+): MethodDecorator {
   return applyDecorators(
     SetMetadata(PAID_PRICE, price),
+    ApiOkResponse({ type: response, description }),
     UseGuards(PaymentGuard),
     UseInterceptors(SettlementInterceptor),
     ApiExtension('x-x402-price', { amount: price.slice(1), currency: 'USD' }),

@@ -108,9 +108,16 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     this.requirements.clear();
     this.challenges.clear();
     for (const route of this.explorer.explore()) {
-      const description = describeRoute(document, route);
-      this.descriptions.set(routeKey(route), description);
-      routes[routeKey(route)] = this.routeConfig(route, description);
+      try {
+        const description = describeRoute(document, route);
+        this.descriptions.set(routeKey(route), description);
+        routes[routeKey(route)] = this.routeConfig(route, description);
+      } catch (error) {
+        throw new StartupError(
+          `Cannot sell ${route.handler} (${routeKey(route)}): ${reasonOf(error)}`,
+          { cause: error },
+        );
+      }
     }
     const resourceServer = new x402ResourceServer(this.facilitator)
       .register(this.payments.network, new ExactEvmScheme())
@@ -125,6 +132,14 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
    * service starts, paid routes answer 503 and the check is retried in the background.
    */
   async onApplicationBootstrap(): Promise<void> {
+    if (this.server === undefined) {
+      const routes = this.explorer.explore().map((route) => route.handler);
+      throw new StartupError(
+        `Cannot start: the x402 paywall was never installed, so the @Paid routes ` +
+          `(${routes.join(', ')}) cannot be sold; call installPaywall(app, document) after ` +
+          'building the OpenAPI document (createApp does).',
+      );
+    }
     const unreachable = await this.confirmRoutes();
     if (unreachable === undefined) return;
     this.logger.warn(

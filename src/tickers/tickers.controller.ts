@@ -1,5 +1,5 @@
 import { Controller, Get, UseGuards } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ErrorCode } from '../common/api-error.js';
 import { ApiProblemResponses, type ProblemResponse } from '../common/api-problem-responses.js';
 import { Paid } from '../payments/paid.decorator.js';
@@ -32,7 +32,7 @@ const PAYING =
 export class TickersController {
   @Get('ticker/:symbol')
   @Selects('one')
-  @Paid('$0.002')
+  @Paid({ price: '$0.002', response: TickerDto, description: 'The price of the symbol.' })
   @ApiOperation({
     operationId: 'getTicker',
     summary: 'Current USD price of one asset',
@@ -51,7 +51,6 @@ export class TickersController {
       pattern: SYMBOL_OPENAPI_PATTERN,
     },
   })
-  @ApiOkResponse({ type: TickerDto, description: 'The price of the symbol.' })
   @ApiProblemResponses({
     400: {
       description: `The symbol is malformed (\`invalid_symbol\`).${BAD_PAYMENT} Not charged.`,
@@ -69,7 +68,7 @@ export class TickersController {
 
   @Get('tickers/:symbols')
   @Selects('many')
-  @Paid('$0.008')
+  @Paid({ price: '$0.008', response: TickersDto, description: 'The price of each symbol.' })
   @ApiOperation({
     operationId: 'getTickers',
     summary: `Current USD prices of ${MIN_LIST_SYMBOLS} to ${MAX_LIST_SYMBOLS} assets`,
@@ -87,7 +86,6 @@ export class TickersController {
       pattern: symbolListOpenApiPattern(MIN_LIST_SYMBOLS, MAX_LIST_SYMBOLS),
     },
   })
-  @ApiOkResponse({ type: TickersDto, description: 'The price of each symbol.' })
   @ApiProblemResponses({
     400: {
       description:
@@ -107,7 +105,11 @@ export class TickersController {
 
   @Get('all-tickers')
   @Selects('all')
-  @Paid('$0.010')
+  @Paid({
+    price: '$0.010',
+    response: TickersDto,
+    description: 'Every asset that has a price right now.',
+  })
   @ApiOperation({
     operationId: 'getAllTickers',
     summary: 'Current USD prices of every asset',
@@ -115,7 +117,6 @@ export class TickersController {
       'Every catalogue asset that has a fresh, agreed price; assets without one are left out ' +
       `(503 when fewer than half have one). ${PAYING}`,
   })
-  @ApiOkResponse({ type: TickersDto, description: 'Every asset that has a price right now.' })
   @ApiProblemResponses({
     400: {
       description: 'The payment header is malformed (`invalid_payment`). Not charged.',

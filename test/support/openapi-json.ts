@@ -1,6 +1,5 @@
-import { createApp } from '../../src/app.js';
+import { createApp, servedOpenApiDocument } from '../../src/app.js';
 import { loadConfig } from '../../src/app-config.js';
-import { buildOpenApiDocument } from '../../src/openapi/openapi-document.js';
 
 /** The only variable without a default; the document does not depend on its value. */
 const DOCUMENTATION_ENV = { X402_PAY_TO: '0x0000000000000000000000000000000000000001' };
@@ -12,7 +11,7 @@ const DOCUMENTATION_ENV = { X402_PAY_TO: '0x000000000000000000000000000000000000
 export async function createOpenApiJson(): Promise<string> {
   const app = await createApp({ config: loadConfig(DOCUMENTATION_ENV), logger: false });
   try {
-    return `${JSON.stringify(buildOpenApiDocument(app), null, 2)}\n`;
+    return `${JSON.stringify(servedOpenApiDocument(app), null, 2)}\n`;
   } finally {
     await app.close();
   }

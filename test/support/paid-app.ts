@@ -1,4 +1,5 @@
 import type { PaymentRequirements } from '@x402/core/types';
+import type { CreateAppOptions } from '../../src/app.js';
 import { startLocalChain, type LocalChain } from './chain.js';
 import { FakeMarkets, type FakeMarketsOptions } from './fake-markets.js';
 import { fundedBuyer, type Buyer } from './paying-clients.js';
@@ -24,6 +25,8 @@ export interface PaidAppOptions {
   readonly refresh?: boolean;
   /** Starts something on the chain before the app (a facilitator server) and returns its env. */
   readonly beforeApp?: (chain: LocalChain) => Promise<Record<string, string>>;
+  /** Feature modules served beside the built-in ones. */
+  readonly features?: CreateAppOptions['features'];
 }
 
 /**
@@ -36,17 +39,20 @@ export async function startPaidApp(options: PaidAppOptions = {}): Promise<PaidAp
   const settler = chain.accounts[0]!;
   const payTo = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' as const;
   const extraEnv = (await options.beforeApp?.(chain)) ?? {};
-  const service = await startApp({
-    ...markets.env(),
-    X402_FACILITATOR: 'embedded',
-    X402_NETWORK: 'base-sepolia',
-    X402_PAY_TO: payTo,
-    X402_SETTLER_PRIVATE_KEY: settler,
-    X402_RPC_URL: chain.rpcUrl,
-    X402_RECEIPT_POLL_MS: '20',
-    ...options.env,
-    ...extraEnv,
-  });
+  const service = await startApp(
+    {
+      ...markets.env(),
+      X402_FACILITATOR: 'embedded',
+      X402_NETWORK: 'base-sepolia',
+      X402_PAY_TO: payTo,
+      X402_SETTLER_PRIVATE_KEY: settler,
+      X402_RPC_URL: chain.rpcUrl,
+      X402_RECEIPT_POLL_MS: '20',
+      ...options.env,
+      ...extraEnv,
+    },
+    options.features,
+  );
   if (options.refresh ?? true) await service.refresh();
   const buyer = await fundedBuyer(chain);
   return {

@@ -1,4 +1,5 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { CreateAppOptions } from '../../src/app.js';
 import { PriceRefreshService } from '../../src/aggregation/price-refresh.service.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/app-config.js';
@@ -30,8 +31,15 @@ export interface RunningApp {
 }
 
 /** The real application, listening on a loopback port, configured through env variables. */
-export async function startApp(env: Record<string, string> = {}): Promise<RunningApp> {
-  const app = await createApp({ config: loadConfig({ ...TEST_ENV, ...env }), logger: false });
+export async function startApp(
+  env: Record<string, string> = {},
+  features: CreateAppOptions['features'] = [],
+): Promise<RunningApp> {
+  const app = await createApp({
+    config: loadConfig({ ...TEST_ENV, ...env }),
+    logger: false,
+    features,
+  });
   try {
     await app.listen(0, '127.0.0.1');
   } catch (error) {

@@ -1,12 +1,38 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
 import type { PaymentRequired } from '@x402/core/types';
-import type { PaymentConfig } from '../payments/payments.settings.js';
-import { describeRoute } from '../payments/discovery.js';
-import type { PaidRoute } from '../payments/paid-routes.js';
-import { usdToAtomic } from '../payments/usd-amount.js';
-import { toV1PaymentRequired } from '../payments/x402-wire.js';
+import { describeRoute } from './discovery.js';
+import { X402_SECURITY, X402_V1_SECURITY } from './paid.decorator.js';
+import type { PaidRoute } from './paid-routes.js';
+import type { PaymentConfig } from './payments.settings.js';
+import { usdToAtomic } from './usd-amount.js';
+import { toV1PaymentRequired } from './x402-wire.js';
 
 type Json = Record<string, unknown>;
+
+/** The two ways a client presents a payment, as OpenAPI security schemes `@Paid` refers to. */
+export function documentSecuritySchemes(document: OpenAPIObject): void {
+  document.components ??= {};
+  document.components.securitySchemes = {
+    ...document.components.securitySchemes,
+    [X402_SECURITY]: {
+      type: 'apiKey',
+      in: 'header',
+      name: 'PAYMENT-SIGNATURE',
+      description:
+        'x402 v2 payment: base64 JSON PaymentPayload signed for one of the requirements in the ' +
+        '402 `PAYMENT-REQUIRED` header (EIP-3009 transferWithAuthorization of USDC). The receipt ' +
+        'comes back in `PAYMENT-RESPONSE`.',
+    },
+    [X402_V1_SECURITY]: {
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-PAYMENT',
+      description:
+        'x402 v1 payment (`x402-fetch` 1.x): base64 JSON payload for one of the `accepts` in the ' +
+        '402 body. The receipt comes back in `X-PAYMENT-RESPONSE`.',
+    },
+  };
+}
 
 /**
  * Gives each paid operation its price in the summary (so the operation list shows it) and its
@@ -21,7 +47,10 @@ export function documentPaidOperations(
 ): void {
   for (const route of routes) {
     const operation = operationOf(document, route);
-    operation.summary = `${String(operation.summary)} (${route.price} per request)`;
+    operation.summary =
+      typeof operation.summary === 'string'
+        ? `${operation.summary} (${route.price} per request)`
+        : `${route.price} per request`;
     const json = ((operation.responses as Json)['402'] as Json | undefined)?.content as
       Json | undefined;
     const media = json?.['application/json'] as Json | undefined;
@@ -75,6 +104,7 @@ function operationOf(document: OpenAPIObject, route: PaidRoute): Json {
   const operation = (document.paths[openApiPath] as Json | undefined)?.[
     route.method.toLowerCase()
   ] as Json | undefined;
-  if (operation === undefined) throw new Error(`${route.handler} is missing from the document`);
+  if (operation === undefined)
+    throw new Error(`${route.handler} is missing from the OpenAPI document`);
   return operation;
 }
