@@ -2,8 +2,11 @@ import {
   BASE_CHAINLINK_UPDATE_RULES,
   BASE_CHAINLINK_USD_FEEDS,
 } from './markets/chainlink-feeds.js';
-import { loadConfig as loadConfigFrom } from './app-config.js';
-import { ConfigError } from './config/settings.js';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { projectRoot } from '../test/support/project-root.js';
+import { SETTINGS_SECTIONS, loadConfig as loadConfigFrom } from './app-config.js';
+import { ConfigError, variableNames } from './config/settings.js';
 
 const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 const SETTLER_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
@@ -391,5 +394,22 @@ describe('loadConfig', () => {
     })();
     expect(error.problems).toHaveLength(2);
     expect(error.message).toMatch(/PORT[\s\S]*LOG_LEVEL/);
+  });
+});
+
+describe('the settings sections', () => {
+  const root = projectRoot();
+  const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+  const example = readFileSync(path.join(root, '.env.example'), 'utf8');
+  const variables = Object.values(SETTINGS_SECTIONS).flatMap((section) => variableNames(section));
+
+  it('declare each variable once, across all features', () => {
+    expect(variables.length).toBeGreaterThan(30);
+    expect(new Set(variables).size).toBe(variables.length);
+  });
+
+  it.each(variables)('%s is documented in the README and .env.example', (variable) => {
+    expect(readme).toContain(variable);
+    expect(example).toMatch(new RegExp(`^#? ?${variable}=`, 'm'));
   });
 });
