@@ -102,16 +102,10 @@ function parseMarketUrls(
   env: Readonly<Record<string, string | undefined>>,
   problems: string[],
 ): Record<string, string> {
-  const urls: Record<string, string> = {};
-  for (const id of BUILT_IN_VENUE_IDS) {
-    const variable = marketUrlVariable(id);
-    const url = env[variable]?.trim();
-    if (url === undefined || url === '') continue;
-    if (isURL(url, URL_OPTIONS)) urls[id] = url.replace(/\/+$/, '');
-    // not echoed: the URL may carry credentials
-    else problems.push(`${variable} must be an http(s) URL`);
-  }
-  return urls;
+  // never echoed: the URL may carry credentials
+  return parseBaseUrls(env, BUILT_IN_VENUE_IDS, marketUrlVariable, URL_OPTIONS, (name) =>
+    problems.push(`${name} must be an http(s) URL`),
+  );
 }
 
 /** MARKET_STREAMS: `none`, or enabled venues that have a stream; by default all of those. */
@@ -139,14 +133,27 @@ function parseStreamUrls(
   env: Readonly<Record<string, string | undefined>>,
   problems: string[],
 ): Record<string, string> {
+  const options = { ...URL_OPTIONS, protocols: ['ws', 'wss'] };
+  return parseBaseUrls(env, STREAMING_VENUE_IDS, streamUrlVariable, options, (name, url) =>
+    problems.push(`${name} must be a ws(s) URL (got "${url}")`),
+  );
+}
+
+/** One base URL variable per venue id, set or not; each bad one reported through `refuse`. */
+function parseBaseUrls(
+  env: Readonly<Record<string, string | undefined>>,
+  ids: readonly string[],
+  variableOf: (id: string) => string,
+  options: typeof URL_OPTIONS,
+  refuse: (variable: string, url: string) => void,
+): Record<string, string> {
   const urls: Record<string, string> = {};
-  for (const id of STREAMING_VENUE_IDS) {
-    const variable = streamUrlVariable(id);
+  for (const id of ids) {
+    const variable = variableOf(id);
     const url = env[variable]?.trim();
     if (url === undefined || url === '') continue;
-    if (isURL(url, { ...URL_OPTIONS, protocols: ['ws', 'wss'] }))
-      urls[id] = url.replace(/\/+$/, '');
-    else problems.push(`${variable} must be a ws(s) URL (got "${url}")`);
+    if (isURL(url, options)) urls[id] = url.replace(/\/+$/, '');
+    else refuse(variable, url);
   }
   return urls;
 }
