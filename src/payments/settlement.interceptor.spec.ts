@@ -1,0 +1,376 @@
+import { Logger, type CallHandler } from '@nestjs/common';
+import { decodePaymentResponseHeader } from '@x402/core/http';
+import type { SettleResponse } from '@x402/core/types';
+import { lastValueFrom, of, throwError, type Observable } from 'rxjs';
+import {
+  FakePaywall,
+  OFFERED,
+  PAYER,
+  bindingOf,
+  httpContext,
+  paidRequest,
+  presentedPayment,
+  rejectionOf,
+  verifiedPayment,
+} from '../../test/support/payment-doubles.js';
+import { ApiError, ErrorCode } from '../common/api-error.js';
+import { PreparedResponseException } from '../common/prepared-response.exception.js';
+import { FacilitatorUnavailableError } from './facilitator-client.js';
+import { acceptPayment, paymentExpiry, paymentFingerprint } from './payment-acceptance.js';
+import type { PaymentInProgress } from './payment-errors.js';
+import {
+  InMemoryPaymentLedger,
+  type PaymentIdBinding,
+  type StoredResponse,
+} from './payment-ledger.js';
+import type { PaymentSettler, SettlementOutcome } from './payment-settler.js';
+import type { SettlementReconciler, UncertainSettlement } from './settlement-reconciler.js';
+import { SettlementInterceptor } from './settlement.interceptor.js';
+import type { ProtocolVersion } from './x402-wire.js';
+
+const ID = 'order-0000000000000001';
+const TX = `0x${'11'.repeat(32)}` as const;
+const BODY = { symbol: 'BTC', price: '97000.12' };
+
+/** Answers every settlement with the outcome the test sets, and records what it was asked. */
+class ScriptedSettler {
+  outcome: SettlementOutcome = { kind: 'settled', settlement: settlement(true) };
+  readonly calls: Parameters<PaymentSettler['settle']>[] = [];
+
+  settle(...args: Parameters<PaymentSettler['settle']>): Promise<SettlementOutcome> {
+    this.calls.push(args);
+    return Promise.resolve(this.outcome);
+  }
+}
+
+/** Records what it is asked to watch on chain; the test plays the chain's answer. */
+class RecordingReconciler {
+  readonly tracked: UncertainSettlement[] = [];
+
+  track(uncertain: UncertainSettlement): void {
+    this.tracked.push(uncertain);
+  }
+}
+
+/** The reply the answer would go out on: its connection state and the headers set on it. */
+class FakeReply {
+  sent: Record<string, string> | undefined;
+  raw: { destroyed: boolean; socket: { destroyed: boolean } | null } = {
+    destroyed: false,
+    socket: { destroyed: false },
+  };
+
+  headers(values: Record<string, string>): this {
+    this.sent = { ...this.sent, ...values };
+    return this;
+  }
+}
+
+/** A ledger whose store for retries is broken: the money has moved, the 200 must still go out. */
+class LedgerThatCannotStore extends InMemoryPaymentLedger {
+  override storeResponse(): Promise<void> {
+    return Promise.reject(new Error('store unavailable'));
+  }
+}
+
+function settlement(success: boolean, errorReason?: string): SettleResponse {
+  return {
+    success,
+    transaction: success ? TX : '',
+    network: OFFERED.network,
+    payer: PAYER,
+    ...(errorReason === undefined ? {} : { errorReason }),
+  };
+}
+
+function decodeV1Receipt(value: string): unknown {
+  return JSON.parse(Buffer.from(value, 'base64').toString('utf8'));
+}
+
+describe('SettlementInterceptor', () => {
+  beforeAll(() => {
+    Logger.overrideLogger(false);
+  });
+  afterAll(() => {
+    Logger.overrideLogger(true);
+  });
+
+  let paywall: FakePaywall;
+  let settler: ScriptedSettler;
+  let reconciler: RecordingReconciler;
+  let ledger: InMemoryPaymentLedger;
+  let reply: FakeReply;
+  let handled: number;
+
+  function interceptor(): SettlementInterceptor {
+    return new SettlementInterceptor(
+      paywall.asPaywall(),
+      settler as unknown as PaymentSettler,
+      reconciler as unknown as SettlementReconciler,
+      ledger,
+    );
+  }
+
+  beforeEach(() => {
+    paywall = new FakePaywall();
+    settler = new ScriptedSettler();
+    reconciler = new RecordingReconciler();
+    ledger = new InMemoryPaymentLedger();
+    reply = new FakeReply();
+    handled = 0;
+  });
+
+  /**
+   * A payment as the guard leaves it: claimed in the ledger (and its id bound), verified, on
+   * the request.
+   */
+  async function claimedPayment(
+    options: { paymentId?: string; version?: ProtocolVersion } = {},
+  ): Promise<PaymentInProgress & { binding: PaymentIdBinding }> {
+    const accepted = acceptPayment(presentedPayment({ paymentId: options.paymentId }), [OFFERED]);
+    const fingerprint = paymentFingerprint(accepted);
+    const expiresAt = paymentExpiry(accepted);
+    const binding = bindingOf(accepted, fingerprint);
+    expect(await ledger.claim(fingerprint, expiresAt)).toBe('claimed');
+    if (options.paymentId !== undefined) {
+      expect(await ledger.claimPaymentId(options.paymentId, binding, expiresAt)).toEqual({
+        kind: 'claimed',
+      });
+    }
+    return {
+      accepted,
+      payment: verifiedPayment(accepted.payload),
+      version: options.version ?? 2,
+      fingerprint,
+      expiresAt,
+      paymentId: options.paymentId,
+      binding,
+    };
+  }
+
+  function handler(answer: () => Observable<unknown>): CallHandler {
+    return {
+      handle: () => {
+        handled += 1;
+        return answer();
+      },
+    };
+  }
+
+  /** Runs the interceptor around a handler answering BODY (or `answer`) for a paid request. */
+  function run(
+    payment: PaymentInProgress | undefined,
+    answer: () => Observable<unknown> = () => of(BODY),
+  ): Promise<unknown> {
+    const request = paidRequest();
+    request.x402Payment = payment;
+    const context = httpContext(request, reply);
+    return lastValueFrom(interceptor().intercept(context, handler(answer)));
+  }
+
+  /** Both the payment and its id are free again: the same payment can be presented later. */
+  async function expectReleased(payment: PaymentInProgress & { binding: PaymentIdBinding }) {
+    expect(await ledger.claim(payment.fingerprint, payment.expiresAt)).toBe('claimed');
+    if (payment.paymentId !== undefined) {
+      expect(
+        await ledger.claimPaymentId(payment.paymentId, payment.binding, payment.expiresAt),
+      ).toEqual({ kind: 'claimed' });
+    }
+  }
+
+  it('fails closed: a request without a verified payment never reaches the handler', () => {
+    const request = paidRequest();
+    const context = httpContext(request, reply);
+    expect(() =>
+      interceptor().intercept(
+        context,
+        handler(() => of(BODY)),
+      ),
+    ).toThrow(new Error('GET /v1/ticker/BTC: paid route reached without a verified payment'));
+    expect(handled).toBe(0);
+    expect(settler.calls).toEqual([]);
+    expect(reply.sent).toBeUndefined();
+  });
+
+  it('settles nothing when the handler fails, passes its error on and releases the payment and id', async () => {
+    const payment = await claimedPayment({ paymentId: ID });
+    const failure = new ApiError(ErrorCode.PriceUnavailable, 'no quorum');
+
+    expect(await rejectionOf(run(payment, () => throwError(() => failure)))).toBe(failure);
+    expect(settler.calls).toEqual([]);
+    expect(reply.sent).toBeUndefined();
+    await expectReleased(payment);
+  });
+
+  it.each<[string, FakeReply['raw']]>([
+    ['the response is destroyed', { destroyed: true, socket: { destroyed: false } }],
+    ['the socket is detached', { destroyed: false, socket: null }],
+    ['the socket is destroyed', { destroyed: false, socket: { destroyed: true } }],
+  ])(
+    'settles nothing when the client left (%s): 499 and the payment released',
+    async (_case, raw) => {
+      reply.raw = raw;
+      const payment = await claimedPayment({ paymentId: ID });
+
+      const error = await rejectionOf(run(payment));
+      expect(error).toBeInstanceOf(ApiError);
+      expect([(error as ApiError).code, (error as ApiError).status]).toEqual([
+        ErrorCode.ClientClosedRequest,
+        499,
+      ]);
+      expect(handled).toBe(1);
+      expect(settler.calls).toEqual([]);
+      expect(reply.sent).toBeUndefined();
+      await expectReleased(payment);
+    },
+  );
+
+  describe('settled', () => {
+    it('sends the body with the v2 receipt and marks the payment settled', async () => {
+      const payment = await claimedPayment();
+
+      expect(await run(payment)).toBe(BODY);
+      expect(settler.calls).toEqual([[payment.payment, payment.accepted]]);
+      expect(Object.keys(reply.sent ?? {})).toEqual(['PAYMENT-RESPONSE', 'cache-control']);
+      expect(reply.sent?.['cache-control']).toBe('private, no-store');
+      expect(decodePaymentResponseHeader(reply.sent!['PAYMENT-RESPONSE']!)).toEqual(
+        settlement(true),
+      );
+      expect(await ledger.claim(payment.fingerprint, payment.expiresAt)).toBe('settled');
+      expect(reconciler.tracked).toEqual([]);
+    });
+
+    it('answers a v1 payment with X-PAYMENT-RESPONSE and stores the response under its id', async () => {
+      const payment = await claimedPayment({ paymentId: ID, version: 1 });
+
+      expect(await run(payment)).toBe(BODY);
+      expect(Object.keys(reply.sent ?? {})).toEqual(['X-PAYMENT-RESPONSE', 'cache-control']);
+      expect(decodeV1Receipt(reply.sent!['X-PAYMENT-RESPONSE']!)).toEqual({
+        success: true,
+        transaction: TX,
+        network: 'base-sepolia',
+        payer: PAYER,
+      });
+      expect(await ledger.claim(payment.fingerprint, payment.expiresAt)).toBe('settled');
+      const stored: StoredResponse = { status: 200, headers: reply.sent!, body: BODY };
+      expect(await ledger.claimPaymentId(ID, payment.binding, payment.expiresAt)).toEqual({
+        kind: 'stored',
+        response: stored,
+      });
+    });
+
+    it('still sends the 200 when the response cannot be stored for retries', async () => {
+      ledger = new LedgerThatCannotStore();
+      const payment = await claimedPayment({ paymentId: ID });
+
+      expect(await run(payment)).toBe(BODY);
+      expect(Object.keys(reply.sent ?? {})).toEqual(['PAYMENT-RESPONSE', 'cache-control']);
+      expect(await ledger.claim(payment.fingerprint, payment.expiresAt)).toBe('settled');
+    });
+  });
+
+  it('withholds the body when settlement is refused: 402 with the reason and receipt, payment released', async () => {
+    const refused = settlement(false, 'invalid_exact_evm_insufficient_balance');
+    settler.outcome = { kind: 'refused', settlement: refused, reason: refused.errorReason! };
+    const payment = await claimedPayment({ paymentId: ID });
+
+    const error = await rejectionOf(run(payment));
+    expect(error).toBeInstanceOf(PreparedResponseException);
+    const prepared = error as PreparedResponseException;
+    expect(prepared.getStatus()).toBe(402);
+    const reason = 'settlement_failed: invalid_exact_evm_insufficient_balance';
+    expect((JSON.parse(prepared.body as string) as { error: string }).error).toBe(reason);
+    expect(paywall.challengeReasons).toEqual([reason]);
+    expect(prepared.headers['PAYMENT-REQUIRED']).toBe(Buffer.from(reason).toString('base64'));
+    expect(decodePaymentResponseHeader(prepared.headers['PAYMENT-RESPONSE']!)).toEqual(refused);
+    expect(reply.sent).toBeUndefined();
+    await expectReleased(payment);
+  });
+
+  it('answers 503 when the facilitator could not be asked, and releases the payment', async () => {
+    settler.outcome = {
+      kind: 'unavailable',
+      error: new FacilitatorUnavailableError('settle', new Error('ECONNREFUSED')),
+    };
+    const payment = await claimedPayment({ paymentId: ID });
+
+    const error = await rejectionOf(run(payment));
+    expect(error).toBeInstanceOf(ApiError);
+    expect([(error as ApiError).code, (error as ApiError).status]).toEqual([
+      ErrorCode.FacilitatorUnavailable,
+      503,
+    ]);
+    expect(reply.sent).toBeUndefined();
+    await expectReleased(payment);
+  });
+
+  describe('outcome unknown', () => {
+    const trace = { observed: true, broadcast: true, transaction: TX };
+
+    it('answers 502 naming the transaction, holds the payment and id uncertain, and has the chain watched', async () => {
+      settler.outcome = { kind: 'unknown', reason: 'settlement_deadline', trace, transaction: TX };
+      const payment = await claimedPayment({ paymentId: ID });
+
+      const error = await rejectionOf(run(payment));
+      expect(error).toBeInstanceOf(ApiError);
+      const apiError = error as ApiError;
+      expect([apiError.code, apiError.status]).toEqual([ErrorCode.SettlementUnknown, 502]);
+      expect(apiError.detail).toContain(`(transaction ${TX}): settlement_deadline.`);
+      expect(apiError.headers).toEqual({ 'retry-after': '5' });
+      expect(reply.sent).toBeUndefined();
+      expect(await ledger.claim(payment.fingerprint, payment.expiresAt)).toBe('uncertain');
+      expect(await ledger.claimPaymentId(ID, payment.binding, payment.expiresAt)).toEqual({
+        kind: 'uncertain',
+      });
+      expect(reconciler.tracked).toEqual([
+        {
+          payment: payment.accepted,
+          fingerprint: payment.fingerprint,
+          expiresAt: payment.expiresAt,
+          paymentId: ID,
+          trace,
+          onSettled: expect.any(Function) as unknown,
+        },
+      ]);
+    });
+
+    it('stores the 200 under the id once the chain shows the payment settled', async () => {
+      settler.outcome = { kind: 'unknown', reason: 'settlement_deadline', trace, transaction: TX };
+      const payment = await claimedPayment({ paymentId: ID });
+      await rejectionOf(run(payment));
+
+      await reconciler.tracked[0]!.onSettled(TX);
+      const claim = await ledger.claimPaymentId(ID, payment.binding, payment.expiresAt);
+      expect(claim.kind).toBe('stored');
+      const { response } = claim as Extract<typeof claim, { kind: 'stored' }>;
+      expect([response.status, response.body]).toEqual([200, BODY]);
+      expect(response.headers['cache-control']).toBe('private, no-store');
+      expect(decodePaymentResponseHeader(response.headers['PAYMENT-RESPONSE']!)).toEqual(
+        settlement(true),
+      );
+    });
+
+    it('without an id or a transaction: 502 naming none, payment uncertain, nothing to store', async () => {
+      const untraced = { observed: false, broadcast: false };
+      settler.outcome = {
+        kind: 'unknown',
+        reason: 'settlement_error: socket hang up',
+        trace: untraced,
+        transaction: undefined,
+      };
+      const payment = await claimedPayment();
+
+      const error = await rejectionOf(run(payment));
+      expect(error).toBeInstanceOf(ApiError);
+      expect((error as ApiError).code).toBe(ErrorCode.SettlementUnknown);
+      expect((error as ApiError).detail).toMatch(
+        /^The settlement could not be confirmed: settlement_error: socket hang up\./,
+      );
+      expect(await ledger.claim(payment.fingerprint, payment.expiresAt)).toBe('uncertain');
+      expect(reconciler.tracked).toHaveLength(1);
+      expect(reconciler.tracked[0]?.paymentId).toBeUndefined();
+      await expect(reconciler.tracked[0]!.onSettled(TX)).resolves.toBeUndefined();
+      expect(await ledger.claim(payment.fingerprint, payment.expiresAt)).toBe('uncertain');
+    });
+  });
+});
