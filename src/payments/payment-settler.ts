@@ -100,9 +100,12 @@ export class PaymentSettler {
 
   async settle(verified: VerifiedPayment, payment: AcceptedPayment): Promise<SettlementOutcome> {
     const trace: SettlementTrace = { observed: false, broadcast: false };
-    const attempt = settlementTraces.run(trace, () =>
-      this.settleAndProve(verified, payment, trace),
-    );
+    const attempt = settlementTraces
+      .run(trace, () => this.settleAndProve(verified, payment, trace))
+      .catch((error: unknown) =>
+        // whatever failed, it failed after the facilitator was asked: money may have moved
+        unknown(trace, `settlement_error: ${describe(error)}`, trace.transaction),
+      );
     const outcome = await withDeadline(attempt, this.timeoutMs);
     if (outcome !== DEADLINE) return outcome;
     return unknown(

@@ -66,6 +66,21 @@ class FakeReply {
   }
 }
 
+/** A ledger that can claim but not record what happened next (a shared store that went away). */
+class LedgerThatCannotRecord extends InMemoryPaymentLedger {
+  override settle(): Promise<void> {
+    return Promise.reject(new Error('store unavailable'));
+  }
+
+  override markUncertain(): Promise<void> {
+    return Promise.reject(new Error('store unavailable'));
+  }
+
+  override storeResponse(): Promise<void> {
+    return Promise.reject(new Error('store unavailable'));
+  }
+}
+
 /** A ledger whose store for retries is broken: the money has moved, the 200 must still go out. */
 class LedgerThatCannotStore extends InMemoryPaymentLedger {
   override storeResponse(): Promise<void> {
@@ -267,6 +282,36 @@ describe('SettlementInterceptor', () => {
       expect(Object.keys(reply.sent ?? {})).toEqual(['PAYMENT-RESPONSE', 'cache-control']);
       expect(await ledger.claim(payment.fingerprint, payment.expiresAt)).toBe('settled');
     });
+  });
+
+  it('still sends the 200 when the ledger cannot record the settlement: the price has moved', async () => {
+    ledger = new LedgerThatCannotRecord();
+    const payment = await claimedPayment({ paymentId: ID });
+
+    expect(await run(payment)).toBe(BODY);
+    expect(Object.keys(reply.sent ?? {})).toEqual(['PAYMENT-RESPONSE', 'cache-control']);
+    // not released: the payment cannot be presented again while its claim lives
+    expect(await ledger.claim(payment.fingerprint, payment.expiresAt)).toBe('in_flight');
+  });
+
+  it('still answers 502 settlement_unknown when the ledger cannot record the unknown outcome', async () => {
+    ledger = new LedgerThatCannotRecord();
+    settler.outcome = {
+      kind: 'unknown',
+      reason: 'settlement_deadline: not confirmed within 15000 ms',
+      trace: { observed: true, broadcast: true, transaction: TX },
+      transaction: TX,
+    };
+    const payment = await claimedPayment({ paymentId: ID });
+
+    const error = await rejectionOf(run(payment));
+    expect(error).toBeInstanceOf(ApiError);
+    expect([(error as ApiError).code, (error as ApiError).status]).toEqual([
+      ErrorCode.SettlementUnknown,
+      502,
+    ]);
+    expect(reply.sent).toBeUndefined();
+    expect(await ledger.claim(payment.fingerprint, payment.expiresAt)).toBe('in_flight');
   });
 
   it('withholds the body when settlement is refused: 402 with the reason and receipt, payment released', async () => {

@@ -97,7 +97,12 @@ export class SettlementInterceptor implements NestInterceptor {
         await this.giveBack(inProgress);
         throw asPaymentError(outcome.error, this.logger);
       case 'unknown':
-        await this.holdUncertain(inProgress, outcome, body);
+        try {
+          await this.holdUncertain(inProgress, outcome, body);
+        } catch (error) {
+          // the claim stays in flight until the payment expires: it is not accepted again either way
+          this.logger.error(`could not record the unknown settlement: ${String(error)}`);
+        }
         throw settlementUnknown(outcome.transaction, outcome.reason);
     }
   }
@@ -108,7 +113,15 @@ export class SettlementInterceptor implements NestInterceptor {
     settlement: SettleResponse,
     body: unknown,
   ): Promise<unknown> {
-    await this.ledger.settle(inProgress.fingerprint, inProgress.expiresAt);
+    try {
+      await this.ledger.settle(inProgress.fingerprint, inProgress.expiresAt);
+    } catch (error) {
+      // the price has moved: the client gets what it paid for; the claim stays in flight until
+      // the payment expires, and the chain refuses its authorization after that
+      this.logger.error(
+        `could not record settled payment ${inProgress.fingerprint}: ${String(error)}`,
+      );
+    }
     const headers = this.receiptHeaders(inProgress, settlement);
     if (inProgress.paymentId !== undefined)
       await this.storeForRetries(inProgress.paymentId, inProgress.fingerprint, headers, body);
