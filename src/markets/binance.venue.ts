@@ -10,6 +10,8 @@ const BINANCE_QUOTES = ['USDT', 'USDC'] as const;
 /** Binance spot: the last price of every symbol in one call (weight 4), without volumes or times. */
 export const BINANCE: JsonVenue = {
   id: 'binance',
+  summary:
+    'USDT and USDC symbols (`BTCUSDT`); FDUSD, fiat and crypto quotes skipped; no volume or time. Answers 451 to US addresses',
   defaultBaseUrl: 'https://api.binance.com',
   path: '/api/v3/ticker/price',
   // all symbols cost weight 4 of 6000/min per IP: 240/min is 4 %, far from a 429 or 418 ban

@@ -5,6 +5,7 @@ import { expectArray, isRecord, parseAmount, parseEpoch, parsePrice } from './ve
 /** Bitstamp's all-pairs ticker. */
 export const BITSTAMP: JsonVenue = {
   id: 'bitstamp',
+  summary: 'USD pairs, dated by the venue',
   defaultBaseUrl: 'https://www.bitstamp.net',
   path: '/api/v2/ticker/',
   minIntervalMs: 1000,

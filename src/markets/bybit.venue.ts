@@ -17,6 +17,8 @@ const BYBIT_QUOTES = ['USDT', 'USDC'] as const;
 /** Bybit spot tickers: every spot symbol with its last price and 24 h volume, one server time. */
 export const BYBIT: JsonVenue = {
   id: 'bybit',
+  summary:
+    'USDT and USDC symbols, dated by the response `time`; a `retCode` other than `0` is a failure. Answers 403 to US addresses',
   defaultBaseUrl: 'https://api.bybit.com',
   path: '/v5/market/tickers?category=spot',
   // 600 req/5 s per IP, but going over earns a 403 ban of 10+ minutes: 1 req/s stays far below

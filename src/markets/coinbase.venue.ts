@@ -6,6 +6,7 @@ import { expectArray, expectRecord, isRecord, parseAmount, parsePrice } from './
 /** Coinbase Advanced Trade public products: every product with its last price in one call. */
 export const COINBASE: JsonVenue = {
   id: 'coinbase',
+  summary: 'online USD products (USDC products are aliases of USD ones and are skipped)',
   defaultBaseUrl: 'https://api.coinbase.com',
   path: '/api/v3/brokerage/market/products',
   minIntervalMs: 1000,

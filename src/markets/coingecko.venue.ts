@@ -19,6 +19,8 @@ export function coingeckoPricePath(ids: readonly string[] = Object.values(COINGE
  */
 export const COINGECKO: JsonVenue = {
   id: 'coingecko',
+  summary:
+    'USD price per asset (ids from `src/markets/coingecko-ids.ts`), dated by `last_updated_at`; CoinGecko is itself an aggregator of venues',
   defaultBaseUrl: 'https://api.coingecko.com',
   path: coingeckoPricePath(),
   // keyless callers get a few calls a minute and prices are cached ~60 s upstream anyway

@@ -12,6 +12,7 @@ const GEMINI_QUOTES = ['USD'] as const;
 /** Gemini's price feed: the last price of every pair in one call, without volumes or times. */
 export const GEMINI: JsonVenue = {
   id: 'gemini',
+  summary: 'USD pairs (`BTCUSD`); no volume or time in this feed',
   defaultBaseUrl: 'https://api.gemini.com',
   path: '/v1/pricefeed',
   // public limit 120 req/min, and Gemini asks for at most 1 req/s: half the limit

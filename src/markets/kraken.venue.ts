@@ -21,6 +21,7 @@ export interface KrakenPair {
 /** Kraken: two calls and a cache of pair names, so its own fetcher rather than a JSON venue. */
 export const KRAKEN: CustomVenue = {
   id: 'kraken',
+  summary: 'USD pairs; `XBT` → `BTC`, `XDG` → `DOGE`; pair names from AssetPairs, re-read hourly',
   defaultBaseUrl: 'https://api.kraken.com',
   paths: KRAKEN_PATHS,
   minIntervalMs: 2000,

@@ -14,6 +14,8 @@ import {
 /** KuCoin's all-tickers snapshot (rebuilt upstream every 2 s), stamped with its own time. */
 export const KUCOIN: JsonVenue = {
   id: 'kucoin',
+  summary:
+    'USD, USDT and USDC pairs by their current name (`symbolName`), dated by the snapshot `time`; a `code` other than `"200000"` is a failure',
   defaultBaseUrl: 'https://api.kucoin.com',
   path: '/api/v1/market/allTickers',
   // the all-tickers snapshot is rebuilt every 2 s upstream: asking more often only repeats it

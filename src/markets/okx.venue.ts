@@ -15,6 +15,8 @@ import {
 /** OKX spot tickers: every spot instrument with its last price, 24 h volume and time. */
 export const OKX: JsonVenue = {
   id: 'okx',
+  summary:
+    'USD, USDT and USDC instruments (`BTC-USDT`), dated by each ticker\'s `ts`; a `code` other than `"0"` is a failure',
   defaultBaseUrl: 'https://www.okx.com',
   path: '/api/v5/market/tickers?instType=SPOT',
   // tickers allow 20 req/2 s per IP: 1 req/s is a twentieth of that

@@ -6,6 +6,8 @@ import type { VenueConnection } from './venue-connection.js';
 interface VenueBasics {
   /** Written here only: MARKETS, MARKET_<ID>_URL, each quote's `source` and the test replays use it. */
   readonly id: string;
+  /** What README's Venues table says it reads: the instruments kept, how they are dated (Markdown). */
+  readonly summary: string;
   readonly defaultBaseUrl: string;
   /** Shortest time between two snapshots from this venue, within its public rate limit with margin. */
   readonly minIntervalMs: number;
