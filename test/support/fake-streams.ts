@@ -133,7 +133,8 @@ export class FakeStream {
     if (protocol === undefined) throw new Error(`venue ${id} has no stream`);
     return new FakeStream(
       STREAM_REPLAYS[id],
-      protocol.path,
+      // a stream URL without a path (Coinbase) is requested as `/`
+      protocol.path === '' ? '/' : protocol.path,
       recordedStreamMessages(id),
       server,
       wss,
