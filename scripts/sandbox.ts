@@ -209,7 +209,7 @@ async function startVenues(
 }
 
 /** The recorded venues to replay: those MARKETS names (all of them when unset). */
-function recordedVenues(markets: string | undefined): ReplayedVenue[] {
+function recordedVenues(markets: string | undefined): readonly ReplayedVenue[] {
   if (markets === undefined || markets.trim() === '') return REPLAYED_VENUES;
   const wanted = markets.split(',').map((id) => id.trim().toLowerCase());
   return REPLAYED_VENUES.filter((id) => wanted.includes(id));

@@ -2,8 +2,8 @@
  * Live or recorded prices for the sandbox: one short request to each venue's real endpoint
  * decides. Probing is separate from deciding so tests can use loopback servers only.
  */
+import { venueRequests } from '../src/markets/venue-definition.js';
 import { BUILT_IN_VENUES } from '../src/markets/venues.js';
-import { VENUE_REPLAYS, type ReplayedVenue } from '../test/support/fake-markets.js';
 
 /** Venue id → did its endpoint answer 2xx within the time-out. */
 export type Reachability = Readonly<Record<string, boolean>>;
@@ -14,19 +14,11 @@ export type VenueChoice =
 
 export const PROBE_TIMEOUT_MS = 2_000;
 
-/** The snapshot path each venue is polled on, as its replay records it (the first one listed). */
-function snapshotPath(id: string): string {
-  const replay = (VENUE_REPLAYS as Partial<Record<string, { paths: Record<string, string> }>>)[
-    id as ReplayedVenue
-  ];
-  return Object.keys(replay?.paths ?? {})[0] ?? '/';
-}
-
 /** Venue id → the real URL the service would poll (no MARKET_<ID>_URL override). */
 export function liveVenueEndpoints(): Record<string, string> {
   const endpoints: Record<string, string> = {};
   for (const venue of BUILT_IN_VENUES) {
-    endpoints[venue.id] = `${venue.defaultBaseUrl}${snapshotPath(venue.id)}`;
+    endpoints[venue.id] = `${venue.defaultBaseUrl}${venueRequests(venue)[0]?.path ?? '/'}`;
   }
   return endpoints;
 }

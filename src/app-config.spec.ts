@@ -7,6 +7,7 @@ import path from 'node:path';
 import { projectRoot } from '../test/support/project-root.js';
 import { SETTINGS_SECTIONS, loadConfig as loadConfigFrom } from './app-config.js';
 import { ConfigError, variableNames } from './config/settings.js';
+import { BUILT_IN_VENUE_IDS, STREAMING_VENUE_IDS } from './markets/venues.js';
 
 const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 const SETTLER_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
@@ -38,21 +39,11 @@ describe('loadConfig', () => {
       },
       logLevel: 'log',
       markets: {
-        enabled: [
-          'coinbase',
-          'kraken',
-          'bitstamp',
-          'gemini',
-          'binance',
-          'okx',
-          'bybit',
-          'kucoin',
-          'coingecko',
-        ],
+        enabled: BUILT_IN_VENUE_IDS,
         baseUrls: {},
         timeoutMs: 4000,
         apiKeys: {},
-        streams: ['coinbase', 'kraken', 'binance', 'okx', 'bybit'],
+        streams: STREAMING_VENUE_IDS,
         streamUrls: {},
         streamQuietMs: 10_000,
       },

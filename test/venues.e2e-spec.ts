@@ -1,4 +1,6 @@
-import { FakeMarkets, REPLAYED_VENUES, VENUE_REPLAYS } from './support/fake-markets.js';
+import { venueRequests } from '../src/markets/venue-definition.js';
+import { builtInVenue } from '../src/markets/venues.js';
+import { FakeMarkets, REPLAYED_VENUES } from './support/fake-markets.js';
 import { startApp, type RunningApp } from './support/test-app.js';
 
 interface SourceState {
@@ -41,7 +43,7 @@ describe('every built-in venue, replayed on loopback', () => {
     expect([...states.keys()]).toEqual(REPLAYED_VENUES);
     for (const id of REPLAYED_VENUES) {
       expect(markets?.venue(id).requests).toEqual(
-        expect.arrayContaining(Object.keys(VENUE_REPLAYS[id].paths)),
+        expect.arrayContaining(venueRequests(builtInVenue(id)).map((request) => request.path)),
       );
       expect(states.get(id)).toMatchObject({ status: 'ok', lastError: null });
       expect(states.get(id)?.instruments).toBeGreaterThan(0);

@@ -1,43 +1,9 @@
 import type { RoundReport } from './price-refresh.service.js';
 import type { StreamStatus } from '../markets/venue-stream.js';
-import type { VenueState } from './venue-poller.js';
-
-/** One venue as /v1/sources explains it. */
-export interface SourceReport {
-  readonly id: string;
-  readonly status: VenueState['status'];
-  readonly lastAttemptAt: string | null;
-  readonly lastSuccessAt: string | null;
-  readonly latencyMs: number | null;
-  readonly consecutiveFailures: number;
-  readonly lastError: {
-    readonly kind: string;
-    readonly message: string;
-    readonly at: string;
-  } | null;
-  readonly nextPollAt: string;
-  /** Instruments in the venue's last good snapshot. */
-  readonly instruments: number;
-  /** Of those, quotes left out because their stablecoin had no USD rate. */
-  readonly unconverted: number;
-  /** Served symbols whose price this venue's quote helped make in the last round. */
-  readonly contributedTo: string[];
-  /** Served symbols for which its quote was dropped as an outlier in the last round. */
-  readonly rejectedFor: string[];
-  /** How its quotes arrive right now, and its ticker stream when it has one. */
-  readonly transport: VenueState['transport'];
-  readonly stream: StreamReport | null;
-}
-
-export interface StreamReport {
-  readonly state: string;
-  readonly connections: number;
-  readonly lastMessageAt: string | null;
-  readonly lastError: { readonly message: string; readonly at: string } | null;
-}
+import type { SourceDto, StreamDto } from './sources.dto.js';
 
 /** The venues' states and their part in the last round, limited to the symbols served. */
-export function describeSources(report: RoundReport, served: readonly string[]): SourceReport[] {
+export function describeSources(report: RoundReport, served: readonly string[]): SourceDto[] {
   return report.venues.map((venue) => {
     const contributedTo: string[] = [];
     const rejectedFor: string[] = [];
@@ -73,7 +39,7 @@ export function describeSources(report: RoundReport, served: readonly string[]):
   });
 }
 
-function describeStream(stream: StreamStatus | undefined): StreamReport | null {
+function describeStream(stream: StreamStatus | undefined): StreamDto | null {
   if (stream === undefined) return null;
   return {
     state: stream.state,

@@ -1,21 +1,23 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { STREAM_STATES, type StreamState } from '../markets/venue-stream.js';
+import {
+  SOURCE_ERROR_KINDS,
+  TRANSPORTS,
+  VENUE_STATUSES,
+  type SourceErrorKind,
+  type Transport,
+  type VenueStatus,
+} from './venue-poller.js';
+
+/* The one shape of GET /v1/sources: describeSources() builds these, the OpenAPI documents them. */
 
 export class SourceErrorDto {
   @ApiProperty({
     description: 'What went wrong.',
-    enum: [
-      'timeout',
-      'network',
-      'http_status',
-      'rate_limited',
-      'too_large',
-      'invalid_body',
-      'venue_error',
-      'unexpected',
-    ],
+    enum: SOURCE_ERROR_KINDS,
     example: 'rate_limited',
   })
-  kind!: string;
+  kind!: SourceErrorKind;
 
   @ApiProperty({ example: 'HTTP 429' })
   message!: string;
@@ -34,13 +36,13 @@ export class StreamErrorDto {
 
 export class StreamDto {
   @ApiProperty({
-    enum: ['idle', 'connecting', 'live', 'quiet', 'down'],
+    enum: STREAM_STATES,
     description:
       '`idle`: not started (waits for a first REST snapshot); `live`: data within the quiet limit; ' +
       '`quiet`: silent too long, being reconnected; `down`: closed, reconnecting with back-off.',
     example: 'live',
   })
-  state!: string;
+  state!: StreamState;
 
   @ApiProperty({
     type: 'integer',
@@ -67,12 +69,12 @@ export class SourceDto {
   id!: string;
 
   @ApiProperty({
-    enum: ['waiting', 'ok', 'failing', 'rate_limited'],
+    enum: VENUE_STATUSES,
     description:
       '`waiting`: not asked yet; `failing`/`rate_limited`: the last attempt failed (see lastError).',
     example: 'ok',
   })
-  status!: string;
+  status!: VenueStatus;
 
   @ApiProperty({
     type: 'string',
@@ -138,12 +140,12 @@ export class SourceDto {
   rejectedFor!: string[];
 
   @ApiProperty({
-    enum: ['rest', 'stream'],
+    enum: TRANSPORTS,
     description:
       '`stream` while its WebSocket ticker stream is live (REST polling paused); `rest` otherwise.',
     example: 'stream',
   })
-  transport!: string;
+  transport!: Transport;
 
   @ApiProperty({
     type: StreamDto,

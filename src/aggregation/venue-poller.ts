@@ -1,6 +1,6 @@
 import type { PriceSource, RawQuote } from '../markets/price-source.js';
 import type { StreamInstrument } from '../markets/price-stream.js';
-import { VenueError, type VenueErrorKind } from '../markets/venue-error.js';
+import { VENUE_ERROR_KINDS, VenueError } from '../markets/venue-error.js';
 import type { StreamState, StreamStatus, VenueStream } from '../markets/venue-stream.js';
 
 /** Longest pause after repeated failures; a rate limit's own Retry-After may be longer. */
@@ -8,7 +8,16 @@ const MAX_BACKOFF_MS = 5 * 60 * 1000;
 /** Longest Retry-After honoured: one bad header must not switch a venue off indefinitely. */
 const MAX_RETRY_AFTER_MS = 60 * 60 * 1000;
 
-export type VenueStatus = 'waiting' | 'ok' | 'failing' | 'rate_limited';
+export const VENUE_STATUSES = ['waiting', 'ok', 'failing', 'rate_limited'] as const;
+export type VenueStatus = (typeof VENUE_STATUSES)[number];
+
+/** Why the last attempt failed: a VenueError's kind, or `unexpected` for anything else thrown. */
+export const SOURCE_ERROR_KINDS = [...VENUE_ERROR_KINDS, 'unexpected'] as const;
+export type SourceErrorKind = (typeof SOURCE_ERROR_KINDS)[number];
+
+/** `stream` while its ticker stream is live; `rest` while it is polled. */
+export const TRANSPORTS = ['rest', 'stream'] as const;
+export type Transport = (typeof TRANSPORTS)[number];
 
 /** What is known about one venue, as /v1/sources and the logs tell it. */
 export interface VenueState {
@@ -18,7 +27,7 @@ export interface VenueState {
   readonly lastSuccessAt: number | undefined;
   readonly lastError:
     | {
-        readonly kind: VenueErrorKind | 'unexpected';
+        readonly kind: SourceErrorKind;
         readonly message: string;
         readonly at: number;
       }
@@ -28,8 +37,7 @@ export interface VenueState {
   readonly nextPollAt: number;
   /** Instruments in its last good snapshot. */
   readonly instruments: number;
-  /** `stream` while its ticker stream is live; `rest` while it is polled. */
-  readonly transport: 'rest' | 'stream';
+  readonly transport: Transport;
   /** Its ticker stream, when it has one. */
   readonly stream: StreamStatus | undefined;
 }

@@ -1,5 +1,5 @@
 import { splitBySuffix } from './instrument-names.js';
-import type { RawQuote } from './price-source.js';
+import type { VenueQuote } from './price-source.js';
 import type { StreamMessage, StreamProtocol } from './price-stream.js';
 import { parseStreamJson } from './stream-json.js';
 import { VenueError } from './venue-error.js';
@@ -13,7 +13,6 @@ const BINANCE_QUOTES = ['USDT', 'USDC'] as const;
  * Symbols outside the subscription are left for the caller to filter.
  */
 export const BINANCE_STREAM: StreamProtocol = {
-  id: 'binance',
   path: '/ws/!miniTicker@arr',
   subscribe: () => [],
   parse: parseBinanceStreamMessage,
@@ -28,7 +27,7 @@ export function parseBinanceStreamMessage(text: string, receivedAt: number): Str
     }
     throw new VenueError('invalid_body', 'message is not a mini ticker array');
   }
-  const quotes: RawQuote[] = [];
+  const quotes: VenueQuote[] = [];
   for (const ticker of message) {
     if (!isRecord(ticker) || ticker.e !== '24hrMiniTicker' || typeof ticker.s !== 'string')
       continue;
@@ -36,7 +35,6 @@ export function parseBinanceStreamMessage(text: string, receivedAt: number): Str
     const price = parsePrice(ticker.c);
     if (instrument === undefined || price === undefined) continue;
     quotes.push({
-      source: 'binance',
       symbol: instrument.base,
       quote: instrument.quote,
       price,

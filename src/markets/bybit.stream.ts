@@ -13,7 +13,6 @@ const TOPICS_PER_REQUEST = 10;
  * about 20 s, so clients send `{"op":"ping"}`.
  */
 export const BYBIT_STREAM: StreamProtocol = {
-  id: 'bybit',
   path: '/v5/public/spot',
   subscribe: (instruments) =>
     chunked(
@@ -48,7 +47,6 @@ export function parseBybitStreamMessage(text: string, receivedAt: number): Strea
     kind: 'quotes',
     quotes: [
       {
-        source: 'bybit',
         symbol: instrument.base,
         quote: instrument.quote,
         price,

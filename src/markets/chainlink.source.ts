@@ -12,7 +12,7 @@ import {
 import { base } from 'viem/chains';
 import type { PriceSource, RawQuote, UpdateRule } from './price-source.js';
 import { VenueError } from './venue-error.js';
-import { retryAfterMs } from './venue-http.js';
+import { RATE_LIMIT_STATUSES, retryAfterMs } from './venue-http.js';
 
 /** The read-only part of Chainlink's AggregatorV3Interface that this source calls. */
 export const AGGREGATOR_V3_ABI = parseAbi([
@@ -46,7 +46,6 @@ export interface ChainlinkRound {
 
 /** Scaling beyond this is no price feed's; the same ceiling as X402_ASSET_DECIMALS. */
 const MAX_DECIMALS = 36;
-const RATE_LIMIT_STATUSES: ReadonlySet<number> = new Set([403, 418, 429]);
 /** Base makes a block every 2 s: reading more often cannot see a new round. */
 const BASE_BLOCK_TIME_MS = 2000;
 

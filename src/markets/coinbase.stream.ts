@@ -1,4 +1,4 @@
-import type { RawQuote } from './price-source.js';
+import type { VenueQuote } from './price-source.js';
 import type { StreamMessage, StreamProtocol } from './price-stream.js';
 import { parseIsoTime, parseStreamJson } from './stream-json.js';
 import { VenueError } from './venue-error.js';
@@ -9,7 +9,6 @@ import { expectArray, expectRecord, isRecord, parseAmount, parsePrice } from './
  * `heartbeats` channel, which ticks every second and keeps a quiet connection open.
  */
 export const COINBASE_STREAM: StreamProtocol = {
-  id: 'coinbase',
   path: '',
   subscribe: (instruments) => [
     JSON.stringify({
@@ -34,7 +33,7 @@ export function parseCoinbaseStreamMessage(text: string, receivedAt: number): St
     throw new VenueError('invalid_body', 'message has no channel');
   }
   const sentAt = parseIsoTime(message.timestamp) ?? receivedAt;
-  const quotes: RawQuote[] = [];
+  const quotes: VenueQuote[] = [];
   for (const event of expectArray(message.events, 'events')) {
     if (!isRecord(event)) continue;
     for (const ticker of expectArray(event.tickers, 'tickers')) {
@@ -43,7 +42,6 @@ export function parseCoinbaseStreamMessage(text: string, receivedAt: number): St
       const price = parsePrice(ticker.price);
       if (base === undefined || quote !== 'USD' || price === undefined) continue;
       quotes.push({
-        source: 'coinbase',
         symbol: base.toUpperCase(),
         quote: 'USD',
         price,

@@ -1,4 +1,4 @@
-import type { RawQuote } from './price-source.js';
+import type { VenueQuote } from './price-source.js';
 import { chunked, type StreamMessage, type StreamProtocol } from './price-stream.js';
 import { parseStreamJson } from './stream-json.js';
 import { VenueError } from './venue-error.js';
@@ -9,7 +9,6 @@ import { expectArray, expectRecord, isRecord, parseAmount, parsePrice } from './
  * and XDG). Kraken sends a heartbeat every second once subscribed; clients may also ping.
  */
 export const KRAKEN_STREAM: StreamProtocol = {
-  id: 'kraken',
   path: '/v2',
   subscribe: (instruments) =>
     chunked(
@@ -36,14 +35,13 @@ export function parseKrakenStreamMessage(text: string, receivedAt: number): Stre
     if (typeof message.channel === 'string') return { kind: 'alive' };
     throw new VenueError('invalid_body', 'message has neither method nor channel');
   }
-  const quotes: RawQuote[] = [];
+  const quotes: VenueQuote[] = [];
   for (const ticker of expectArray(message.data, 'data')) {
     if (!isRecord(ticker) || typeof ticker.symbol !== 'string') continue;
     const [base, quote] = ticker.symbol.split('/');
     const price = parsePrice(ticker.last);
     if (base === undefined || quote !== 'USD' || price === undefined) continue;
     quotes.push({
-      source: 'kraken',
       symbol: base.toUpperCase(),
       quote: 'USD',
       price,

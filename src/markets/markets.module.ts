@@ -2,9 +2,9 @@ import { Module } from '@nestjs/common';
 import { ChainlinkSource, type ChainlinkConfig } from './chainlink.source.js';
 import { CHAINLINK_SETTINGS, MARKETS_SETTINGS, type MarketsSettings } from './markets.settings.js';
 import { PRICE_SOURCES, type PriceSource } from './price-source.js';
-import type { StreamEndpoint } from './price-stream.js';
 import { VenueConnection, venueEndpoint } from './venue-connection.js';
-import { BUILT_IN_VENUES, type VenueDefinition } from './venues.js';
+import { quoteFetcher, type VenueDefinition } from './venue-definition.js';
+import { builtInVenue } from './venues.js';
 
 /**
  * Builds one PriceSource per venue enabled in MARKETS, pointed at its configured base URL,
@@ -14,47 +14,43 @@ export function createPriceSources(config: {
   readonly markets: MarketsSettings;
   readonly chainlink: ChainlinkConfig | undefined;
 }): PriceSource[] {
-  const venues = config.markets.enabled.map((id) => {
-    const venue = BUILT_IN_VENUES.find((candidate) => candidate.id === id);
-    if (venue === undefined) throw new Error(`No built-in venue "${id}"`);
-    const endpoint = venueEndpoint(config.markets.baseUrls[id] ?? venue.defaultBaseUrl);
-    const headers = { ...endpoint.headers, ...apiKeyHeaders(venue, config.markets.apiKeys[id]) };
-    const stream =
-      venue.stream !== undefined && config.markets.streams.includes(id)
-        ? {
-            protocol: venue.stream.protocol,
-            baseUrl: config.markets.streamUrls[id] ?? venue.stream.defaultUrl,
-          }
-        : undefined;
-    return paced(
-      venue.create(
-        new VenueConnection(endpoint.baseUrl, config.markets.timeoutMs, Date.now, headers),
-      ),
-      venue.minIntervalMs,
-      stream,
-    );
-  });
+  const venues = config.markets.enabled.map((id) => venueSource(builtInVenue(id), config.markets));
   if (config.chainlink === undefined) return venues;
   return [...venues, new ChainlinkSource(config.chainlink, config.markets.timeoutMs)];
+}
+
+/**
+ * A venue as the scheduler sees it: its id (stamped on every quote, polled or streamed), its
+ * minimum interval, its stream when MARKET_STREAMS uses it, and its fetcher.
+ */
+export function venueSource(venue: VenueDefinition, markets: MarketsSettings): PriceSource {
+  const { id } = venue;
+  const endpoint = venueEndpoint(markets.baseUrls[id] ?? venue.defaultBaseUrl);
+  const headers = { ...endpoint.headers, ...apiKeyHeaders(venue, markets.apiKeys[id]) };
+  const fetcher = quoteFetcher(
+    venue,
+    new VenueConnection(endpoint.baseUrl, markets.timeoutMs, Date.now, headers),
+  );
+  const stream =
+    venue.stream !== undefined && markets.streams.includes(id)
+      ? {
+          venue: id,
+          protocol: venue.stream.protocol,
+          baseUrl: markets.streamUrls[id] ?? venue.stream.defaultUrl,
+        }
+      : undefined;
+  return {
+    id,
+    minIntervalMs: venue.minIntervalMs,
+    ...(stream === undefined ? {} : { stream }),
+    fetchQuotes: async () =>
+      (await fetcher.fetchQuotes()).map((quote) => ({ ...quote, source: id })),
+  };
 }
 
 function apiKeyHeaders(venue: VenueDefinition, apiKey: string | undefined): Record<string, string> {
   if (venue.apiKeyHeader === undefined || apiKey === undefined) return {};
   return { [venue.apiKeyHeader]: apiKey };
-}
-
-/** The source with its venue's minimum polling interval and stream attached, for the scheduler. */
-function paced(
-  source: PriceSource,
-  minIntervalMs: number,
-  stream: StreamEndpoint | undefined,
-): PriceSource {
-  return {
-    id: source.id,
-    minIntervalMs,
-    ...(stream === undefined ? {} : { stream }),
-    fetchQuotes: () => source.fetchQuotes(),
-  };
 }
 
 @Module({

@@ -1,5 +1,5 @@
 import { isQuoteCurrency, splitDashed } from './instrument-names.js';
-import type { RawQuote } from './price-source.js';
+import type { VenueQuote } from './price-source.js';
 import { chunked, type StreamMessage, type StreamProtocol } from './price-stream.js';
 import { parseStreamJson } from './stream-json.js';
 import { VenueError } from './venue-error.js';
@@ -17,7 +17,6 @@ import {
  * connection silent for 30 s, so clients send the text `ping` and get `pong` back.
  */
 export const OKX_STREAM: StreamProtocol = {
-  id: 'okx',
   path: '/ws/v5/public',
   subscribe: (instruments) =>
     chunked(instruments, 100).map((chunk) =>
@@ -46,7 +45,7 @@ export function parseOkxStreamMessage(text: string, receivedAt: number): StreamM
   if (!isRecord(message.arg) || message.arg.channel !== 'tickers') {
     throw new VenueError('invalid_body', 'message is neither an event nor tickers');
   }
-  const quotes: RawQuote[] = [];
+  const quotes: VenueQuote[] = [];
   for (const ticker of expectArray(message.data, 'data')) {
     if (!isRecord(ticker) || typeof ticker.instId !== 'string') continue;
     const instrument = splitDashed(ticker.instId);
@@ -54,7 +53,6 @@ export function parseOkxStreamMessage(text: string, receivedAt: number): StreamM
     if (instrument === undefined || !isQuoteCurrency(instrument.quote) || price === undefined)
       continue;
     quotes.push({
-      source: 'okx',
       symbol: instrument.base,
       quote: instrument.quote,
       price,

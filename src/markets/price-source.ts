@@ -4,8 +4,13 @@ import type { StreamEndpoint } from './price-stream.js';
 export type QuoteCurrency = 'USD' | 'USDT' | 'USDC';
 
 /** One venue's observation of one instrument, already in our symbol naming. */
-export interface RawQuote {
+export interface RawQuote extends VenueQuote {
+  /** The id of the venue that observed it. */
   readonly source: string;
+}
+
+/** An observation as a venue parser reads it; the source adds its venue's id (`RawQuote`). */
+export interface VenueQuote {
   /** Base asset in the catalogue's naming (`BTC`, not `XBT`). */
   readonly symbol: string;
   readonly quote: QuoteCurrency;

@@ -1,4 +1,4 @@
-import type { QuoteCurrency, RawQuote } from './price-source.js';
+import type { QuoteCurrency, VenueQuote } from './price-source.js';
 
 /** One instrument to subscribe to, in our naming (`BTC` in `USDT`). */
 export interface StreamInstrument {
@@ -8,8 +8,8 @@ export interface StreamInstrument {
 
 /** What one stream message means. */
 export type StreamMessage =
-  /** Ticker updates, already in our naming. */
-  | { readonly kind: 'quotes'; readonly quotes: RawQuote[] }
+  /** Ticker updates, already in our naming; the stream adds its venue's id. */
+  | { readonly kind: 'quotes'; readonly quotes: VenueQuote[] }
   /** A heartbeat, a pong or a subscription acknowledgement: the stream is alive. */
   | { readonly kind: 'alive' }
   /** The venue refused something (a subscription): alive, but worth reporting. */
@@ -20,7 +20,6 @@ export type StreamMessage =
  * connection alive and how to read its messages. The connection itself is VenueStream's.
  */
 export interface StreamProtocol {
-  readonly id: string;
   /** Path (and query) appended to the stream's base URL. */
   readonly path: string;
   /** The messages that subscribe to these instruments, sent after every (re)connection. */
@@ -31,8 +30,9 @@ export interface StreamProtocol {
   parse(text: string, receivedAt: number): StreamMessage;
 }
 
-/** A source's stream: its protocol and the base URL (scheme + host) it is reached at. */
+/** A source's stream: its venue's id, its protocol and the base URL (scheme + host) it is reached at. */
 export interface StreamEndpoint {
+  readonly venue: string;
   readonly protocol: StreamProtocol;
   readonly baseUrl: string;
 }

@@ -4,14 +4,22 @@ import { BYBIT_STREAM } from './bybit.stream.js';
 import { COINBASE_STREAM } from './coinbase.stream.js';
 import { KRAKEN_STREAM } from './kraken.stream.js';
 import { OKX_STREAM } from './okx.stream.js';
-import type { StreamMessage, StreamProtocol } from './price-stream.js';
+import { BINANCE } from './binance.venue.js';
+import { BYBIT } from './bybit.venue.js';
+import { COINBASE } from './coinbase.venue.js';
+import { KRAKEN } from './kraken.venue.js';
+import { OKX } from './okx.venue.js';
+import type { StreamMessage } from './price-stream.js';
+import type { VenueDefinition } from './venue-definition.js';
 import { VenueError } from './venue-error.js';
 
 const RECEIVED_AT = 1_795_176_000_500;
 const MOMENT = 1_795_176_000_000;
 
-function replay(protocol: StreamProtocol): StreamMessage[] {
-  return recordedStreamMessages(protocol.id).map((text) => protocol.parse(text, RECEIVED_AT));
+/** The venue's recorded messages (named by its id), read by its stream protocol. */
+function replay(venue: VenueDefinition): StreamMessage[] {
+  const protocol = venue.stream!.protocol;
+  return recordedStreamMessages(venue.id).map((text) => protocol.parse(text, RECEIVED_AT));
 }
 
 function quotesOf(messages: StreamMessage[]) {
@@ -20,7 +28,7 @@ function quotesOf(messages: StreamMessage[]) {
 
 describe('ticker stream protocols, against recorded messages', () => {
   it('coinbase: ticker snapshots and updates in USD, dated by the message, heartbeats alive', () => {
-    const messages = replay(COINBASE_STREAM);
+    const messages = replay(COINBASE);
     expect(messages.map((message) => message.kind)).toEqual(['alive', 'quotes', 'alive', 'quotes']);
     expect(quotesOf(messages).map((quote) => [quote.symbol, quote.price])).toEqual([
       ['BTC', 91212.02],
@@ -29,7 +37,6 @@ describe('ticker stream protocols, against recorded messages', () => {
       ['BTC', 91214.5],
     ]);
     expect(quotesOf(messages)[0]).toMatchObject({
-      source: 'coinbase',
       quote: 'USD',
       volume: 17466.60522174,
       observedAt: MOMENT - 188,
@@ -47,7 +54,7 @@ describe('ticker stream protocols, against recorded messages', () => {
   });
 
   it('kraken: v2 tickers by BTC/USD, numbers as sent, heartbeat and pong alive', () => {
-    const messages = replay(KRAKEN_STREAM);
+    const messages = replay(KRAKEN);
     expect(messages.map((message) => message.kind)).toEqual([
       'alive',
       'quotes',
@@ -68,7 +75,7 @@ describe('ticker stream protocols, against recorded messages', () => {
   });
 
   it('binance: USDT and USDC mini tickers dated by E, other quotes skipped', () => {
-    const messages = replay(BINANCE_STREAM);
+    const messages = replay(BINANCE);
     expect(messages.map((message) => message.kind)).toEqual(['quotes', 'alive']);
     expect(quotesOf(messages).map((quote) => [quote.symbol, quote.quote, quote.price])).toEqual([
       ['BTC', 'USDT', 91258.91],
@@ -81,7 +88,7 @@ describe('ticker stream protocols, against recorded messages', () => {
   });
 
   it('okx: tickers dated by ts, the text pong alive, an error event refused', () => {
-    const messages = replay(OKX_STREAM);
+    const messages = replay(OKX);
     expect(messages.map((message) => message.kind)).toEqual([
       'alive',
       'quotes',
@@ -111,7 +118,7 @@ describe('ticker stream protocols, against recorded messages', () => {
   });
 
   it('bybit: ticker topics dated by ts, ten topics per request, a refused subscription reported', () => {
-    const messages = replay(BYBIT_STREAM);
+    const messages = replay(BYBIT);
     expect(messages.map((message) => message.kind)).toEqual([
       'alive',
       'quotes',

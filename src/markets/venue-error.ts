@@ -1,12 +1,15 @@
-/** Why a venue call failed, as recorded in source health and logs. */
-export type VenueErrorKind =
-  | 'timeout'
-  | 'network'
-  | 'http_status'
-  | 'rate_limited'
-  | 'too_large'
-  | 'invalid_body'
-  | 'venue_error';
+/** Why a venue call failed, as recorded in source health and logs (and listed in the OpenAPI). */
+export const VENUE_ERROR_KINDS = [
+  'timeout',
+  'network',
+  'http_status',
+  'rate_limited',
+  'too_large',
+  'invalid_body',
+  'venue_error',
+] as const;
+
+export type VenueErrorKind = (typeof VENUE_ERROR_KINDS)[number];
 
 /** Longest venue error text kept: enough to diagnose, too short to flood a log or a response. */
 export const MAX_VENUE_ERROR_LENGTH = 200;

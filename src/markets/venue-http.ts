@@ -9,7 +9,8 @@ export interface VenueRequestOptions {
 }
 
 const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
-const RATE_LIMIT_STATUSES = new Set([403, 418, 429]);
+/** HTTP statuses that mean "slow down" (403 and 418 are Bybit's and Binance's bans), venue or RPC. */
+export const RATE_LIMIT_STATUSES: ReadonlySet<number> = new Set([403, 418, 429]);
 
 /**
  * GETs a venue URL and parses its JSON body. The time-out covers the whole exchange, body

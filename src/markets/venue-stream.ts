@@ -8,7 +8,9 @@ import { VenueError, printableVenueText } from './venue-error.js';
  * quiet limit; `quiet`: nothing readable for that long (then reconnected); `down`: closed,
  * waiting to reconnect.
  */
-export type StreamState = 'idle' | 'connecting' | 'live' | 'quiet' | 'down';
+export const STREAM_STATES = ['idle', 'connecting', 'live', 'quiet', 'down'] as const;
+
+export type StreamState = (typeof STREAM_STATES)[number];
 
 export interface StreamOptions {
   /** A stream silent (no readable message) for this long counts as stale and is reconnected. */
@@ -158,7 +160,9 @@ export class VenueStream {
     if (message.kind === 'quotes') {
       this.failures = 0;
       this.setState('live');
-      this.handlers?.quotes(message.quotes);
+      this.handlers?.quotes(
+        message.quotes.map((quote) => ({ ...quote, source: this.endpoint.venue })),
+      );
     }
   }
 

@@ -1,4 +1,5 @@
-import { coingeckoPricePath } from '../../src/markets/coingecko.source.js';
+import { venueRequests, type VenueRequest } from '../../src/markets/venue-definition.js';
+import { BUILT_IN_VENUE_IDS, builtInVenue } from '../../src/markets/venues.js';
 import { FakeVenue, type VenueBehaviour } from './fake-venue.js';
 import { loadFixture } from './fixtures.js';
 
@@ -7,22 +8,24 @@ export const FIXTURE_MOMENT_MS = Date.parse('2026-11-20T12:00:00Z');
 
 type Json = Record<string, unknown>;
 
-/** How each built-in venue is replayed: its real paths, its fixtures, and where its prices sit. */
-interface VenueReplay {
-  readonly paths: Readonly<Record<string, string>>;
+/**
+ * What a replay must know of a venue's body beyond its definition: where its timestamps and
+ * prices sit. Both optional: a venue without its own times is replayed as recorded, and only a
+ * venue with `scale` can be played as wildly wrong.
+ */
+interface VenueAdjustment {
   /** Moves the recorded venue timestamps forward so the replay looks live. */
-  readonly freshen: (body: unknown, shiftMs: number) => void;
+  readonly freshen?: (body: unknown, shiftMs: number) => void;
   /** Multiplies every price in a response, to play a venue that is wildly wrong. */
-  readonly scale: (body: unknown, factor: number) => void;
+  readonly scale?: (body: unknown, factor: number) => void;
 }
 
 const scaleDecimal = (value: unknown, factor: number): string => String(Number(value) * factor);
 const shiftDecimal = (value: unknown, shift: number): string => String(Number(value) + shift);
 
-export const VENUE_REPLAYS = {
+/** By venue id; each venue's paths and fixtures come from its definition (venueRequests). */
+export const VENUE_ADJUSTMENTS: Readonly<Record<string, VenueAdjustment>> = {
   coinbase: {
-    paths: { '/api/v3/brokerage/market/products': 'coinbase' },
-    freshen: () => undefined,
     scale: (body, factor) => {
       for (const product of (body as { products: Json[] }).products) {
         product.price = scaleDecimal(product.price, factor);
@@ -30,8 +33,6 @@ export const VENUE_REPLAYS = {
     },
   },
   kraken: {
-    paths: { '/0/public/Ticker': 'kraken-ticker', '/0/public/AssetPairs': 'kraken-assetpairs' },
-    freshen: () => undefined,
     scale: (body, factor) => {
       const result = (body as { result?: Record<string, { c?: string[] }> }).result ?? {};
       for (const ticker of Object.values(result)) {
@@ -40,7 +41,6 @@ export const VENUE_REPLAYS = {
     },
   },
   bitstamp: {
-    paths: { '/api/v2/ticker/': 'bitstamp' },
     freshen: (body, shiftMs) => {
       for (const row of body as Json[]) {
         row.timestamp = String(Math.floor(Number(row.timestamp) + shiftMs / 1000));
@@ -51,21 +51,16 @@ export const VENUE_REPLAYS = {
     },
   },
   gemini: {
-    paths: { '/v1/pricefeed': 'gemini' },
-    freshen: () => undefined,
     scale: (body, factor) => {
       for (const row of body as Json[]) row.price = scaleDecimal(row.price, factor);
     },
   },
   binance: {
-    paths: { '/api/v3/ticker/price': 'binance' },
-    freshen: () => undefined,
     scale: (body, factor) => {
       for (const row of body as Json[]) row.price = scaleDecimal(row.price, factor);
     },
   },
   okx: {
-    paths: { '/api/v5/market/tickers?instType=SPOT': 'okx' },
     freshen: (body, shiftMs) => {
       for (const ticker of (body as { data: Json[] }).data) {
         ticker.ts = shiftDecimal(ticker.ts, shiftMs);
@@ -78,7 +73,6 @@ export const VENUE_REPLAYS = {
     },
   },
   bybit: {
-    paths: { '/v5/market/tickers?category=spot': 'bybit' },
     freshen: (body, shiftMs) => {
       (body as { time: number }).time += shiftMs;
     },
@@ -89,7 +83,6 @@ export const VENUE_REPLAYS = {
     },
   },
   kucoin: {
-    paths: { '/api/v1/market/allTickers': 'kucoin' },
     freshen: (body, shiftMs) => {
       (body as { data: { time: number } }).data.time += shiftMs;
     },
@@ -100,7 +93,6 @@ export const VENUE_REPLAYS = {
     },
   },
   coingecko: {
-    paths: { [coingeckoPricePath()]: 'coingecko' },
     freshen: (body, shiftMs) => {
       for (const coin of Object.values(body as Record<string, { last_updated_at: number }>)) {
         coin.last_updated_at += Math.floor(shiftMs / 1000);
@@ -112,10 +104,12 @@ export const VENUE_REPLAYS = {
       }
     },
   },
-} satisfies Record<string, VenueReplay>;
+};
 
-export type ReplayedVenue = keyof typeof VENUE_REPLAYS;
-export const REPLAYED_VENUES = Object.keys(VENUE_REPLAYS) as ReplayedVenue[];
+/** A built-in venue id. */
+export type ReplayedVenue = string;
+/** Every built-in venue, each replayed from its recorded responses. */
+export const REPLAYED_VENUES: readonly ReplayedVenue[] = BUILT_IN_VENUE_IDS;
 
 export interface FakeMarketsOptions {
   /** Venues to start; every replayable venue by default. */
@@ -140,21 +134,20 @@ export class FakeMarkets {
     const venues = new Map<ReplayedVenue, FakeVenue>();
     const factors = new Map<ReplayedVenue, number>();
     for (const id of options.venues ?? REPLAYED_VENUES) {
-      const replay: VenueReplay = VENUE_REPLAYS[id];
       const factor = options.scale?.[id];
-      if (factor !== undefined) factors.set(id, factor);
+      if (factor !== undefined) factors.set(id, scalable(id, factor));
       const behaviours: Record<string, VenueBehaviour> = {};
-      for (const [path, fixture] of Object.entries(replay.paths)) {
-        behaviours[path] = {
+      for (const request of venueRequests(builtInVenue(id))) {
+        behaviours[request.path] = {
           kind: 'json',
-          body: () => replayBody(replay, fixture, factors.get(id)),
+          body: () => replayBody(id, request, factors.get(id)),
         };
       }
       venues.set(id, await FakeVenue.start(behaviours));
     }
     const markets = new FakeMarkets(venues, factors);
     for (const [id, fault] of Object.entries(options.faults ?? {})) {
-      markets.break(id as ReplayedVenue, fault);
+      if (fault !== undefined) markets.break(id, fault);
     }
     return markets;
   }
@@ -167,12 +160,12 @@ export class FakeMarkets {
 
   /** From now on, every price this venue answers is multiplied by `factor` (a market move). */
   scale(id: ReplayedVenue, factor: number): void {
-    this.factors.set(id, factor);
+    this.factors.set(id, scalable(id, factor));
   }
 
   /** Makes every path of a venue misbehave the same way. */
   break(id: ReplayedVenue, behaviour: VenueBehaviour): void {
-    for (const path of Object.keys(VENUE_REPLAYS[id].paths)) this.venue(id).on(path, behaviour);
+    for (const { path } of venueRequests(builtInVenue(id))) this.venue(id).on(path, behaviour);
   }
 
   /** MARKETS and MARKET_<ID>_URL pointing the service at these venues, streams off. */
@@ -191,9 +184,23 @@ export class FakeMarkets {
   }
 }
 
-function replayBody(replay: VenueReplay, fixture: string, factor: number | undefined): unknown {
-  const body = loadFixture(fixture);
-  replay.freshen(body, Date.now() - FIXTURE_MOMENT_MS);
-  if (factor !== undefined && fixture !== 'kraken-assetpairs') replay.scale(body, factor);
+/** The factor, if this venue's prices can be scaled (its replay says where they sit). */
+function scalable(id: ReplayedVenue, factor: number): number {
+  if (VENUE_ADJUSTMENTS[id]?.scale === undefined) {
+    throw new Error(`venue ${id} has no scale in VENUE_ADJUSTMENTS`);
+  }
+  return factor;
+}
+
+/**
+ * The recorded response, its times moved to now. Only the snapshot (the venue's first request)
+ * carries prices to scale; Kraken's pair names, for one, do not.
+ */
+function replayBody(id: ReplayedVenue, request: VenueRequest, factor: number | undefined): unknown {
+  const body = loadFixture(request.fixture);
+  const adjustment = VENUE_ADJUSTMENTS[id];
+  adjustment?.freshen?.(body, Date.now() - FIXTURE_MOMENT_MS);
+  const snapshot = venueRequests(builtInVenue(id))[0]?.path === request.path;
+  if (factor !== undefined && snapshot) adjustment?.scale?.(body, factor);
   return body;
 }

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { FIXTURE_MOMENT_MS } from './fake-markets.js';
+import { builtInVenue } from '../../src/markets/venues.js';
 import { closeServer } from './close-server.js';
 import { recordedStreamMessages } from './stream-fixtures.js';
 
@@ -10,9 +11,8 @@ type Json = Record<string, unknown>;
 /** How a fake stream misbehaves: not at all, never a word, only garbage, or closing on connect. */
 export type StreamFault = 'none' | 'silent' | 'garbage' | 'storm';
 
-/** How each streaming venue is replayed from test/fixtures/streams. */
+/** How each streaming venue is replayed from test/fixtures/streams; its path is its protocol's. */
 interface StreamReplay {
-  readonly path: string;
   /** Indexes of the recorded messages: acknowledgement, ticker data, keep-alive, pong. */
   readonly ack?: number;
   readonly data: readonly number[];
@@ -30,7 +30,6 @@ const includes = (text: string) => (message: string) => message.includes(text);
 
 export const STREAM_REPLAYS = {
   coinbase: {
-    path: '/',
     ack: 0,
     data: [1, 3],
     heartbeat: 2,
@@ -44,7 +43,6 @@ export const STREAM_REPLAYS = {
     },
   },
   kraken: {
-    path: '/v2',
     ack: 0,
     data: [1, 2, 5],
     heartbeat: 3,
@@ -56,7 +54,6 @@ export const STREAM_REPLAYS = {
     },
   },
   binance: {
-    path: '/ws/!miniTicker@arr',
     data: [0],
     isSubscribe: () => false,
     isPing: () => false,
@@ -68,7 +65,6 @@ export const STREAM_REPLAYS = {
     },
   },
   okx: {
-    path: '/ws/v5/public',
     ack: 0,
     data: [1, 2, 5],
     pong: 3,
@@ -82,7 +78,6 @@ export const STREAM_REPLAYS = {
     },
   },
   bybit: {
-    path: '/v5/public/spot',
     ack: 0,
     data: [1, 2, 5],
     pong: 3,
@@ -114,6 +109,7 @@ export class FakeStream {
 
   private constructor(
     private readonly replay: StreamReplay,
+    private readonly path: string,
     private readonly messages: readonly string[],
     private readonly server: Server,
     private readonly wss: WebSocketServer,
@@ -133,8 +129,12 @@ export class FakeStream {
     const wss = new WebSocketServer({ server });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
+    const protocol = builtInVenue(id).stream?.protocol;
+    if (protocol === undefined) throw new Error(`venue ${id} has no stream`);
     return new FakeStream(
       STREAM_REPLAYS[id],
+      // a stream URL without a path (Coinbase) is requested as `/`
+      protocol.path === '' ? '/' : protocol.path,
       recordedStreamMessages(id),
       server,
       wss,
@@ -169,7 +169,7 @@ export class FakeStream {
     const received: string[] = [];
     this.connections.push(received);
     socket.on('error', () => undefined);
-    if (path !== this.replay.path || this.fault === 'storm') {
+    if (path !== this.path || this.fault === 'storm') {
       socket.terminate();
       return;
     }

@@ -1,33 +1,22 @@
 import type { RawQuote } from '../../src/markets/price-source.js';
-import { parseBinanceTickerPrices } from '../../src/markets/binance.source.js';
-import { parseBitstampTickers } from '../../src/markets/bitstamp.source.js';
-import { parseBybitTickers } from '../../src/markets/bybit.source.js';
-import { parseCoinbaseProducts } from '../../src/markets/coinbase.source.js';
-import { parseCoingeckoPrices } from '../../src/markets/coingecko.source.js';
-import { parseGeminiPriceFeed } from '../../src/markets/gemini.source.js';
-import { parseKrakenAssetPairs, parseKrakenTicker } from '../../src/markets/kraken.source.js';
-import { parseKucoinAllTickers } from '../../src/markets/kucoin.source.js';
-import { parseOkxTickers } from '../../src/markets/okx.source.js';
+import { parseKrakenAssetPairs, parseKrakenTicker } from '../../src/markets/kraken.venue.js';
+import { BUILT_IN_VENUES } from '../../src/markets/venues.js';
 import { STABLECOIN_QUOTES } from '../../src/aggregation/aggregate.js';
 import { loadFixture } from './fixtures.js';
 
-/** Every built-in venue's recorded snapshot, through its own parser. */
+/** Every built-in venue's recorded snapshot, through its own parser, stamped with its id. */
 export function recordedQuotes(receivedAt = Date.now()): RawQuote[] {
-  return [
-    ...parseCoinbaseProducts(loadFixture('coinbase'), receivedAt),
-    ...parseKrakenTicker(
-      loadFixture('kraken-ticker'),
-      parseKrakenAssetPairs(loadFixture('kraken-assetpairs')),
-      receivedAt,
-    ),
-    ...parseBitstampTickers(loadFixture('bitstamp'), receivedAt),
-    ...parseGeminiPriceFeed(loadFixture('gemini'), receivedAt),
-    ...parseBinanceTickerPrices(loadFixture('binance'), receivedAt),
-    ...parseOkxTickers(loadFixture('okx'), receivedAt),
-    ...parseBybitTickers(loadFixture('bybit'), receivedAt),
-    ...parseKucoinAllTickers(loadFixture('kucoin'), receivedAt),
-    ...parseCoingeckoPrices(loadFixture('coingecko'), receivedAt),
-  ];
+  return BUILT_IN_VENUES.flatMap((venue) => {
+    const quotes =
+      'parse' in venue
+        ? venue.parse(loadFixture(venue.id), receivedAt)
+        : parseKrakenTicker(
+            loadFixture('kraken-ticker'),
+            parseKrakenAssetPairs(loadFixture('kraken-assetpairs')),
+            receivedAt,
+          );
+    return quotes.map((quote) => ({ ...quote, source: venue.id }));
+  });
 }
 
 /**

@@ -1,5 +1,5 @@
 import { fixtureCopy, loadFixture } from '../../test/support/fixtures.js';
-import { parseOkxTickers } from './okx.source.js';
+import { parseOkxTickers } from './okx.venue.js';
 import { VenueError } from './venue-error.js';
 
 const RECEIVED_AT = 1_795_176_000_000;
@@ -20,13 +20,11 @@ describe('parseOkxTickers', () => {
     expect(quotes.map((quote) => `${quote.symbol}-${quote.quote}`).sort()).toEqual(
       expected.map((ticker) => ticker.instId).sort(),
     );
-    expect(quotes.every((quote) => quote.source === 'okx')).toBe(true);
   });
 
   it('takes the last price, the 24 h base volume and the ticker time', () => {
     const btc = tickers.find((ticker) => ticker.instId === 'BTC-USDT')!;
     expect(quotes.find((quote) => quote.symbol === 'BTC' && quote.quote === 'USDT')).toEqual({
-      source: 'okx',
       symbol: 'BTC',
       quote: 'USDT',
       price: Number(btc.last),

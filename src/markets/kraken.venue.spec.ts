@@ -1,5 +1,5 @@
 import { fixtureCopy, loadFixture } from '../../test/support/fixtures.js';
-import { parseKrakenAssetPairs, parseKrakenTicker } from './kraken.source.js';
+import { parseKrakenAssetPairs, parseKrakenTicker } from './kraken.venue.js';
 import { VenueError } from './venue-error.js';
 
 const RECEIVED_AT = 1_795_176_000_000;
@@ -40,7 +40,6 @@ describe('parseKrakenTicker', () => {
 
   it('takes the last trade price and the 24 h volume', () => {
     expect(quotes.find((quote) => quote.symbol === 'BTC')).toEqual({
-      source: 'kraken',
       symbol: 'BTC',
       quote: 'USD',
       price: Number(tickers.XXBTZUSD!.c[0]),

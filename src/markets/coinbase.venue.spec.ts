@@ -1,5 +1,5 @@
 import { fixtureCopy, loadFixture } from '../../test/support/fixtures.js';
-import { parseCoinbaseProducts } from './coinbase.source.js';
+import { parseCoinbaseProducts } from './coinbase.venue.js';
 import { VenueError } from './venue-error.js';
 
 const RECEIVED_AT = 1_795_176_000_000;
@@ -26,14 +26,11 @@ describe('parseCoinbaseProducts', () => {
     expect(quotes.map((quote) => quote.symbol).sort()).toEqual(
       expected.map((product) => product.product_id.replace('-USD', '')).sort(),
     );
-    expect(quotes.every((quote) => quote.quote === 'USD' && quote.source === 'coinbase')).toBe(
-      true,
-    );
+    expect(quotes.every((quote) => quote.quote === 'USD')).toBe(true);
   });
 
   it('takes the last price and 24 h volume as numbers, stamped when received', () => {
     expect(quotes.find((quote) => quote.symbol === 'BTC')).toEqual({
-      source: 'coinbase',
       symbol: 'BTC',
       quote: 'USD',
       price: 91212.02,

@@ -1,5 +1,5 @@
 import { fixtureCopy, loadFixture } from '../../test/support/fixtures.js';
-import { parseBybitTickers } from './bybit.source.js';
+import { parseBybitTickers } from './bybit.venue.js';
 import { VenueError } from './venue-error.js';
 
 const RECEIVED_AT = 1_795_176_000_000;
@@ -19,13 +19,11 @@ describe('parseBybitTickers', () => {
     expect(quotes.map((quote) => `${quote.symbol}${quote.quote}`).sort()).toEqual(
       expected.map((ticker) => ticker.symbol).sort(),
     );
-    expect(quotes.every((quote) => quote.source === 'bybit')).toBe(true);
   });
 
   it('takes the last price, the 24 h base volume and the response time', () => {
     const btc = tickers.find((ticker) => ticker.symbol === 'BTCUSDT')!;
     expect(quotes.find((quote) => quote.symbol === 'BTC' && quote.quote === 'USDT')).toEqual({
-      source: 'bybit',
       symbol: 'BTC',
       quote: 'USDT',
       price: Number(btc.lastPrice),

@@ -1,6 +1,7 @@
 import { isQuoteCurrency, splitDashed } from './instrument-names.js';
-import type { PriceSource, RawQuote } from './price-source.js';
-import type { VenueConnection } from './venue-connection.js';
+import type { VenueQuote } from './price-source.js';
+import { OKX_STREAM } from './okx.stream.js';
+import type { JsonVenue } from './venue-definition.js';
 import { venueReportedError } from './venue-error.js';
 import {
   expectArray,
@@ -11,22 +12,21 @@ import {
   parsePrice,
 } from './venue-json.js';
 
-export const OKX_SPOT_TICKERS_PATH = '/api/v5/market/tickers?instType=SPOT';
-
 /** OKX spot tickers: every spot instrument with its last price, 24 h volume and time. */
-export class OkxSource implements PriceSource {
-  readonly id = 'okx';
+export const OKX: JsonVenue = {
+  id: 'okx',
+  summary:
+    'USD, USDT and USDC instruments (`BTC-USDT`), dated by each ticker\'s `ts`; a `code` other than `"0"` is a failure',
+  defaultBaseUrl: 'https://www.okx.com',
+  path: '/api/v5/market/tickers?instType=SPOT',
+  // tickers allow 20 req/2 s per IP: 1 req/s is a twentieth of that
+  minIntervalMs: 1000,
+  stream: { defaultUrl: 'wss://ws.okx.com:8443', protocol: OKX_STREAM },
+  parse: parseOkxTickers,
+};
 
-  constructor(private readonly venue: VenueConnection) {}
-
-  async fetchQuotes(): Promise<RawQuote[]> {
-    const body = await this.venue.getJson(OKX_SPOT_TICKERS_PATH);
-    return parseOkxTickers(body, this.venue.now());
-  }
-}
-
-export function parseOkxTickers(body: unknown, receivedAt: number): RawQuote[] {
-  const quotes: RawQuote[] = [];
+export function parseOkxTickers(body: unknown, receivedAt: number): VenueQuote[] {
+  const quotes: VenueQuote[] = [];
   for (const ticker of okxData(body)) {
     if (!isRecord(ticker) || typeof ticker.instId !== 'string') continue;
     const instrument = splitDashed(ticker.instId);
@@ -35,7 +35,6 @@ export function parseOkxTickers(body: unknown, receivedAt: number): RawQuote[] {
     if (price === undefined) continue;
     const observedAt = parseEpoch(ticker.ts, 'ms') ?? receivedAt;
     quotes.push({
-      source: 'okx',
       symbol: instrument.base,
       quote: instrument.quote,
       price,

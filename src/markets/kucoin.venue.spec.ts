@@ -1,5 +1,5 @@
 import { fixtureCopy, loadFixture } from '../../test/support/fixtures.js';
-import { parseKucoinAllTickers } from './kucoin.source.js';
+import { parseKucoinAllTickers } from './kucoin.venue.js';
 import { VenueError } from './venue-error.js';
 
 const RECEIVED_AT = 1_795_176_000_000;
@@ -17,13 +17,11 @@ describe('parseKucoinAllTickers', () => {
     expect(quotes.map((quote) => `${quote.symbol}-${quote.quote}`).sort()).toEqual(
       expected.map((ticker) => ticker.symbol).sort(),
     );
-    expect(quotes.every((quote) => quote.source === 'kucoin')).toBe(true);
   });
 
   it('takes the last price, the 24 h base volume and the snapshot time', () => {
     const btc = data.ticker.find((ticker) => ticker.symbol === 'BTC-USDT')!;
     expect(quotes.find((quote) => quote.symbol === 'BTC' && quote.quote === 'USDT')).toEqual({
-      source: 'kucoin',
       symbol: 'BTC',
       quote: 'USDT',
       price: Number(btc.last),

@@ -1,5 +1,5 @@
 import { fixtureCopy, loadFixture } from '../../test/support/fixtures.js';
-import { parseBitstampTickers } from './bitstamp.source.js';
+import { parseBitstampTickers } from './bitstamp.venue.js';
 import { VenueError } from './venue-error.js';
 
 const RECEIVED_AT = 1_795_176_000_000;
@@ -24,7 +24,6 @@ describe('parseBitstampTickers', () => {
   it('takes the last price and the venue timestamp', () => {
     const btc = tickers.find((ticker) => ticker.pair === 'BTC/USD')!;
     expect(quotes.find((quote) => quote.symbol === 'BTC')).toEqual({
-      source: 'bitstamp',
       symbol: 'BTC',
       quote: 'USD',
       price: Number(btc.last),

@@ -1,7 +1,7 @@
 import { DEFAULT_CATALOGUE } from '../assets/default-catalogue.js';
 import { fixtureCopy, loadFixture } from '../../test/support/fixtures.js';
 import { COINGECKO_IDS } from './coingecko-ids.js';
-import { coingeckoPricePath, parseCoingeckoPrices } from './coingecko.source.js';
+import { coingeckoPricePath, parseCoingeckoPrices } from './coingecko.venue.js';
 import { VenueError } from './venue-error.js';
 
 const RECEIVED_AT = 1_795_176_000_000;
@@ -35,14 +35,11 @@ describe('parseCoingeckoPrices', () => {
 
   it('reads every mapped asset in USD, under our symbol', () => {
     expect(quotes.map((quote) => quote.symbol).sort()).toEqual(Object.keys(COINGECKO_IDS).sort());
-    expect(quotes.every((quote) => quote.quote === 'USD' && quote.source === 'coingecko')).toBe(
-      true,
-    );
+    expect(quotes.every((quote) => quote.quote === 'USD')).toBe(true);
   });
 
   it('takes the price and its update time, without a volume', () => {
     expect(quotes.find((quote) => quote.symbol === 'BTC')).toEqual({
-      source: 'coingecko',
       symbol: 'BTC',
       quote: 'USD',
       price: prices.bitcoin!.usd,

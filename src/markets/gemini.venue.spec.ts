@@ -1,5 +1,5 @@
 import { fixtureCopy, loadFixture } from '../../test/support/fixtures.js';
-import { parseGeminiPriceFeed } from './gemini.source.js';
+import { parseGeminiPriceFeed } from './gemini.venue.js';
 import { VenueError } from './venue-error.js';
 
 const RECEIVED_AT = 1_795_176_000_000;
@@ -18,13 +18,12 @@ describe('parseGeminiPriceFeed', () => {
     expect(quotes.map((quote) => `${quote.symbol}USD`).sort()).toEqual(
       expected.map((row) => row.pair).sort(),
     );
-    expect(quotes.every((quote) => quote.quote === 'USD' && quote.source === 'gemini')).toBe(true);
+    expect(quotes.every((quote) => quote.quote === 'USD')).toBe(true);
   });
 
   it('takes the price, stamped when received, without a volume', () => {
     const btc = rows.find((row) => row.pair === 'BTCUSD')!;
     expect(quotes.find((quote) => quote.symbol === 'BTC')).toEqual({
-      source: 'gemini',
       symbol: 'BTC',
       quote: 'USD',
       price: Number(btc.price),

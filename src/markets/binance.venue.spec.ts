@@ -1,5 +1,5 @@
 import { fixtureCopy, loadFixture } from '../../test/support/fixtures.js';
-import { parseBinanceTickerPrices } from './binance.source.js';
+import { parseBinanceTickerPrices } from './binance.venue.js';
 import { VenueError } from './venue-error.js';
 
 const RECEIVED_AT = 1_795_176_000_000;
@@ -18,13 +18,11 @@ describe('parseBinanceTickerPrices', () => {
     expect(quotes.map((quote) => `${quote.symbol}${quote.quote}`).sort()).toEqual(
       expected.map((ticker) => ticker.symbol).sort(),
     );
-    expect(quotes.every((quote) => quote.source === 'binance')).toBe(true);
   });
 
   it('takes the price, stamped when received, without a volume', () => {
     const btc = tickers.find((ticker) => ticker.symbol === 'BTCUSDT')!;
     expect(quotes.find((quote) => quote.symbol === 'BTC' && quote.quote === 'USDT')).toEqual({
-      source: 'binance',
       symbol: 'BTC',
       quote: 'USDT',
       price: Number(btc.price),

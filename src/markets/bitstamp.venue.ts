@@ -1,23 +1,19 @@
-import type { PriceSource, RawQuote } from './price-source.js';
-import type { VenueConnection } from './venue-connection.js';
+import type { VenueQuote } from './price-source.js';
+import type { JsonVenue } from './venue-definition.js';
 import { expectArray, isRecord, parseAmount, parseEpoch, parsePrice } from './venue-json.js';
 
-export const BITSTAMP_TICKERS_PATH = '/api/v2/ticker/';
-
 /** Bitstamp's all-pairs ticker. */
-export class BitstampSource implements PriceSource {
-  readonly id = 'bitstamp';
+export const BITSTAMP: JsonVenue = {
+  id: 'bitstamp',
+  summary: 'USD pairs, dated by the venue',
+  defaultBaseUrl: 'https://www.bitstamp.net',
+  path: '/api/v2/ticker/',
+  minIntervalMs: 1000,
+  parse: parseBitstampTickers,
+};
 
-  constructor(private readonly venue: VenueConnection) {}
-
-  async fetchQuotes(): Promise<RawQuote[]> {
-    const body = await this.venue.getJson(BITSTAMP_TICKERS_PATH);
-    return parseBitstampTickers(body, this.venue.now());
-  }
-}
-
-export function parseBitstampTickers(body: unknown, receivedAt: number): RawQuote[] {
-  const quotes: RawQuote[] = [];
+export function parseBitstampTickers(body: unknown, receivedAt: number): VenueQuote[] {
+  const quotes: VenueQuote[] = [];
   for (const ticker of expectArray(body, 'body')) {
     if (!isRecord(ticker) || typeof ticker.pair !== 'string') continue;
     const [base, quote] = ticker.pair.split('/');
@@ -26,7 +22,6 @@ export function parseBitstampTickers(body: unknown, receivedAt: number): RawQuot
     if (price === undefined) continue;
     const observedAt = parseEpoch(ticker.timestamp, 's') ?? receivedAt;
     quotes.push({
-      source: 'bitstamp',
       symbol: base.toUpperCase(),
       quote: 'USD',
       price,

@@ -1,10 +1,12 @@
-import type { PriceSource, RawQuote } from './price-source.js';
+import { KRAKEN_STREAM } from './kraken.stream.js';
+import type { VenueQuote } from './price-source.js';
 import type { VenueConnection } from './venue-connection.js';
+import type { CustomVenue, QuoteFetcher } from './venue-definition.js';
 import { VenueError } from './venue-error.js';
 import { expectArray, expectRecord, isRecord, parseAmount, parsePrice } from './venue-json.js';
 
-export const KRAKEN_TICKER_PATH = '/0/public/Ticker';
-export const KRAKEN_ASSET_PAIRS_PATH = '/0/public/AssetPairs';
+/** The ticker (polled) and the pair names it is read with. */
+const KRAKEN_PATHS = { ticker: '/0/public/Ticker', assetpairs: '/0/public/AssetPairs' } as const;
 
 /** Kraken's legacy asset codes that differ from everyone else's. */
 const KRAKEN_ASSET_ALIASES: Readonly<Record<string, string>> = { XBT: 'BTC', XDG: 'DOGE' };
@@ -16,27 +18,37 @@ export interface KrakenPair {
   readonly quote: string;
 }
 
+/** Kraken: two calls and a cache of pair names, so its own fetcher rather than a JSON venue. */
+export const KRAKEN: CustomVenue = {
+  id: 'kraken',
+  summary: 'USD pairs; `XBT` → `BTC`, `XDG` → `DOGE`; pair names from AssetPairs, re-read hourly',
+  defaultBaseUrl: 'https://api.kraken.com',
+  paths: KRAKEN_PATHS,
+  minIntervalMs: 2000,
+  stream: { defaultUrl: 'wss://ws.kraken.com', protocol: KRAKEN_STREAM },
+  create: (connection) => new KrakenSource(connection),
+};
+
 /**
  * Kraken's all-pairs ticker. Its pair keys (`XXBTZUSD`, `SOLUSD`) are resolved through
  * AssetPairs, read once and cached, rather than guessed from the key's letters.
  */
-export class KrakenSource implements PriceSource {
-  readonly id = 'kraken';
+export class KrakenSource implements QuoteFetcher {
   private pairs:
     { readonly byKey: ReadonlyMap<string, KrakenPair>; readonly at: number } | undefined;
 
   constructor(private readonly venue: VenueConnection) {}
 
-  async fetchQuotes(): Promise<RawQuote[]> {
+  async fetchQuotes(): Promise<VenueQuote[]> {
     const pairs = await this.assetPairs();
-    const body = await this.venue.getJson(KRAKEN_TICKER_PATH);
+    const body = await this.venue.getJson(KRAKEN_PATHS.ticker);
     return parseKrakenTicker(body, pairs, this.venue.now());
   }
 
   private async assetPairs(): Promise<ReadonlyMap<string, KrakenPair>> {
     const now = this.venue.now();
     if (this.pairs !== undefined && now - this.pairs.at < PAIRS_TTL_MS) return this.pairs.byKey;
-    const byKey = parseKrakenAssetPairs(await this.venue.getJson(KRAKEN_ASSET_PAIRS_PATH));
+    const byKey = parseKrakenAssetPairs(await this.venue.getJson(KRAKEN_PATHS.assetpairs));
     this.pairs = { byKey, at: now };
     return byKey;
   }
@@ -57,8 +69,8 @@ export function parseKrakenTicker(
   body: unknown,
   pairs: ReadonlyMap<string, KrakenPair>,
   receivedAt: number,
-): RawQuote[] {
-  const quotes: RawQuote[] = [];
+): VenueQuote[] {
+  const quotes: VenueQuote[] = [];
   for (const [key, ticker] of Object.entries(krakenResult(body))) {
     const pair = pairs.get(key);
     if (pair?.quote !== 'USD' || !isRecord(ticker)) continue;
@@ -67,7 +79,6 @@ export function parseKrakenTicker(
     if (price === undefined) continue;
     const volume = Array.isArray(ticker.v) ? parseAmount(ticker.v[1]) : undefined;
     quotes.push({
-      source: 'kraken',
       symbol: pair.base,
       quote: 'USD',
       price,

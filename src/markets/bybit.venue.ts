@@ -1,6 +1,7 @@
 import { splitBySuffix } from './instrument-names.js';
-import type { PriceSource, RawQuote } from './price-source.js';
-import type { VenueConnection } from './venue-connection.js';
+import type { VenueQuote } from './price-source.js';
+import { BYBIT_STREAM } from './bybit.stream.js';
+import type { JsonVenue } from './venue-definition.js';
 import { venueReportedError } from './venue-error.js';
 import {
   expectArray,
@@ -11,27 +12,26 @@ import {
   parsePrice,
 } from './venue-json.js';
 
-export const BYBIT_SPOT_TICKERS_PATH = '/v5/market/tickers?category=spot';
-
 const BYBIT_QUOTES = ['USDT', 'USDC'] as const;
 
 /** Bybit spot tickers: every spot symbol with its last price and 24 h volume, one server time. */
-export class BybitSource implements PriceSource {
-  readonly id = 'bybit';
+export const BYBIT: JsonVenue = {
+  id: 'bybit',
+  summary:
+    'USDT and USDC symbols, dated by the response `time`; a `retCode` other than `0` is a failure. Answers 403 to US addresses',
+  defaultBaseUrl: 'https://api.bybit.com',
+  path: '/v5/market/tickers?category=spot',
+  // 600 req/5 s per IP, but going over earns a 403 ban of 10+ minutes: 1 req/s stays far below
+  minIntervalMs: 1000,
+  stream: { defaultUrl: 'wss://stream.bybit.com', protocol: BYBIT_STREAM },
+  parse: parseBybitTickers,
+};
 
-  constructor(private readonly venue: VenueConnection) {}
-
-  async fetchQuotes(): Promise<RawQuote[]> {
-    const body = await this.venue.getJson(BYBIT_SPOT_TICKERS_PATH);
-    return parseBybitTickers(body, this.venue.now());
-  }
-}
-
-export function parseBybitTickers(body: unknown, receivedAt: number): RawQuote[] {
+export function parseBybitTickers(body: unknown, receivedAt: number): VenueQuote[] {
   const envelope = bybitEnvelope(body);
   const tickers = expectArray(expectRecord(envelope.result, 'result').list, 'list');
   const observedAt = Math.min(parseEpoch(envelope.time, 'ms') ?? receivedAt, receivedAt);
-  const quotes: RawQuote[] = [];
+  const quotes: VenueQuote[] = [];
   for (const ticker of tickers) {
     if (!isRecord(ticker) || typeof ticker.symbol !== 'string') continue;
     const instrument = splitBySuffix(ticker.symbol, BYBIT_QUOTES);
@@ -39,7 +39,6 @@ export function parseBybitTickers(body: unknown, receivedAt: number): RawQuote[]
     const price = parsePrice(ticker.lastPrice);
     if (price === undefined) continue;
     quotes.push({
-      source: 'bybit',
       symbol: instrument.base,
       quote: instrument.quote,
       price,

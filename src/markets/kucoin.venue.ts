@@ -1,6 +1,6 @@
 import { isQuoteCurrency, splitDashed } from './instrument-names.js';
-import type { PriceSource, RawQuote } from './price-source.js';
-import type { VenueConnection } from './venue-connection.js';
+import type { VenueQuote } from './price-source.js';
+import type { JsonVenue } from './venue-definition.js';
 import { venueReportedError } from './venue-error.js';
 import {
   expectArray,
@@ -11,24 +11,22 @@ import {
   parsePrice,
 } from './venue-json.js';
 
-export const KUCOIN_ALL_TICKERS_PATH = '/api/v1/market/allTickers';
-
 /** KuCoin's all-tickers snapshot (rebuilt upstream every 2 s), stamped with its own time. */
-export class KucoinSource implements PriceSource {
-  readonly id = 'kucoin';
+export const KUCOIN: JsonVenue = {
+  id: 'kucoin',
+  summary:
+    'USD, USDT and USDC pairs by their current name (`symbolName`), dated by the snapshot `time`; a `code` other than `"200000"` is a failure',
+  defaultBaseUrl: 'https://api.kucoin.com',
+  path: '/api/v1/market/allTickers',
+  // the all-tickers snapshot is rebuilt every 2 s upstream: asking more often only repeats it
+  minIntervalMs: 2000,
+  parse: parseKucoinAllTickers,
+};
 
-  constructor(private readonly venue: VenueConnection) {}
-
-  async fetchQuotes(): Promise<RawQuote[]> {
-    const body = await this.venue.getJson(KUCOIN_ALL_TICKERS_PATH);
-    return parseKucoinAllTickers(body, this.venue.now());
-  }
-}
-
-export function parseKucoinAllTickers(body: unknown, receivedAt: number): RawQuote[] {
+export function parseKucoinAllTickers(body: unknown, receivedAt: number): VenueQuote[] {
   const data = kucoinData(body);
   const observedAt = Math.min(parseEpoch(data.time, 'ms') ?? receivedAt, receivedAt);
-  const quotes: RawQuote[] = [];
+  const quotes: VenueQuote[] = [];
   for (const ticker of expectArray(data.ticker, 'ticker')) {
     if (!isRecord(ticker)) continue;
     const instrument = splitDashed(currentName(ticker) ?? '');
@@ -36,7 +34,6 @@ export function parseKucoinAllTickers(body: unknown, receivedAt: number): RawQuo
     const price = parsePrice(ticker.last);
     if (price === undefined) continue;
     quotes.push({
-      source: 'kucoin',
       symbol: instrument.base,
       quote: instrument.quote,
       price,

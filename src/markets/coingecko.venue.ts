@@ -1,6 +1,6 @@
 import { COINGECKO_IDS } from './coingecko-ids.js';
-import type { PriceSource, RawQuote } from './price-source.js';
-import type { VenueConnection } from './venue-connection.js';
+import type { VenueQuote } from './price-source.js';
+import type { JsonVenue } from './venue-definition.js';
 import { expectRecord, isRecord, parseEpoch, parsePrice } from './venue-json.js';
 
 /** Our symbol for each CoinGecko id. */
@@ -17,20 +17,20 @@ export function coingeckoPricePath(ids: readonly string[] = Object.values(COINGE
  * CoinGecko simple prices: USD for every mapped asset in one call, each with its update time.
  * CoinGecko is an aggregator itself, so its vote already blends venues we also ask.
  */
-export class CoingeckoSource implements PriceSource {
-  readonly id = 'coingecko';
-  private readonly path = coingeckoPricePath();
+export const COINGECKO: JsonVenue = {
+  id: 'coingecko',
+  summary:
+    'USD price per asset (ids from `src/markets/coingecko-ids.ts`), dated by `last_updated_at`; CoinGecko is itself an aggregator of venues',
+  defaultBaseUrl: 'https://api.coingecko.com',
+  path: coingeckoPricePath(),
+  // keyless callers get a few calls a minute and prices are cached ~60 s upstream anyway
+  minIntervalMs: 60_000,
+  apiKeyHeader: 'x-cg-demo-api-key',
+  parse: parseCoingeckoPrices,
+};
 
-  constructor(private readonly venue: VenueConnection) {}
-
-  async fetchQuotes(): Promise<RawQuote[]> {
-    const body = await this.venue.getJson(this.path);
-    return parseCoingeckoPrices(body, this.venue.now());
-  }
-}
-
-export function parseCoingeckoPrices(body: unknown, receivedAt: number): RawQuote[] {
-  const quotes: RawQuote[] = [];
+export function parseCoingeckoPrices(body: unknown, receivedAt: number): VenueQuote[] {
+  const quotes: VenueQuote[] = [];
   for (const [id, entry] of Object.entries(expectRecord(body, 'body'))) {
     const symbol = SYMBOLS_BY_ID.get(id);
     if (symbol === undefined || !isRecord(entry)) continue;
@@ -38,7 +38,6 @@ export function parseCoingeckoPrices(body: unknown, receivedAt: number): RawQuot
     if (price === undefined) continue;
     const observedAt = parseEpoch(entry.last_updated_at, 's') ?? receivedAt;
     quotes.push({
-      source: 'coingecko',
       symbol,
       quote: 'USD',
       price,

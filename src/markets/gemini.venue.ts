@@ -1,9 +1,7 @@
 import { splitBySuffix } from './instrument-names.js';
-import type { PriceSource, RawQuote } from './price-source.js';
-import type { VenueConnection } from './venue-connection.js';
+import type { VenueQuote } from './price-source.js';
+import type { JsonVenue } from './venue-definition.js';
 import { expectArray, isRecord, parsePrice } from './venue-json.js';
-
-export const GEMINI_PRICEFEED_PATH = '/v1/pricefeed';
 
 /**
  * Only USD is stripped. Names alone cannot tell PAXG/USD (`PAXGUSD`) from BTC/GUSD (`BTCGUSD`):
@@ -12,19 +10,18 @@ export const GEMINI_PRICEFEED_PATH = '/v1/pricefeed';
 const GEMINI_QUOTES = ['USD'] as const;
 
 /** Gemini's price feed: the last price of every pair in one call, without volumes or times. */
-export class GeminiSource implements PriceSource {
-  readonly id = 'gemini';
+export const GEMINI: JsonVenue = {
+  id: 'gemini',
+  summary: 'USD pairs (`BTCUSD`); no volume or time in this feed',
+  defaultBaseUrl: 'https://api.gemini.com',
+  path: '/v1/pricefeed',
+  // public limit 120 req/min, and Gemini asks for at most 1 req/s: half the limit
+  minIntervalMs: 1000,
+  parse: parseGeminiPriceFeed,
+};
 
-  constructor(private readonly venue: VenueConnection) {}
-
-  async fetchQuotes(): Promise<RawQuote[]> {
-    const body = await this.venue.getJson(GEMINI_PRICEFEED_PATH);
-    return parseGeminiPriceFeed(body, this.venue.now());
-  }
-}
-
-export function parseGeminiPriceFeed(body: unknown, receivedAt: number): RawQuote[] {
-  const quotes: RawQuote[] = [];
+export function parseGeminiPriceFeed(body: unknown, receivedAt: number): VenueQuote[] {
+  const quotes: VenueQuote[] = [];
   for (const row of expectArray(body, 'body')) {
     if (!isRecord(row) || typeof row.pair !== 'string') continue;
     const instrument = splitBySuffix(row.pair, GEMINI_QUOTES);
@@ -32,7 +29,6 @@ export function parseGeminiPriceFeed(body: unknown, receivedAt: number): RawQuot
     const price = parsePrice(row.price);
     if (price === undefined) continue;
     quotes.push({
-      source: 'gemini',
       symbol: instrument.base,
       quote: 'USD',
       price,
