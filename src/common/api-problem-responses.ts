@@ -26,6 +26,8 @@ const EXAMPLE_DETAILS: Readonly<Record<ErrorCode, string>> = {
     'The payment facilitator cannot be reached right now; nothing was charged.',
   [ErrorCode.SettlementUnknown]:
     'The settlement could not be confirmed: receipt timed out. The payment may have been taken; it will not be accepted again.',
+  [ErrorCode.SharedStateUnavailable]:
+    'The shared payment ledger cannot be reached right now (connection lost); nothing was charged.',
   [ErrorCode.RouteNotFound]: 'Cannot GET /v2/ticker/BTC',
   [ErrorCode.BadRequest]: 'The request could not be read.',
   [ErrorCode.MethodNotAllowed]: 'POST is not allowed here; this path answers GET.',

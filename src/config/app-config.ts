@@ -47,6 +47,13 @@ export interface AppConfig {
     readonly volumeWeighted: boolean;
   };
   readonly payments: PaymentConfig;
+  readonly sharedState: SharedStateConfig;
+}
+
+/** Where instances share their state; without a Redis URL everything stays in this process. */
+export interface SharedStateConfig {
+  /** REDIS_URL (secret): the ledger, payment-identifiers, prices and polling lock live there. */
+  readonly redisUrl: string | undefined;
 }
 
 /** The listening socket and the limits that keep slow or idle clients from holding it. */
@@ -139,6 +146,7 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
       volumeWeighted: variables.PRICE_VOLUME_WEIGHTED === 'true',
     },
     payments,
+    sharedState: { redisUrl: variables.REDIS_URL },
   };
 }
 

@@ -199,6 +199,11 @@ export class EnvironmentVariables {
   @Min(10)
   @Max(3600)
   X402_MAX_TIMEOUT_SECONDS = 60;
+
+  // Shared state (several instances behind a load balancer): see src/shared-state/
+  @IsOptional()
+  @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
+  REDIS_URL?: string;
 }
 
 /** Variables whose values are secrets: never echoed in errors or logs. */
@@ -211,4 +216,6 @@ export const SENSITIVE_VARIABLES: ReadonlySet<string> = new Set([
   'CHAINLINK_RPC_URL',
   // a self-hosted facilitator's URL may carry credentials or a key in its path
   'X402_FACILITATOR_URL',
+  // redis://user:password@host
+  'REDIS_URL',
 ]);

@@ -4,6 +4,8 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { FACILITATOR_CLIENT, createFacilitatorClient } from './facilitator-client.js';
 import { PaidRouteExplorer } from './paid-routes.js';
 import { InMemoryPaymentLedger, PAYMENT_LEDGER } from './payment-ledger.js';
+import { REDIS_CLIENT, type RedisClient } from '../shared-state/redis-connection.js';
+import { RedisPaymentLedger } from './redis-payment-ledger.js';
 import { PaymentSettler } from './payment-settler.js';
 import { PaymentGuard } from './payment.guard.js';
 import { RpcSettlementChain, SETTLEMENT_CHAIN } from './settlement-chain.js';
@@ -21,7 +23,13 @@ import { X402Paywall } from './x402-paywall.js';
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => createFacilitatorClient(config.payments),
     },
-    { provide: PAYMENT_LEDGER, useFactory: () => new InMemoryPaymentLedger() },
+    {
+      // shared by every instance through Redis when REDIS_URL is set, else this process's own
+      provide: PAYMENT_LEDGER,
+      inject: [REDIS_CLIENT],
+      useFactory: (redis: RedisClient | null) =>
+        redis === null ? new InMemoryPaymentLedger() : new RedisPaymentLedger(redis),
+    },
     {
       provide: SETTLEMENT_CHAIN,
       inject: [APP_CONFIG],

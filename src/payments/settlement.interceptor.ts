@@ -108,7 +108,14 @@ export class SettlementInterceptor implements NestInterceptor {
     settlement: SettleResponse,
     body: unknown,
   ): Promise<unknown> {
-    await this.ledger.settle(inProgress.fingerprint, inProgress.expiresAt);
+    try {
+      await this.ledger.settle(inProgress.fingerprint, inProgress.expiresAt);
+    } catch (error) {
+      // the money has moved, and the chain itself refuses the authorization from now on
+      this.logger.error(
+        `could not record settled payment ${inProgress.fingerprint}: ${String(error)}`,
+      );
+    }
     const headers = this.receiptHeaders(inProgress, settlement);
     if (inProgress.paymentId !== undefined)
       await this.storeForRetries(inProgress.paymentId, inProgress.fingerprint, headers, body);
