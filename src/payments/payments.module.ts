@@ -4,8 +4,9 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { FACILITATOR_CLIENT, createFacilitatorClient } from './facilitator-client.js';
 import { PaidRouteExplorer } from './paid-routes.js';
 import { InMemoryPaymentLedger, PAYMENT_LEDGER } from './payment-ledger.js';
-import { REDIS_CLIENT, type RedisClient } from '../shared-state/redis-connection.js';
+import { REDIS_CLIENT, closeRedis, type RedisClient } from '../shared-state/redis-connection.js';
 import { RedisPaymentLedger } from './redis-payment-ledger.js';
+import { SettlerLease } from './settler-lease.js';
 import { PaymentSettler } from './payment-settler.js';
 import { PaymentGuard } from './payment.guard.js';
 import { RpcSettlementChain, SETTLEMENT_CHAIN } from './settlement-chain.js';
@@ -35,6 +36,21 @@ import { X402Paywall } from './x402-paywall.js';
       inject: [APP_CONFIG],
       useFactory: ({ payments }: AppConfig) =>
         payments.rpcUrl === undefined ? null : new RpcSettlementChain(payments.rpcUrl),
+    },
+    {
+      // with shared state, one live instance per settlement key (see SettlerLease)
+      provide: SettlerLease,
+      inject: [APP_CONFIG, REDIS_CLIENT],
+      useFactory: async ({ payments }: AppConfig, redis: RedisClient | null) => {
+        if (redis === null || payments.facilitator.mode !== 'embedded') return null;
+        try {
+          return await SettlerLease.acquire(redis, payments.facilitator.settlerPrivateKey);
+        } catch (error) {
+          // start-up stops here, before any shutdown hook could close the connection
+          await closeRedis(redis);
+          throw error;
+        }
+      },
     },
     PaidRouteExplorer,
     X402Paywall,

@@ -24,6 +24,9 @@ export interface RedisServer {
   restart(): Promise<void>;
   /** Kills it (SIGKILL) for good, as a crash would. */
   kill(): Promise<void>;
+  /** Stops it (SIGTERM) keeping its port and data directory, for start() to bring it back. */
+  stopTemporarily(): Promise<void>;
+  start(): Promise<void>;
 }
 
 export interface RedisServerOptions {
@@ -70,6 +73,10 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     restart: async () => {
       await stopWith('SIGTERM');
       child = await launch(args, port);
+    },
+    stopTemporarily: () => stopWith('SIGTERM'),
+    start: async () => {
+      if (child === undefined) child = await launch(args, port);
     },
   };
 }
