@@ -5,6 +5,7 @@
  */
 import { appendPaymentIdentifierToExtensions } from '@x402/extensions/payment-identifier';
 import type { PaymentPayload } from '@x402/core/types';
+import { SNAPSHOT_STORE, type SnapshotStore } from '../src/aggregation/snapshot-store.js';
 import { startLocalChain, type LocalChain } from './support/chain.js';
 import { FakeMarkets } from './support/fake-markets.js';
 import { fundedBuyer, USDC, type Buyer } from './support/paying-clients.js';
@@ -119,7 +120,6 @@ describeWithRedis('several instances sharing Redis', () => {
 
     await instances[1]!.close();
     instances[1] = await startApp(envOf(1));
-    await instances[1].refresh();
     const afterInstanceRestart = await instances[1].get('/v1/ticker/BTC', {
       headers: v2Header(payment),
     });
@@ -163,6 +163,90 @@ describeWithRedis('several instances sharing Redis', () => {
     );
     expect(served.status).toBe(200);
     expect((await received()) - before).toBe(TICKER_PRICE);
+  });
+});
+
+describeWithRedis('venue polling with several instances', () => {
+  const VENUES = ['coinbase', 'kraken', 'bitstamp'] as const;
+  let redis: RedisServer;
+  let chain: LocalChain;
+  let buyer: Buyer;
+  /** Each instance gets venues of its own, so what each one asks of them can be counted apart. */
+  const venueSets: FakeMarkets[] = [];
+  const instances: (RunningApp | undefined)[] = [];
+
+  const asked = (index: number) =>
+    VENUES.reduce((sum, id) => sum + venueSets[index]!.venue(id).requests.length, 0);
+
+  /** Waits (a bounded number of times) until `condition` holds. */
+  async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
+    for (let attempt = 0; attempt < 200 && !(await condition()); attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    chain = await startLocalChain();
+    buyer = await fundedBuyer(chain, USDC);
+    for (let index = 0; index < 3; index += 1) {
+      const markets = await FakeMarkets.start({ venues: VENUES });
+      venueSets.push(markets);
+      instances.push(
+        await startApp({
+          ...markets.env(),
+          PRICE_REFRESH_MS: '250',
+          PRICE_STALE_MS: '60000',
+          X402_SETTLER_PRIVATE_KEY: chain.accounts[index]!,
+          X402_RPC_URL: chain.rpcUrl,
+          X402_RECEIPT_POLL_MS: '20',
+          REDIS_URL: redis.url,
+        }),
+      );
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const instance of instances) await instance?.close();
+    for (const markets of venueSets) await markets.close();
+    await chain.stop();
+    await redis.stop();
+  });
+
+  it('one instance polls: the venues see one client however many instances run', async () => {
+    await until(() => venueSets.some((_set, index) => asked(index) >= 3 * VENUES.length));
+    const counts = venueSets.map((_set, index) => asked(index));
+    const pollers = counts.filter((count) => count > 0);
+    expect(pollers).toHaveLength(1);
+    // every instance serves the poller's prices
+    for (const instance of instances) {
+      expect((await instance!.get('/health/ready')).status).toBe(200);
+    }
+  });
+
+  it('the polling instance stops: another polls within seconds and fresh prices keep being served', async () => {
+    const leader = venueSets.findIndex((_set, index) => asked(index) > 0);
+    await instances[leader]!.close();
+    instances[leader] = undefined;
+    const stoppedAt = Date.now();
+    const before = venueSets.map((_set, index) => asked(index));
+    await until(() =>
+      venueSets.some((_set, index) => index !== leader && asked(index) > before[index]!),
+    );
+    const successors = venueSets
+      .map((_set, index) => index)
+      .filter((index) => index !== leader && asked(index) > before[index]!);
+    expect(successors).toHaveLength(1);
+
+    const survivor = instances.find((instance) => instance !== undefined)!;
+    const shared = survivor.app.get<SnapshotStore>(SNAPSHOT_STORE);
+    await until(async () => ((await shared.current())?.asOf ?? 0) > stoppedAt);
+    const required = paymentRequiredOf(await survivor.get('/v1/ticker/BTC'));
+    const payment = await signedPayment(buyer.account, required.accepts[0]!);
+    const response = await survivor.get('/v1/ticker/BTC', { headers: v2Header(payment) });
+    expect(response.status).toBe(200);
+    const served = (await response.json()) as { timestamp: string };
+    expect(Date.parse(served.timestamp)).toBeGreaterThan(stoppedAt);
   });
 });
 

@@ -27,7 +27,7 @@ const EXAMPLE_DETAILS: Readonly<Record<ErrorCode, string>> = {
   [ErrorCode.SettlementUnknown]:
     'The settlement could not be confirmed: receipt timed out. The payment may have been taken; it will not be accepted again.',
   [ErrorCode.SharedStateUnavailable]:
-    'The shared payment ledger cannot be reached right now (connection lost); nothing was charged.',
+    'The shared state (payment ledger and prices, in Redis) cannot be reached right now (Redis connection lost); nothing was charged.',
   [ErrorCode.RouteNotFound]: 'Cannot GET /v2/ticker/BTC',
   [ErrorCode.BadRequest]: 'The request could not be read.',
   [ErrorCode.MethodNotAllowed]: 'POST is not allowed here; this path answers GET.',

@@ -71,7 +71,7 @@ export async function closeRedis(client: RedisClient): Promise<void> {
 export function sharedStateUnavailable(error: unknown): ApiError {
   return new ApiError(
     ErrorCode.SharedStateUnavailable,
-    `The shared payment ledger cannot be reached right now (${describe(error)}); nothing was charged.`,
+    `The shared state (payment ledger and prices, in Redis) cannot be reached right now (${describe(error)}); nothing was charged.`,
     { 'retry-after': '2' },
   );
 }
