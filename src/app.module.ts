@@ -7,6 +7,7 @@ import { ConfigModule } from './config/config.module.js';
 import { HealthModule } from './health/health.module.js';
 import { DocsRedirectController } from './openapi/docs-redirect.controller.js';
 import { PaymentsModule } from './payments/payments.module.js';
+import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { SharedStateModule } from './shared-state/shared-state.module.js';
 import { TickersModule } from './tickers/tickers.module.js';
 
@@ -25,6 +26,7 @@ export class AppModule {
         AssetsModule,
         TickersModule,
         HealthModule,
+        RateLimitModule,
       ],
     };
   }

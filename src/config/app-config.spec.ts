@@ -80,7 +80,15 @@ describe('loadConfig', () => {
         rpcUrl: undefined,
       },
       sharedState: { redisUrl: undefined },
+      rateLimits: { windowMs: 60_000, free: 600, unpaid: 120, trustProxy: false },
     });
+  });
+
+  it.each([
+    ['true', true],
+    ['10.0.0.0/8, 127.0.0.1', ['10.0.0.0/8', '127.0.0.1']],
+  ] as const)('reads TRUST_PROXY=%s', (value, expected) => {
+    expect(loadConfig({ TRUST_PROXY: value }).rateLimits.trustProxy).toEqual(expected);
   });
 
   it('reads REDIS_URL, and refuses anything but redis:// or rediss:// without echoing it', () => {
@@ -124,6 +132,7 @@ describe('loadConfig', () => {
     expect({ ...config, payments: undefined }).toEqual({
       payments: undefined,
       sharedState: { redisUrl: 'redis://127.0.0.1:6379' },
+      rateLimits: { windowMs: 60_000, free: 600, unpaid: 120, trustProxy: false },
       http: {
         port: 8080,
         host: '127.0.0.1',

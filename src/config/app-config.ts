@@ -48,6 +48,18 @@ export interface AppConfig {
   };
   readonly payments: PaymentConfig;
   readonly sharedState: SharedStateConfig;
+  readonly rateLimits: RateLimitConfig;
+}
+
+/** Per client address and window; 0 turns a limit off. Paid requests are never limited. */
+export interface RateLimitConfig {
+  readonly windowMs: number;
+  /** Requests to free routes. */
+  readonly free: number;
+  /** Requests to paid routes without a payment (the 402s). */
+  readonly unpaid: number;
+  /** Fastify's trustProxy: whose X-Forwarded-For names the client (TRUST_PROXY). */
+  readonly trustProxy: boolean | string[];
 }
 
 /** Where instances share their state; without a Redis URL everything stays in this process. */
@@ -147,7 +159,19 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
     },
     payments,
     sharedState: { redisUrl: variables.REDIS_URL },
+    rateLimits: {
+      windowMs: variables.RATE_LIMIT_WINDOW_MS,
+      free: variables.RATE_LIMIT_FREE,
+      unpaid: variables.RATE_LIMIT_UNPAID,
+      trustProxy: parseTrustProxy(variables.TRUST_PROXY),
+    },
   };
+}
+
+function parseTrustProxy(value: string | undefined): boolean | string[] {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  return splitList(value);
 }
 
 /** Copies set variables onto the defaults, turning numeric ones into numbers. */

@@ -204,6 +204,29 @@ export class EnvironmentVariables {
   @IsOptional()
   @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;
+
+  // Rate limits per client address (src/rate-limit/); 0 turns one off
+  @IsInt()
+  @Min(1000)
+  @Max(3_600_000)
+  RATE_LIMIT_WINDOW_MS = 60_000;
+
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000)
+  RATE_LIMIT_FREE = 600;
+
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000)
+  RATE_LIMIT_UNPAID = 120;
+
+  /** Whose X-Forwarded-For gives the client address: `true` (any), or proxy addresses/CIDRs. */
+  @IsOptional()
+  @Matches(/^(true|false|[0-9a-fA-F.:/]+(\s*,\s*[0-9a-fA-F.:/]+)*)$/, {
+    message: 'TRUST_PROXY must be true, false, or a comma list of proxy addresses or CIDRs',
+  })
+  TRUST_PROXY?: string;
 }
 
 /** Variables whose values are secrets: never echoed in errors or logs. */
