@@ -141,6 +141,19 @@ describeWithRedis('several instances sharing Redis', () => {
     );
   });
 
+  it('does not start when Redis cannot be reached, saying so without the password', async () => {
+    const gone = await startRedisServer();
+    await gone.stop();
+    const url = gone.url.replace('redis://', 'redis://:hunter2@');
+    const failure = await startApp(envOf(2, { REDIS_URL: url })).then(
+      () => new Error('started'),
+      (error: unknown) => error as Error,
+    );
+    expect(failure.name).toBe('StartupError');
+    expect(failure.message).toMatch(/^REDIS_URL is set but Redis cannot be reached/);
+    expect(failure.message).not.toContain('hunter2');
+  });
+
   it('answers 503 on paid routes while Redis is down, keeps free routes, and charges nothing', async () => {
     const payment = await signed('/v1/ticker/ETH');
     const before = await received();
