@@ -345,6 +345,9 @@ async function main(): Promise<void> {
         X402_SETTLER_PRIVATE_KEY: required(chain.accounts[0], 'settler key'),
         X402_RPC_URL: chain.rpcUrl,
         ...passThrough('X402_RECEIPT_POLL_MS'),
+        // one client address sends every load: the rate limits would answer 429 (the reference sides have none)
+        RATE_LIMIT_FREE: '0',
+        RATE_LIMIT_UNPAID: '0',
       },
     });
     await waitForPrices(product.url);

@@ -74,7 +74,27 @@ describe('loadConfig', () => {
         verifyTimeoutMs: 10_000,
         rpcUrl: undefined,
       },
+      sharedState: { redisUrl: undefined },
+      rateLimits: { windowMs: 60_000, free: 600, unpaid: 120, trustProxy: false },
     });
+  });
+
+  it.each([
+    ['true', true],
+    ['10.0.0.0/8, 127.0.0.1', ['10.0.0.0/8', '127.0.0.1']],
+  ] as const)('reads TRUST_PROXY=%s', (value, expected) => {
+    expect(loadConfig({ TRUST_PROXY: value }).rateLimits.trustProxy).toEqual(expected);
+  });
+
+  it('reads REDIS_URL, and refuses anything but redis:// or rediss:// without echoing it', () => {
+    expect(loadConfig({ REDIS_URL: 'redis://:pw@127.0.0.1:6379/0' }).sharedState).toEqual({
+      redisUrl: 'redis://:pw@127.0.0.1:6379/0',
+    });
+    expect(loadConfig({ REDIS_URL: 'rediss://cache.example:6380' }).sharedState.redisUrl).toBe(
+      'rediss://cache.example:6380',
+    );
+    const problems = problemsOf({ REDIS_URL: 'http://user:hunter2@cache.example' });
+    expect(problems).toEqual(['REDIS_URL must be a redis:// or rediss:// URL']);
   });
 
   it('reads every variable', () => {
@@ -102,9 +122,12 @@ describe('loadConfig', () => {
       CHAINLINK_RPC_URL: 'http://127.0.0.1:8545',
       CHAINLINK_FEEDS:
         'eth=0x71041dddad3595f9ced3dccfbe3d1f4b0a16bb70:1200:0.15, BTC=0x64c911996D3c6aC71f9b455B1E8E7266BcbD848F',
+      REDIS_URL: 'redis://127.0.0.1:6379',
     });
     expect({ ...config, payments: undefined }).toEqual({
       payments: undefined,
+      sharedState: { redisUrl: 'redis://127.0.0.1:6379' },
+      rateLimits: { windowMs: 60_000, free: 600, unpaid: 120, trustProxy: false },
       http: {
         port: 8080,
         host: '127.0.0.1',

@@ -4,6 +4,8 @@ import { HTTP_SETTINGS, LOG_LEVEL_SETTINGS } from './common/server.settings.js';
 import { ConfigError, collectSettings, type SettingsOf } from './config/settings.js';
 import { CHAINLINK_SETTINGS, MARKETS_SETTINGS } from './markets/markets.settings.js';
 import { PAYMENT_SETTINGS } from './payments/payments.settings.js';
+import { RATE_LIMIT_SETTINGS } from './rate-limit/rate-limit.settings.js';
+import { SHARED_STATE_SETTINGS } from './shared-state/shared-state.settings.js';
 
 /**
  * Every feature's settings section, by the key the app's configuration carries it under. A
@@ -17,6 +19,8 @@ export const SETTINGS_SECTIONS = {
   assets: ASSETS_SETTINGS,
   pricing: PRICING_SETTINGS,
   payments: PAYMENT_SETTINGS,
+  sharedState: SHARED_STATE_SETTINGS,
+  rateLimits: RATE_LIMIT_SETTINGS,
 };
 
 type Sections = typeof SETTINGS_SECTIONS;

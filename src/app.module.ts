@@ -7,6 +7,8 @@ import { ConfigModule } from './config/config.module.js';
 import { HealthModule } from './health/health.module.js';
 import { DocsRedirectController } from './openapi/docs-redirect.controller.js';
 import { PaymentsModule } from './payments/payments.module.js';
+import { RateLimitModule } from './rate-limit/rate-limit.module.js';
+import { SharedStateModule } from './shared-state/shared-state.module.js';
 import { TickersModule } from './tickers/tickers.module.js';
 
 @Module({})
@@ -22,11 +24,13 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(SETTINGS_SECTIONS, config),
         ScheduleModule.forRoot(),
+        SharedStateModule,
         PaymentsModule,
         AggregationModule,
         AssetsModule,
         TickersModule,
         HealthModule,
+        RateLimitModule,
         ...features,
       ],
     };

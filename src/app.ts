@@ -53,6 +53,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
     new FastifyAdapter({
       ...httpServerOptions(config.http),
       rewriteUrl: originForm,
+      // the client address rate limits count by, behind a reverse proxy (TRUST_PROXY)
+      trustProxy: config.rateLimits.trustProxy,
       routerOptions: { maxParamLength: 200 },
       // HEAD twins of GET routes; paid ones refuse theirs (MethodTable): a HEAD cannot carry a paid body.
       exposeHeadRoutes: true,

@@ -7,7 +7,10 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { EmbeddedFacilitatorClient } from '../src/payments/facilitator-client.js';
 import { TickersController } from '../src/tickers/tickers.controller.js';
 import { FacilitatorServer } from './support/facilitator-server.js';
+import type { Mock } from 'jest-mock';
 import { spyOnHandler } from './support/handler-spy.js';
+import { startRedisServer } from './support/redis-server.js';
+import { describeWithRedis } from './support/redis-suite.js';
 import { requirementFor, responseJson, startPaidApp, type PaidApp } from './support/paid-app.js';
 import { paymentRequiredOf, signedPayment, v1Header, v2Header } from './support/x402-payloads.js';
 
@@ -17,18 +20,39 @@ const PRICES = [
   ['getAllTickers', '/v1/all-tickers', 10000n],
 ] as const;
 
-describe('x402 paywall', () => {
+describe('x402 paywall, in-memory ledger', () => {
+  paywallSuite(() => Promise.resolve({ env: {}, stop: () => Promise.resolve() }));
+});
+
+describeWithRedis('x402 paywall, Redis ledger (REDIS_URL)', () => {
+  paywallSuite(async () => {
+    const redis = await startRedisServer();
+    return { env: { REDIS_URL: redis.url }, stop: () => redis.stop() };
+  });
+});
+
+/** The whole paywall, against whichever store `store` starts for the ledger. */
+function paywallSuite(
+  store: () => Promise<{ env: Record<string, string>; stop: () => Promise<void> }>,
+): void {
   let stack: PaidApp;
-  const { spy: handler, original: originalGetTicker } = spyOnHandler<
-    TickersController['getTicker']
-  >(TickersController.prototype, 'getTicker');
+  let stopStore: () => Promise<void>;
+  let handler: Mock<TickersController['getTicker']>;
+  let originalGetTicker: TickersController['getTicker'];
 
   beforeAll(async () => {
-    stack = await startPaidApp();
+    ({ spy: handler, original: originalGetTicker } = spyOnHandler<TickersController['getTicker']>(
+      TickersController.prototype,
+      'getTicker',
+    ));
+    const { env, stop } = await store();
+    stopStore = stop;
+    stack = await startPaidApp({ env });
   });
 
   afterAll(async () => {
     await stack.close();
+    await stopStore();
     handler.mockRestore();
   });
 
@@ -509,7 +533,7 @@ describe('x402 paywall', () => {
       await stack.chain.mintUsdc(stack.buyer.account.address, 10_000_000n);
     });
   });
-});
+}
 
 describe('remote facilitator', () => {
   let stack: PaidApp;

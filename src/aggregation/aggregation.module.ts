@@ -1,14 +1,57 @@
+import { CacheModule, CACHE_MANAGER, type CacheOptions } from '@nestjs/cache-manager';
 import { Module } from '@nestjs/common';
+import KeyvRedis, { Keyv } from '@keyv/redis';
+import type { Cache } from 'cache-manager';
 import { AssetsModule } from '../assets/assets.module.js';
 import { MarketsModule } from '../markets/markets.module.js';
+import { REDIS_CLIENT, type RedisClient } from '../shared-state/redis-connection.js';
+import { POLLING_ELECTION, RedisPollingElection } from './polling-election.js';
 import { PriceRefreshService } from './price-refresh.service.js';
+import { PRICING_SETTINGS, type PricingSettings } from './pricing.settings.js';
+import { CacheSnapshotStore } from './shared-snapshot-store.js';
 import { SourcesController } from './sources.controller.js';
 import { InMemorySnapshotStore, SNAPSHOT_STORE } from './snapshot-store.js';
 
+/**
+ * The cache's Redis store on this instance's one connection. The cache module disconnects its
+ * stores when modules are destroyed, before requests in flight have finished; the connection is
+ * the shared-state module's to close, after them.
+ */
+class SharedConnectionStore extends KeyvRedis<unknown> {
+  override disconnect(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
 @Module({
-  imports: [MarketsModule, AssetsModule],
+  imports: [
+    MarketsModule,
+    AssetsModule,
+    // with REDIS_URL, the cache (and so the price snapshot) lives in Redis on the shared connection
+    CacheModule.registerAsync({
+      inject: [REDIS_CLIENT],
+      useFactory: (redis: RedisClient | null): CacheOptions =>
+        redis === null ? {} : { stores: [new Keyv({ store: new SharedConnectionStore(redis) })] },
+    }),
+  ],
   controllers: [SourcesController],
-  providers: [PriceRefreshService, { provide: SNAPSHOT_STORE, useClass: InMemorySnapshotStore }],
+  providers: [
+    PriceRefreshService,
+    {
+      provide: SNAPSHOT_STORE,
+      inject: [REDIS_CLIENT, CACHE_MANAGER, PRICING_SETTINGS.token],
+      useFactory: (redis: RedisClient | null, cache: Cache, pricing: PricingSettings) =>
+        redis === null
+          ? new InMemorySnapshotStore()
+          : new CacheSnapshotStore(cache, pricing.staleMs, () => redis.isReady),
+    },
+    {
+      provide: POLLING_ELECTION,
+      inject: [REDIS_CLIENT],
+      useFactory: (redis: RedisClient | null) =>
+        redis === null ? null : new RedisPollingElection(redis),
+    },
+  ],
   exports: [SNAPSHOT_STORE, PriceRefreshService],
 })
 export class AggregationModule {}

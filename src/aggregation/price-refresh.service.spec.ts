@@ -43,6 +43,7 @@ function service(sources: PriceSource[], variables: Record<string, string> = {})
     config.pricing,
     config.markets,
     new AssetCatalogue(config.assets),
+    null,
   );
   return { refresh, store };
 }
@@ -152,7 +153,7 @@ describe('PriceRefreshService', () => {
       await until(() => Promise.resolve(sources.every((source) => source.calls >= 2)));
       expect(refresh.lastRound()?.venues.every((venue) => venue.status === 'ok')).toBe(true);
     } finally {
-      refresh.onApplicationShutdown();
+      await refresh.onApplicationShutdown();
     }
     const calls = sources.map((source) => source.calls);
     // two more intervals: a poller still running would have asked again

@@ -11,6 +11,7 @@ import { PRICE_SOURCES, type PriceSource, type UpdateRule } from '../markets/pri
 import { aggregate, type PricingPolicy, type RoundResult } from './aggregate.js';
 import { PRICING_SETTINGS, type PricingSettings } from './pricing.settings.js';
 import { nextSnapshot, type PriceSnapshot } from './price-snapshot.js';
+import { POLLING_ELECTION, type PollingElection } from './polling-election.js';
 import { SNAPSHOT_STORE, type SnapshotStore } from './snapshot-store.js';
 import { VenueStream } from '../markets/venue-stream.js';
 import { VenuePoller, type PollChange, type VenueState } from './venue-poller.js';
@@ -33,7 +34,8 @@ export interface RoundReport {
  * The price flow. Every venue polls itself on its own clock (its own pace, time-out and back-off,
  * see VenuePoller); its quotes are aggregated as soon as they arrive (changes within
  * AGGREGATION_COALESCE_MS coalesced), and again the moment a quote goes stale. No venue ever
- * waits for another, and requests never trigger any of it.
+ * waits for another, and requests never trigger any of it. With several instances (REDIS_URL)
+ * only the one the PollingElection picks polls and publishes to the shared snapshot store.
  */
 @Injectable()
 export class PriceRefreshService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -53,6 +55,7 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
     @Inject(PRICING_SETTINGS.token) pricing: PricingSettings,
     @Inject(MARKETS_SETTINGS.token) markets: MarketsSettings,
     catalogue: AssetCatalogue,
+    @Inject(POLLING_ELECTION) private readonly election: PollingElection | null,
   ) {
     this.policy = pricing;
     const symbols = new Set(catalogue.symbols);
@@ -70,6 +73,27 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
   }
 
   onApplicationBootstrap(): void {
+    if (this.election === null) {
+      this.startPolling();
+      return;
+    }
+    // several instances: only the elected one polls and publishes; the others serve its prices
+    this.election.start(
+      () => {
+        this.startPolling();
+      },
+      () => {
+        this.stopPolling();
+      },
+    );
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopPolling();
+    await this.election?.stop();
+  }
+
+  private startPolling(): void {
     this.running = true;
     for (const poller of this.pollers) {
       poller.start((polled, change) => {
@@ -78,7 +102,7 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
     }
   }
 
-  onApplicationShutdown(): void {
+  private stopPolling(): void {
     this.running = false;
     for (const poller of this.pollers) poller.stop();
     clearTimeout(this.aggregationTimer?.handle);
@@ -92,6 +116,11 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
   async refresh(): Promise<PriceSnapshot> {
     await Promise.all(this.pollers.map((poller) => poller.pollIfDue()));
     return this.aggregateNow();
+  }
+
+  /** Whether this instance polls the venues (always, unless another instance was elected to). */
+  get polling(): boolean {
+    return this.running;
   }
 
   /** Every venue's current state and what the last aggregation made of its quotes. */

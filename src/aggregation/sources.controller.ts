@@ -26,12 +26,22 @@ export class SourcesController {
   @ApiOkResponse({ type: SourcesDto, description: 'The state of every enabled source.' })
   @ApiProblemResponses({
     503: {
-      description: 'No refresh round has completed yet.',
+      description:
+        'No refresh round has completed yet, or (several instances sharing REDIS_URL) another ' +
+        'instance polls the venues.',
       codes: [ErrorCode.PriceUnavailable],
     },
   })
   listSources(): SourcesDto {
     const report = this.refresh.lastRound();
+    if (report === undefined && !this.refresh.polling) {
+      throw new ApiError(
+        ErrorCode.PriceUnavailable,
+        'This instance does not poll the venues: another instance sharing its REDIS_URL does, ' +
+          'and its /v1/sources says how they are doing.',
+        { 'retry-after': '1' },
+      );
+    }
     if (report === undefined) {
       throw new ApiError(ErrorCode.PriceUnavailable, 'No refresh round has completed yet.', {
         'retry-after': '1',

@@ -26,6 +26,10 @@ const EXAMPLE_DETAILS: Readonly<Record<ErrorCode, string>> = {
     'The payment facilitator cannot be reached right now; nothing was charged.',
   [ErrorCode.SettlementUnknown]:
     'The settlement could not be confirmed: receipt timed out. The payment may have been taken; it will not be accepted again.',
+  [ErrorCode.SharedStateUnavailable]:
+    'The shared state (payment ledger and prices, in Redis) cannot be reached right now (Redis connection lost); nothing was charged.',
+  [ErrorCode.RateLimited]:
+    'Too many requests from 203.0.113.7: at most 600 per 60 s. A request carrying a payment is never limited.',
   [ErrorCode.RouteNotFound]: 'Cannot GET /v2/ticker/BTC',
   [ErrorCode.BadRequest]: 'The request could not be read.',
   [ErrorCode.MethodNotAllowed]: 'POST is not allowed here; this path answers GET.',

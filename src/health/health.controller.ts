@@ -3,6 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagg
 import { SNAPSHOT_STORE, type SnapshotStore } from '../aggregation/snapshot-store.js';
 import { ApiProblemResponses } from '../common/api-problem-responses.js';
 import { ApiError, ErrorCode } from '../common/api-error.js';
+import { REDIS_CLIENT, type RedisClient } from '../shared-state/redis-connection.js';
 import { X402Paywall } from '../payments/x402-paywall.js';
 
 export class HealthDto {
@@ -16,6 +17,7 @@ export class HealthController {
   constructor(
     @Inject(SNAPSHOT_STORE) private readonly store: SnapshotStore,
     private readonly paywall: X402Paywall,
+    @Inject(REDIS_CLIENT) private readonly redis: RedisClient | null,
   ) {}
 
   @Get('live')
@@ -41,12 +43,24 @@ export class HealthController {
   @ApiProblemResponses({
     503: {
       description:
-        'No snapshot has any price yet (`price_unavailable`), or the payment facilitator has not ' +
-        'confirmed the paid routes yet (`facilitator_unavailable`).',
-      codes: [ErrorCode.PriceUnavailable, ErrorCode.FacilitatorUnavailable],
+        'No snapshot has any price yet (`price_unavailable`), the payment facilitator has not ' +
+        'confirmed the paid routes yet (`facilitator_unavailable`), or the shared state (Redis, ' +
+        'REDIS_URL) cannot be reached (`shared_state_unavailable`).',
+      codes: [
+        ErrorCode.PriceUnavailable,
+        ErrorCode.FacilitatorUnavailable,
+        ErrorCode.SharedStateUnavailable,
+      ],
     },
   })
   async ready(): Promise<HealthDto> {
+    if (this.redis !== null && !this.redis.isReady) {
+      throw new ApiError(
+        ErrorCode.SharedStateUnavailable,
+        'Redis (REDIS_URL) cannot be reached: paid routes answer 503 until it is back; free routes work.',
+        { 'retry-after': '2' },
+      );
+    }
     if (!this.paywall.ready) {
       throw new ApiError(
         ErrorCode.FacilitatorUnavailable,

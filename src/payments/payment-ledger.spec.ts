@@ -1,9 +1,21 @@
-import { InMemoryPaymentLedger } from './payment-ledger.js';
+import { InMemoryPaymentLedger, type PaymentLedger } from './payment-ledger.js';
+import { RedisPaymentLedger } from './redis-payment-ledger.js';
+import { connectRedis, type RedisClient } from '../shared-state/redis-connection.js';
+import { startRedisServer, type RedisServer } from '../../test/support/redis-server.js';
+import { describeWithRedis } from '../../test/support/redis-suite.js';
 
-describe('InMemoryPaymentLedger', () => {
-  let now = 1_000_000;
-  const ledger = new InMemoryPaymentLedger(() => now);
-  const later = () => now + 60_000;
+/** Entries given this expiry are waited out, on the real clock both stores share with Redis. */
+const EXPIRY_MS = 150;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One contract, two stores: whatever the in-memory ledger promises, the Redis one keeps. */
+function ledgerContract(ledgerOf: () => PaymentLedger): void {
+  let ledger: PaymentLedger;
+  beforeAll(() => {
+    ledger = ledgerOf();
+  });
+  const later = () => Date.now() + 60_000;
 
   it('lets one request claim a payment at a time', async () => {
     expect(await ledger.claim('a', later())).toBe('claimed');
@@ -19,10 +31,10 @@ describe('InMemoryPaymentLedger', () => {
 
   it('refuses a settled payment until its expiry, and a release cannot undo a settlement', async () => {
     await ledger.claim('c', later());
-    await ledger.settle('c', now + 1000);
+    await ledger.settle('c', Date.now() + EXPIRY_MS);
     await ledger.release('c');
     expect(await ledger.claim('c', later())).toBe('settled');
-    now += 1001;
+    await sleep(EXPIRY_MS + 20);
     expect(await ledger.claim('c', later())).toBe('claimed');
   });
 
@@ -34,9 +46,22 @@ describe('InMemoryPaymentLedger', () => {
   });
 
   it('lets an in-flight claim expire, so a lost request cannot block a payment for ever', async () => {
-    await ledger.claim('e', now + 10);
-    now += 11;
+    await ledger.claim('e', Date.now() + EXPIRY_MS);
+    await sleep(EXPIRY_MS + 20);
     expect(await ledger.claim('e', later())).toBe('claimed');
+  });
+
+  it('lets a stored response expire with its id', async () => {
+    const binding = { fingerprint: 'x', signatureDigest: 's', resource: 'GET /v1/ticker/BTC' };
+    await ledger.claimPaymentId('id-x', binding, later());
+    const response = { status: 200, headers: { a: 'b' }, body: { ok: true } };
+    await ledger.storeResponse('id-x', 'x', response, Date.now() + EXPIRY_MS);
+    expect(await ledger.claimPaymentId('id-x', binding, later())).toEqual({
+      kind: 'stored',
+      response,
+    });
+    await sleep(EXPIRY_MS + 20);
+    expect(await ledger.claimPaymentId('id-x', binding, later())).toEqual({ kind: 'claimed' });
   });
 
   describe('payment-identifier', () => {
@@ -140,5 +165,75 @@ describe('InMemoryPaymentLedger', () => {
         (await ledger.claimPaymentId('id-3', { ...binding, fingerprint: 'h' }, later())).kind,
       ).toBe('stored');
     });
+  });
+}
+
+describe('InMemoryPaymentLedger', () => {
+  ledgerContract(() => new InMemoryPaymentLedger());
+});
+
+describeWithRedis('RedisPaymentLedger', () => {
+  let server: RedisServer;
+  let redis: RedisClient;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    redis = await connectRedis(server.url);
+  });
+  afterAll(async () => {
+    redis.destroy();
+    await server.stop();
+  });
+
+  ledgerContract(() => new RedisPaymentLedger(redis));
+
+  it('claims a payment presented on two connections (two instances) exactly once', async () => {
+    const other = await connectRedis(server.url);
+    try {
+      const ledgers = [new RedisPaymentLedger(redis), new RedisPaymentLedger(other)];
+      const results = await Promise.all(
+        Array.from({ length: 21 }, (_, i) => ledgers[i % 2]!.claim('two', Date.now() + 60_000)),
+      );
+      expect(results.filter((result) => result === 'claimed')).toHaveLength(1);
+      expect(results.filter((result) => result === 'in_flight')).toHaveLength(20);
+    } finally {
+      other.destroy();
+    }
+  });
+
+  it('bounds memory: every key it writes expires', async () => {
+    const ledger = new RedisPaymentLedger(redis);
+    await ledger.claim('ttl', Date.now() + 60_000);
+    await ledger.claimPaymentId(
+      'ttl-id',
+      { fingerprint: 'ttl', signatureDigest: 's', resource: 'r' },
+      Date.now() + 60_000,
+    );
+    const keys = await redis.keys('x402:ledger:*');
+    expect(keys.length).toBeGreaterThan(0);
+    for (const key of keys) expect(await redis.pTTL(key)).toBeGreaterThan(0);
+  });
+
+  it('answers 503 shared_state_unavailable, never a claim, once Redis is gone', async () => {
+    const lost = await startRedisServer();
+    const client = await connectRedis(lost.url);
+    const ledger = new RedisPaymentLedger(client);
+    try {
+      expect(await ledger.claim('gone', Date.now() + 60_000)).toBe('claimed');
+      await lost.kill();
+      await expect(ledger.claim('gone-2', Date.now() + 60_000)).rejects.toMatchObject({
+        code: 'shared_state_unavailable',
+        status: 503,
+      });
+    } finally {
+      client.destroy();
+    }
+  });
+
+  it('refuses to start when Redis cannot be reached, naming REDIS_URL', async () => {
+    const gone = await startRedisServer();
+    await gone.stop();
+    await expect(connectRedis(gone.url)).rejects.toThrow(
+      /REDIS_URL is set but Redis cannot be reached/,
+    );
   });
 });

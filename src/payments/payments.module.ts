@@ -3,6 +3,9 @@ import { DiscoveryModule } from '@nestjs/core';
 import { FACILITATOR_CLIENT, createFacilitatorClient } from './facilitator-client.js';
 import { PaidRouteExplorer } from './paid-routes.js';
 import { InMemoryPaymentLedger, PAYMENT_LEDGER } from './payment-ledger.js';
+import { REDIS_CLIENT, closeRedis, type RedisClient } from '../shared-state/redis-connection.js';
+import { RedisPaymentLedger } from './redis-payment-ledger.js';
+import { SettlerLease } from './settler-lease.js';
 import { PaymentSettler } from './payment-settler.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from './payments.settings.js';
 import { PaymentGuard } from './payment.guard.js';
@@ -21,12 +24,33 @@ import { X402Paywall } from './x402-paywall.js';
       inject: [PAYMENT_SETTINGS.token],
       useFactory: (payments: PaymentConfig) => createFacilitatorClient(payments),
     },
-    { provide: PAYMENT_LEDGER, useFactory: () => new InMemoryPaymentLedger() },
+    {
+      // shared by every instance through Redis when REDIS_URL is set, else this process's own
+      provide: PAYMENT_LEDGER,
+      inject: [REDIS_CLIENT],
+      useFactory: (redis: RedisClient | null) =>
+        redis === null ? new InMemoryPaymentLedger() : new RedisPaymentLedger(redis),
+    },
     {
       provide: SETTLEMENT_CHAIN,
       inject: [PAYMENT_SETTINGS.token],
       useFactory: (payments: PaymentConfig) =>
         payments.rpcUrl === undefined ? null : new RpcSettlementChain(payments.rpcUrl),
+    },
+    {
+      // with shared state, one live instance per settlement key (see SettlerLease)
+      provide: SettlerLease,
+      inject: [PAYMENT_SETTINGS.token, REDIS_CLIENT],
+      useFactory: async (payments: PaymentConfig, redis: RedisClient | null) => {
+        if (redis === null || payments.facilitator.mode !== 'embedded') return null;
+        try {
+          return await SettlerLease.acquire(redis, payments.facilitator.settlerPrivateKey);
+        } catch (error) {
+          // start-up stops here, before any shutdown hook could close the connection
+          await closeRedis(redis);
+          throw error;
+        }
+      },
     },
     PaidRouteExplorer,
     X402Paywall,

@@ -15,9 +15,14 @@ import { TickerDto, TickersDto } from './tickers.dto.js';
 
 const UNAVAILABLE: ProblemResponse = {
   description:
-    'No fresh, agreed price right now (`price_unavailable`), or the payment facilitator cannot be ' +
-    'reached (`facilitator_unavailable`); retry after `Retry-After` seconds. Not charged.',
-  codes: [ErrorCode.PriceUnavailable, ErrorCode.FacilitatorUnavailable],
+    'No fresh, agreed price right now (`price_unavailable`), the payment facilitator cannot be ' +
+    'reached (`facilitator_unavailable`), or the shared payment ledger (Redis) cannot be reached ' +
+    '(`shared_state_unavailable`); retry after `Retry-After` seconds. Not charged.',
+  codes: [
+    ErrorCode.PriceUnavailable,
+    ErrorCode.FacilitatorUnavailable,
+    ErrorCode.SharedStateUnavailable,
+  ],
 };
 const BAD_PAYMENT = ' Or the payment header is malformed (`invalid_payment`).';
 const PAYING =
@@ -124,9 +129,14 @@ export class TickersController {
     },
     503: {
       description:
-        'Fewer than half of the assets have a fresh, agreed price (`price_unavailable`), or the ' +
-        'payment facilitator cannot be reached (`facilitator_unavailable`). Not charged.',
-      codes: [ErrorCode.PriceUnavailable, ErrorCode.FacilitatorUnavailable],
+        'Fewer than half of the assets have a fresh, agreed price (`price_unavailable`), the ' +
+        'payment facilitator cannot be reached (`facilitator_unavailable`), or the shared payment ' +
+        'ledger (Redis) cannot be reached (`shared_state_unavailable`). Not charged.',
+      codes: [
+        ErrorCode.PriceUnavailable,
+        ErrorCode.FacilitatorUnavailable,
+        ErrorCode.SharedStateUnavailable,
+      ],
     },
   })
   getAllTickers(@ResolvedQuotes() quotes: TickerQuotes): TickersDto {

@@ -1,0 +1,59 @@
+import { connectRedis, type RedisClient } from '../shared-state/redis-connection.js';
+import { startRedisServer, type RedisServer } from '../../test/support/redis-server.js';
+import { describeWithRedis } from '../../test/support/redis-suite.js';
+import { RedisPollingElection } from './polling-election.js';
+
+describeWithRedis('RedisPollingElection', () => {
+  let server: RedisServer;
+  let redis: RedisClient;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    redis = await connectRedis(server.url);
+  });
+  afterAll(async () => {
+    redis.destroy();
+    await server.stop();
+  });
+
+  /** An election whose role changes are awaited one by one. */
+  function candidate() {
+    const election = new RedisPollingElection(redis);
+    const roles: string[] = [];
+    let wake: (() => void) | undefined;
+    const changed = (role: string) => () => {
+      roles.push(role);
+      wake?.();
+    };
+    election.start(changed('lead'), changed('follow'));
+    return {
+      election,
+      roles,
+      becomes: (count: number) =>
+        new Promise<void>((resolve) => {
+          if (roles.length >= count) resolve();
+          else wake = resolve;
+        }),
+    };
+  }
+
+  it('elects one poller; another takes over when it dies, or at once when it hands over', async () => {
+    const first = candidate();
+    await first.becomes(1);
+    const second = candidate();
+    const third = candidate();
+    expect(first.roles).toEqual(['lead']);
+
+    // dies without handing over: its key expires, and one of the others polls
+    await first.election.stop(false);
+    await Promise.race([second.becomes(1), third.becomes(1)]);
+    const [leader, other] = second.roles.length > 0 ? [second, third] : [third, second];
+    expect(leader.roles).toEqual(['lead']);
+    expect(other.roles).toEqual([]);
+
+    // hands over on shutdown: the last one polls
+    await leader.election.stop();
+    await other.becomes(1);
+    expect(other.roles).toEqual(['lead']);
+    await other.election.stop();
+  });
+});

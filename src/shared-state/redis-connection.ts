@@ -1,0 +1,106 @@
+import { Logger } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { createClient } from 'redis';
+import { ApiError, ErrorCode } from '../common/api-error.js';
+import { StartupError } from '../common/startup-error.js';
+
+export type RedisClient = ReturnType<typeof createClient>;
+
+/** The one Redis connection of this instance, or null when REDIS_URL is unset (embedded mode). */
+export const REDIS_CLIENT = Symbol('RedisClient');
+
+/** A Redis that does not answer within this at start-up stops the start-up. */
+const CONNECT_TIMEOUT_MS = 3000;
+/** Reconnection back-off after a lost connection: 100 ms doubling up to this. */
+const MAX_RECONNECT_DELAY_MS = 2000;
+/** Connection errors are logged at most this often while Redis stays unreachable. */
+const ERROR_LOG_EVERY_MS = 10_000;
+
+/**
+ * Connects to REDIS_URL. Unreachable at start-up: a StartupError naming the problem (never the
+ * URL, which may hold a password). Lost later: the client reconnects in the background, and
+ * commands issued meanwhile fail at once instead of queueing (so paid routes answer 503 right
+ * away rather than hang); `isReady` says whether it is connected now.
+ */
+export async function connectRedis(url: string): Promise<RedisClient> {
+  const logger = new Logger('Redis');
+  let started = false;
+  let lastLogged = 0;
+  const client = createClient({
+    url,
+    disableOfflineQueue: true,
+    socket: {
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      // before start-up succeeded: no retry, connect() rejects with the cause
+      reconnectStrategy: (retries: number) =>
+        started ? Math.min(100 * 2 ** Math.min(retries, 5), MAX_RECONNECT_DELAY_MS) : false,
+    },
+  });
+  client.on('error', (error: unknown) => {
+    if (!started || Date.now() - lastLogged < ERROR_LOG_EVERY_MS) return;
+    lastLogged = Date.now();
+    logger.error(`connection to REDIS_URL lost, reconnecting: ${describe(error)}`);
+  });
+  client.on('ready', () => {
+    if (started) logger.log('connection to REDIS_URL restored');
+  });
+  try {
+    await client.connect();
+  } catch (error) {
+    if (client.isOpen) client.destroy();
+    throw new StartupError(
+      `REDIS_URL is set but Redis cannot be reached (${describe(error)}). Start Redis or fix ` +
+        'REDIS_URL; without REDIS_URL this instance keeps its state in memory and must run alone.',
+      { cause: error },
+    );
+  }
+  started = true;
+  return client;
+}
+
+/** Closes the connection; waits for commands in flight when it is up. */
+export async function closeRedis(client: RedisClient): Promise<void> {
+  if (client.isReady) {
+    await client.close().catch(() => {
+      client.destroy();
+    });
+  } else if (client.isOpen) client.destroy();
+}
+
+/** The 503 a paid route answers while the shared state cannot be reached: nothing is charged. */
+export function sharedStateUnavailable(error: unknown): ApiError {
+  return new ApiError(
+    ErrorCode.SharedStateUnavailable,
+    `The shared state (payment ledger and prices, in Redis) cannot be reached right now (${describe(error)}); nothing was charged.`,
+    { 'retry-after': '2' },
+  );
+}
+
+/**
+ * Runs a Lua script by its digest (the script text travels once per connection), falling back
+ * to sending it when Redis does not know it yet.
+ */
+export class RedisScript {
+  private readonly sha: string;
+
+  constructor(private readonly source: string) {
+    this.sha = createHash('sha1').update(source).digest('hex');
+  }
+
+  async run(client: RedisClient, keys: string[], args: string[]): Promise<unknown> {
+    try {
+      return await client.evalSha(this.sha, { keys, arguments: args });
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return client.eval(this.source, { keys, arguments: args });
+    }
+  }
+}
+
+/** The error's message; duck-typed, since errors from node's net module come from another realm under Jest. */
+function describe(error: unknown): string {
+  if (typeof error !== 'object' || error === null) return String(error);
+  const { errors, message } = error as { errors?: unknown; message?: unknown };
+  if (Array.isArray(errors) && errors.length > 0) return describe(errors[0]);
+  return typeof message === 'string' && message !== '' ? message : 'unknown error';
+}

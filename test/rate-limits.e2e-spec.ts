@@ -1,0 +1,75 @@
+import { requirementFor, startPaidApp, type PaidApp } from './support/paid-app.js';
+import { startRedisServer, type RedisServer } from './support/redis-server.js';
+import { describeWithRedis } from './support/redis-suite.js';
+import { startApp, type RunningApp } from './support/test-app.js';
+import { signedPayment, v2Header } from './support/x402-payloads.js';
+
+const LIMITS = { RATE_LIMIT_FREE: '3', RATE_LIMIT_UNPAID: '2', RATE_LIMIT_WINDOW_MS: '60000' };
+
+async function expectRateLimited(response: Response): Promise<void> {
+  expect(response.status).toBe(429);
+  expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
+  expect(await response.json()).toMatchObject({ status: 429, code: 'rate_limited' });
+}
+
+describe('rate limits per client address', () => {
+  let stack: PaidApp;
+
+  beforeAll(async () => {
+    stack = await startPaidApp({ env: LIMITS });
+  });
+
+  afterAll(async () => {
+    await stack.close();
+  });
+
+  it('free routes: RATE_LIMIT_FREE requests per window, then 429 with Retry-After', async () => {
+    for (let index = 0; index < 3; index += 1) {
+      expect((await stack.service.get('/v1/assets')).status).toBe(200);
+    }
+    await expectRateLimited(await stack.service.get('/v1/assets'));
+  });
+
+  it('unpaid requests to paid routes: RATE_LIMIT_UNPAID 402s, then 429; a payment still buys its price', async () => {
+    const accepted = await requirementFor(stack, '/v1/ticker/BTC'); // the first unpaid request
+    expect((await stack.service.get('/v1/ticker/ETH')).status).toBe(402);
+    await expectRateLimited(await stack.service.get('/v1/ticker/BTC'));
+
+    const before = await stack.balances();
+    const payment = await signedPayment(stack.buyer.account, accepted);
+    const paid = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
+    expect(paid.status).toBe(200);
+    expect((await stack.balances()).payTo - before.payTo).toBe(BigInt(accepted.amount));
+  });
+});
+
+describeWithRedis('rate limits shared by instances (REDIS_URL)', () => {
+  let redis: RedisServer;
+  const instances: RunningApp[] = [];
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    for (const key of ['11', '22']) {
+      instances.push(
+        await startApp({
+          ...LIMITS,
+          REDIS_URL: redis.url,
+          X402_SETTLER_PRIVATE_KEY: `0x${key.repeat(32)}`,
+        }),
+      );
+    }
+  });
+
+  afterAll(async () => {
+    for (const instance of instances) await instance.close();
+    await redis.stop();
+  });
+
+  it('counts a client across instances', async () => {
+    expect((await instances[0]!.get('/v1/assets')).status).toBe(200);
+    expect((await instances[1]!.get('/v1/assets')).status).toBe(200);
+    expect((await instances[0]!.get('/v1/assets')).status).toBe(200);
+    await expectRateLimited(await instances[1]!.get('/v1/assets'));
+  });
+});
