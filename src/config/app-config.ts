@@ -12,6 +12,7 @@ import {
   EnvironmentVariables,
   SENSITIVE_VARIABLES,
   URL_OPTIONS,
+  type LogFormat,
   type LogLevelName,
 } from './environment.js';
 import { parsePaymentConfig, type PaymentConfig } from './payment-config.js';
@@ -20,6 +21,9 @@ import { parsePaymentConfig, type PaymentConfig } from './payment-config.js';
 export interface AppConfig {
   readonly http: HttpConfig;
   readonly logLevel: LogLevelName;
+  readonly logFormat: LogFormat;
+  /** GET /metrics requires this bearer token when set. */
+  readonly metricsToken: string | undefined;
   readonly markets: {
     readonly enabled: readonly string[];
     readonly baseUrls: Readonly<Record<string, string>>;
@@ -118,6 +122,8 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
       maxConnections: variables.HTTP_MAX_CONNECTIONS,
     },
     logLevel: variables.LOG_LEVEL,
+    logFormat: variables.LOG_FORMAT,
+    metricsToken: variables.METRICS_TOKEN,
     markets: {
       enabled: markets,
       baseUrls,

@@ -22,6 +22,9 @@ export const URL_OPTIONS = {
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'] as const;
 export type LogLevelName = (typeof LOG_LEVELS)[number];
 
+export const LOG_FORMATS = ['text', 'json'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
 const COMMA_LIST = /^\s*[^,\s]+(\s*,\s*[^,\s]+)*\s*$/;
 
 /**
@@ -39,6 +42,16 @@ export class EnvironmentVariables {
 
   @IsIn(LOG_LEVELS)
   LOG_LEVEL: LogLevelName = 'log';
+
+  /** `json`: one JSON object per line, for log collectors; `text` for a terminal. */
+  @IsIn(LOG_FORMATS)
+  LOG_FORMAT: LogFormat = 'text';
+
+  /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
+  @IsOptional()
+  @IsString()
+  @Matches(/^\S{16,}$/, { message: 'METRICS_TOKEN must be at least 16 characters, no spaces' })
+  METRICS_TOKEN?: string;
 
   @IsInt()
   @Min(1000)
@@ -211,4 +224,5 @@ export const SENSITIVE_VARIABLES: ReadonlySet<string> = new Set([
   'CHAINLINK_RPC_URL',
   // a self-hosted facilitator's URL may carry credentials or a key in its path
   'X402_FACILITATOR_URL',
+  'METRICS_TOKEN',
 ]);
