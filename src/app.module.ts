@@ -5,6 +5,7 @@ import { AssetsModule } from './assets/assets.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { HealthModule } from './health/health.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { DocsRedirectController } from './openapi/docs-redirect.controller.js';
 import { PaymentsModule } from './payments/payments.module.js';
 import { TickersModule } from './tickers/tickers.module.js';
@@ -23,6 +24,7 @@ export class AppModule {
         AssetsModule,
         TickersModule,
         HealthModule,
+        MetricsModule,
       ],
     };
   }

@@ -4,6 +4,7 @@ import { Logger, type INestApplication } from '@nestjs/common';
 import { createApp } from './app.js';
 import { StartupError } from './common/startup-error.js';
 import { APP_CONFIG, ConfigError, type AppConfig } from './config/app-config.js';
+import { ShutdownState } from './health/shutdown-state.js';
 
 async function bootstrap(): Promise<void> {
   if (existsSync('.env')) process.loadEnvFile('.env');
@@ -18,8 +19,8 @@ async function bootstrap(): Promise<void> {
 const GRACE_MS = 5000;
 
 /**
- * SIGTERM or SIGINT: stop taking connections, let requests in flight finish (a paid one gets its
- * settlement and its 200), stop the timers, exit 0. Requests cannot outlast their verification
+ * SIGTERM or SIGINT: readiness turns 503, stop taking connections, let requests in flight finish
+ * (a paid one gets its settlement and its 200), stop venue polling and streams, exit 0. Requests cannot outlast their verification
  * and settlement deadlines, so shutdown is bounded by them; past that it exits 1.
  */
 function stopOnSignals(app: INestApplication, deadlineMs: number): void {
@@ -27,6 +28,7 @@ function stopOnSignals(app: INestApplication, deadlineMs: number): void {
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) return;
     stopping = true;
+    app.get(ShutdownState).begin();
     Logger.log(`${signal}: finishing requests in flight, then stopping`, 'Main');
     setTimeout(() => {
       console.error(`Shutdown took over ${deadlineMs} ms; exiting anyway.`);

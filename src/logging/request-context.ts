@@ -1,0 +1,32 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+/** An incoming id is kept only if it is short and plain: it ends up in every log line. */
+const ACCEPTED_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The request a log line is written for, if any. */
+export const requestContext = new AsyncLocalStorage<{ readonly requestId: string }>();
+
+/** Fastify's `genReqId`: the caller's `X-Request-Id` when it is a plain token, else a new UUID. */
+export function requestIdOf(request: IncomingMessage): string {
+  const presented = request.headers[REQUEST_ID_HEADER];
+  const id = Array.isArray(presented) ? presented[0] : presented;
+  return id !== undefined && ACCEPTED_REQUEST_ID.test(id) ? id : randomUUID();
+}
+
+/** Every answer carries its request id, and everything logged while serving it names it. */
+export function installRequestContext(fastify: FastifyInstance): void {
+  fastify.addHook('onRequest', (request, reply, done) => {
+    void reply.header(REQUEST_ID_HEADER, request.id);
+    requestContext.run({ requestId: request.id }, done);
+  });
+}
+
+/** The id of the request being served, for log lines. */
+export function currentRequestId(): string | undefined {
+  return requestContext.getStore()?.requestId;
+}

@@ -1,0 +1,148 @@
+import { startPaidApp, requirementFor, responseJson, type PaidApp } from './support/paid-app.js';
+import { parseExposition, sampleValue, type Sample } from './support/prometheus.js';
+import { RpcProxy } from './support/rpc-proxy.js';
+import { signedPayment, v2Header } from './support/x402-payloads.js';
+
+const TOKEN = 'operator-scrape-token-0123456789';
+const TICKER_ROUTE = '/v1/ticker/:symbol';
+
+async function untilStatus(stack: PaidApp, path: string, status: number): Promise<Response> {
+  for (const until = Date.now() + 20_000; ;) {
+    const response = await stack.service.get(path);
+    if (response.status === status || Date.now() > until) return response;
+    await response.arrayBuffer();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('operations: metrics, request ids, readiness by dependency', () => {
+  let stack: PaidApp;
+  let proxy: RpcProxy;
+
+  const scrape = async (): Promise<Sample[]> => {
+    const response = await stack.service.get('/metrics', {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    return parseExposition(await response.text());
+  };
+
+  beforeAll(async () => {
+    stack = await startPaidApp({
+      env: { METRICS_TOKEN: TOKEN },
+      beforeApp: async (chain) => {
+        proxy = await RpcProxy.start(chain.rpcUrl);
+        return { X402_RPC_URL: proxy.url };
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await stack.close();
+    await proxy.close();
+  });
+
+  it('serves /metrics only with the bearer token when METRICS_TOKEN is set', async () => {
+    const anonymous = await stack.service.get('/metrics');
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
+    expect(await responseJson(anonymous)).toMatchObject({ code: 'unauthorized' });
+    const wrong = await stack.service.get('/metrics', {
+      headers: { authorization: `Bearer ${TOKEN}x` },
+    });
+    expect(wrong.status).toBe(401);
+    expect((await scrape()).length).toBeGreaterThan(0);
+  });
+
+  it('a paid request raises the revenue metric by its price, and counts the payment', async () => {
+    const accepted = await requirementFor(stack, '/v1/ticker/BTC');
+    const before = await scrape();
+    const revenue = { route: TICKER_ROUTE, scheme: 'exact', asset: accepted.asset };
+    const payment = await signedPayment(stack.buyer.account, accepted);
+    const paid = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
+    expect(paid.status).toBe(200);
+
+    const after = await scrape();
+    const delta = (name: string, labels: Record<string, string>): number =>
+      sampleValue(after, name, labels) - sampleValue(before, name, labels);
+    expect(delta('x402_revenue_atomic_total', revenue)).toBe(Number(accepted.amount));
+    for (const outcome of ['verified', 'settled']) {
+      expect(delta('x402_payments_total', { route: TICKER_ROUTE, outcome })).toBe(1);
+    }
+    expect(delta('x402_settlement_duration_seconds_count', { outcome: 'settled' })).toBe(1);
+    expect(delta('x402_verification_duration_seconds_count', { outcome: 'verified' })).toBe(1);
+    expect(
+      delta('http_requests_total', { method: 'GET', route: TICKER_ROUTE, status: '200' }),
+    ).toBe(1);
+  });
+
+  it('counts a challenge and a refusal with its reason, and earns nothing from them', async () => {
+    const accepted = await requirementFor(stack, '/v1/ticker/BTC');
+    const payment = await signedPayment(stack.buyer.account, accepted);
+    expect((await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) })).status).toBe(
+      200,
+    );
+    const before = await scrape();
+    expect((await stack.service.get('/v1/ticker/ETH')).status).toBe(402);
+    const replay = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
+    expect(replay.status).toBe(402);
+    const after = await scrape();
+    const delta = (name: string, labels: Record<string, string>): number =>
+      sampleValue(after, name, labels) - sampleValue(before, name, labels);
+    expect(delta('x402_payments_total', { route: TICKER_ROUTE, outcome: 'challenged' })).toBe(1);
+    expect(
+      delta('x402_payments_total', {
+        route: TICKER_ROUTE,
+        outcome: 'refused',
+        reason: 'payment_already_used',
+      }),
+    ).toBe(1);
+    expect(delta('x402_revenue_atomic_total', { route: TICKER_ROUTE })).toBe(0);
+  });
+
+  it('shows venue health and served-price age', async () => {
+    const samples = await scrape();
+    const venues = stack.markets.env()['MARKETS']!.split(',');
+    for (const venue of venues) {
+      expect(sampleValue(samples, 'price_venue_state', { venue, state: 'ok' })).toBe(1);
+      expect(sampleValue(samples, 'price_venue_consecutive_failures', { venue })).toBe(0);
+      expect(
+        sampleValue(samples, 'price_venue_last_success_age_seconds', { venue }),
+      ).toBeGreaterThanOrEqual(0);
+    }
+    const btcAge = samples.find(
+      (sample) => sample.name === 'price_served_age_seconds' && sample.labels['symbol'] === 'BTC',
+    );
+    expect(btcAge?.value).toBeGreaterThanOrEqual(0);
+  });
+
+  it("returns the caller's X-Request-Id, or a new one", async () => {
+    const given = await stack.service.get('/v1/assets', { headers: { 'x-request-id': 'abc-123' } });
+    expect(given.headers.get('x-request-id')).toBe('abc-123');
+    const fresh = await stack.service.get('/v1/assets');
+    expect(fresh.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const unsafe = await stack.service.get('/v1/assets', {
+      headers: { 'x-request-id': 'a b\u00e9' },
+    });
+    expect(unsafe.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('readiness turns 503 when the chain RPC goes away, and back to 200 when it returns', async () => {
+    expect((await untilStatus(stack, '/health/ready', 200)).status).toBe(200);
+    proxy.fail('*', { kind: 'silence' });
+    try {
+      const down = await untilStatus(stack, '/health/ready', 503);
+      expect(down.status).toBe(503);
+      const body = await responseJson(down);
+      expect(body).toMatchObject({ code: 'chain_unavailable' });
+      expect(body['detail']).toContain('chain: eth_blockNumber');
+      expect(body['detail']).not.toContain(proxy.url);
+      expect(sampleValue(await scrape(), 'x402_chain_rpc_up')).toBe(0);
+    } finally {
+      proxy.clear();
+    }
+    expect((await untilStatus(stack, '/health/ready', 200)).status).toBe(200);
+    expect(sampleValue(await scrape(), 'x402_chain_rpc_up')).toBe(1);
+  }, 60_000);
+});
