@@ -1,3 +1,6 @@
+import { ShutdownState } from '../src/health/shutdown-state.js';
+import { FakeMarkets } from './support/fake-markets.js';
+import { startApp } from './support/test-app.js';
 import { startPaidApp, requirementFor, responseJson, type PaidApp } from './support/paid-app.js';
 import { parseExposition, sampleValue, type Sample } from './support/prometheus.js';
 import { RpcProxy } from './support/rpc-proxy.js';
@@ -145,4 +148,40 @@ describe('operations: metrics, request ids, readiness by dependency', () => {
     expect((await untilStatus(stack, '/health/ready', 200)).status).toBe(200);
     expect(sampleValue(await scrape(), 'x402_chain_rpc_up')).toBe(1);
   }, 60_000);
+});
+
+describe('shutdown', () => {
+  it('readiness answers 503 shutting_down from the moment the service starts stopping', async () => {
+    const markets = await FakeMarkets.start();
+    const service = await startApp(markets.env());
+    try {
+      await service.refresh();
+      service.app.get(ShutdownState).begin();
+      const response = await service.get('/health/ready');
+      expect(response.status).toBe(503);
+      const body = await responseJson(response);
+      expect(body).toMatchObject({ code: 'shutting_down' });
+      expect(body['detail']).toContain('shutdown: the service is stopping');
+    } finally {
+      await service.close();
+      await markets.close();
+    }
+  });
+
+  it('stops polling the venues when the app closes', async () => {
+    const markets = await FakeMarkets.start({ venues: ['kraken', 'bitstamp'] });
+    const service = await startApp({ ...markets.env(), PRICE_REFRESH_MS: '250' });
+    const asked = (): number =>
+      markets.venue('kraken').requests.length + markets.venue('bitstamp').requests.length;
+    try {
+      while (asked() < 4) await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      await service.close();
+    }
+    const atClose = asked();
+    // several polling intervals: a timer left running would have asked again
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(asked()).toBe(atClose);
+    await markets.close();
+  });
 });
