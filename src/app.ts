@@ -66,7 +66,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   );
   app.getHttpServer().maxConnections = config.http.maxConnections;
   const fastify = app.getHttpAdapter().getInstance();
-  installRequestContext(fastify);
+  installRequestContext(fastify, config.logFormat === 'json');
   installHttpMetrics(fastify, app.get(MetricsService));
   fastify.addHook('onRequest', refuseRequestBodies);
   const methods = new MethodTable(
