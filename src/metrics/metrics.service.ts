@@ -4,9 +4,6 @@ import { SNAPSHOT_STORE, type SnapshotStore } from '../aggregation/snapshot-stor
 import { PriceRefreshService } from '../aggregation/price-refresh.service.js';
 import type { VenueStatus } from '../aggregation/venue-poller.js';
 
-/** What a payment came to, as counted in `x402_payments_total{outcome}`. */
-export type PaymentOutcome = 'challenged' | 'verified' | 'settled' | 'refused' | 'unknown';
-
 const VENUE_STATES: readonly VenueStatus[] = ['waiting', 'ok', 'failing', 'rate_limited'];
 /** Paid requests take a facilitator round trip and a block: buckets up to the settle deadline. */
 const PAYMENT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 15, 30];
@@ -38,13 +35,13 @@ export class MetricsService {
   });
   private readonly payments = new Counter({
     name: 'x402_payments_total',
-    help: 'Payments by route and outcome (challenged, verified, settled, refused, unknown); refusals name their reason.',
+    help: 'Payments by route and outcome (challenged, verified, settled, refused, unknown, reconciled: unknown, then shown settled on chain); refusals and unknowns name their reason.',
     labelNames: ['route', 'outcome', 'reason'],
     registers: [this.registry],
   });
   private readonly revenue = new Counter({
     name: 'x402_revenue_atomic_total',
-    help: 'Revenue proven settled, in atomic units of the asset (USDC: 1e-6 USD), by route and scheme.',
+    help: 'Revenue proven settled (at once or by reconciliation), in atomic units of the asset (USDC: 1e-6 USD), by route and scheme.',
     labelNames: ['route', 'scheme', 'network', 'asset'],
     registers: [this.registry],
   });
@@ -125,6 +122,16 @@ export class MetricsService {
     this.payments.inc({ route, outcome: 'settled', reason: '' });
     this.revenue.inc({ route, scheme, network, asset }, Number(amount));
     this.settlement.observe({ outcome: 'settled' }, seconds);
+  }
+
+  /** An unknown settlement the chain later showed settled (the reconciler): revenue after all. */
+  paymentReconciled(
+    route: string,
+    requirement: { scheme: string; network: string; asset: string; amount: string },
+  ): void {
+    const { scheme, network, asset, amount } = requirement;
+    this.payments.inc({ route, outcome: 'reconciled', reason: '' });
+    this.revenue.inc({ route, scheme, network, asset }, Number(amount));
   }
 
   /** A settlement that did not end proven: refused (402), unavailable (503) or unknown (502). */

@@ -109,7 +109,7 @@ export class SettlementInterceptor implements NestInterceptor {
         throw asPaymentError(outcome.error, this.logger);
       case 'unknown':
         this.metrics.settlementNotProven(route, 'unknown', outcome.reason, seconds);
-        await this.holdUncertain(inProgress, outcome, body);
+        await this.holdUncertain(route, inProgress, outcome, body);
         throw settlementUnknown(outcome.transaction, outcome.reason);
     }
   }
@@ -152,6 +152,7 @@ export class SettlementInterceptor implements NestInterceptor {
    * payment-identifier gets this response.
    */
   private async holdUncertain(
+    route: string,
     inProgress: PaymentInProgress,
     outcome: Extract<SettlementOutcome, { kind: 'unknown' }>,
     body: unknown,
@@ -167,13 +168,15 @@ export class SettlementInterceptor implements NestInterceptor {
       paymentId,
       trace: outcome.trace,
       onSettled: async (transaction) => {
-        if (paymentId === undefined) return;
         const settlement: SettleResponse = {
           success: true,
           transaction,
           network: accepted.requirement.network,
           payer: accepted.authorization.from,
         };
+        this.metrics.paymentReconciled(route, accepted.requirement);
+        this.logPayment(route, inProgress, settlement);
+        if (paymentId === undefined) return;
         await this.storeForRetries(
           paymentId,
           inProgress.fingerprint,

@@ -22,18 +22,17 @@ export function parseExposition(text: string): Sample[] {
     });
 }
 
-/** The value of the one sample with this name whose labels include `labels`; 0 when absent. */
+/** The sum of the samples with this name whose labels include `labels` (0 when none): `sum by`. */
 export function sampleValue(
   samples: readonly Sample[],
   name: string,
   labels: Readonly<Record<string, string>> = {},
 ): number {
-  const found = samples.filter(
-    (sample) =>
-      sample.name === name &&
-      Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
-  );
-  if (found.length > 1)
-    throw new Error(`${name} ${JSON.stringify(labels)}: ${found.length} samples`);
-  return found[0]?.value ?? 0;
+  return samples
+    .filter(
+      (sample) =>
+        sample.name === name &&
+        Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+    )
+    .reduce((sum, sample) => sum + sample.value, 0);
 }
