@@ -18,18 +18,17 @@ export const CHAIN_CHECK_CACHE_MS = 2000;
 export class ChainCheck implements ReadinessCheck {
   readonly name = 'chain';
   private readonly client: PublicClient | undefined;
-  private last: { readonly at: number; readonly result: Promise<CheckResult> } | undefined;
+  private last: { readonly at: number; readonly probe: Promise<ChainProbe> } | undefined;
 
-  constructor(
-    @Inject(APP_CONFIG) { payments }: AppConfig,
-    private readonly metrics: MetricsService,
-  ) {
+  constructor(@Inject(APP_CONFIG) { payments }: AppConfig, metrics: MetricsService) {
     this.client =
       payments.rpcUrl === undefined
         ? undefined
         : createPublicClient({
             transport: http(payments.rpcUrl, { timeout: CHAIN_CHECK_TIMEOUT_MS, retryCount: 0 }),
           });
+    // a scrape asks too (sharing the cache), so the gauges are current without a readiness probe
+    if (this.client !== undefined) metrics.watchChain(() => this.probe());
   }
 
   /** Whether a chain is used at all; without one there is nothing to check. */
@@ -37,32 +36,46 @@ export class ChainCheck implements ReadinessCheck {
     return this.client !== undefined;
   }
 
-  check(): Promise<CheckResult> {
-    const now = Date.now();
-    if (this.last === undefined || now - this.last.at >= CHAIN_CHECK_CACHE_MS) {
-      this.last = { at: now, result: this.ask() };
-    }
-    return this.last.result;
+  async check(): Promise<CheckResult> {
+    return (await this.probe()).result;
   }
 
-  private async ask(): Promise<CheckResult> {
-    if (this.client === undefined) return READY;
+  /** The last answer if younger than the cache time, else a new ask. */
+  probe(): Promise<ChainProbe> {
+    const now = Date.now();
+    if (this.last === undefined || now - this.last.at >= CHAIN_CHECK_CACHE_MS) {
+      this.last = { at: now, probe: this.ask() };
+    }
+    return this.last.probe;
+  }
+
+  private async ask(): Promise<ChainProbe> {
+    if (this.client === undefined) return { result: READY, seconds: 0 };
     const started = performance.now();
+    const seconds = (): number => (performance.now() - started) / 1000;
     try {
       await this.client.getBlockNumber({ cacheTime: 0 });
-      this.metrics.chainChecked(true, (performance.now() - started) / 1000);
-      return READY;
+      return { result: READY, seconds: seconds() };
     } catch (error) {
-      this.metrics.chainChecked(false, (performance.now() - started) / 1000);
-      return {
-        ok: false,
-        code: ErrorCode.ChainUnavailable,
-        // viem's short message: the long one names the RPC URL, which can carry a key
-        reason: `eth_blockNumber to the chain RPC failed within ${CHAIN_CHECK_TIMEOUT_MS} ms: ${shortMessage(error)}`,
-        retryAfterSeconds: Math.ceil(CHAIN_CHECK_CACHE_MS / 1000),
-      };
+      return { result: chainUnavailable(error), seconds: seconds() };
     }
   }
+}
+
+/** One look at the chain: the readiness verdict and how long the RPC took. */
+export interface ChainProbe {
+  readonly result: CheckResult;
+  readonly seconds: number;
+}
+
+function chainUnavailable(error: unknown): CheckResult {
+  return {
+    ok: false,
+    code: ErrorCode.ChainUnavailable,
+    // viem's short message: the long one names the RPC URL, which can carry a key
+    reason: `eth_blockNumber to the chain RPC failed within ${CHAIN_CHECK_TIMEOUT_MS} ms: ${shortMessage(error)}`,
+    retryAfterSeconds: Math.ceil(CHAIN_CHECK_CACHE_MS / 1000),
+  };
 }
 
 function shortMessage(error: unknown): string {

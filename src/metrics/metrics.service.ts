@@ -65,17 +65,6 @@ export class MetricsService {
     labelNames: ['operation'],
     registers: [this.registry],
   });
-  private readonly chainUp = new Gauge({
-    name: 'x402_chain_rpc_up',
-    help: 'Whether the chain RPC (X402_RPC_URL) answered eth_blockNumber at the last readiness check.',
-    registers: [this.registry],
-  });
-  private readonly chainLatency = new Gauge({
-    name: 'x402_chain_rpc_latency_seconds',
-    help: 'Time eth_blockNumber took at the last readiness check.',
-    registers: [this.registry],
-  });
-
   constructor(
     private readonly refresh: PriceRefreshService,
     @Inject(SNAPSHOT_STORE) private readonly store: SnapshotStore,
@@ -150,10 +139,27 @@ export class MetricsService {
     this.facilitatorErrors.inc({ operation });
   }
 
-  /** The readiness check's look at the chain RPC. */
-  chainChecked(up: boolean, seconds: number): void {
-    this.chainUp.set(up ? 1 : 0);
-    this.chainLatency.set(seconds);
+  /**
+   * Chain RPC gauges, present only where a chain is used; `probe` (the readiness check's, cached)
+   * is asked at scrape time.
+   */
+  watchChain(probe: () => Promise<{ result: { ok: boolean }; seconds: number }>): void {
+    new Gauge({
+      name: 'x402_chain_rpc_up',
+      help: 'Whether the chain RPC (X402_RPC_URL) answers eth_blockNumber (asked at most every 2 s).',
+      registers: [this.registry],
+      async collect() {
+        this.set((await probe()).result.ok ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'x402_chain_rpc_latency_seconds',
+      help: 'Time the last eth_blockNumber took (answered or failed).',
+      registers: [this.registry],
+      async collect() {
+        this.set((await probe()).seconds);
+      },
+    });
   }
 
   /** The scrape: Prometheus text exposition format. */
