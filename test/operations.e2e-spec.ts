@@ -1,5 +1,6 @@
 import { ShutdownState } from '../src/health/shutdown-state.js';
 import { FakeMarkets } from './support/fake-markets.js';
+import { FakeStreams } from './support/fake-streams.js';
 import { startApp } from './support/test-app.js';
 import { startPaidApp, requirementFor, responseJson, type PaidApp } from './support/paid-app.js';
 import { parseExposition, sampleValue, type Sample } from './support/prometheus.js';
@@ -166,6 +167,28 @@ describe('shutdown', () => {
       await service.close();
       await markets.close();
     }
+  });
+
+  it('closes the venue streams when the app closes', async () => {
+    const markets = await FakeMarkets.start({ venues: ['kraken', 'bitstamp'] });
+    const streams = await FakeStreams.start(['kraken']);
+    const kraken = streams.stream('kraken');
+    const service = await startApp({
+      ...markets.env(),
+      ...streams.env(),
+      PRICE_REFRESH_MS: '1000',
+    });
+    try {
+      while (kraken.openConnections === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      await service.close();
+    }
+    for (const until = Date.now() + 5000; kraken.openConnections > 0 && Date.now() < until;)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(kraken.openConnections).toBe(0);
+    expect(kraken.connections).toHaveLength(1);
+    await streams.close();
+    await markets.close();
   });
 
   it('stops polling the venues when the app closes', async () => {
