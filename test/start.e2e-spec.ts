@@ -37,7 +37,7 @@ async function exitOf(
 }
 
 /**
- * /health/ready right after the signal. Before the listener closes the service answers 503
+ * /health/ready right after the signal was handled. Before the listener closes the service answers 503
  * `shutting_down` (test/operations.e2e-spec.ts checks that one deterministically); while Fastify
  * drains, a request on an open connection gets its 503; after that, a connection is refused.
  */
@@ -190,6 +190,8 @@ describe('npm start, built and run as a process', () => {
     });
     let output = '';
     let stdout = '';
+    // after 'exit', once its output is read to the end
+    const closed = new Promise((resolve) => service.once('close', resolve));
     const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
       service.once('exit', (code, signal) => {
         resolve({ code, signal });
@@ -229,6 +231,10 @@ describe('npm start, built and run as a process', () => {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       service.kill('SIGTERM');
+      // the signal is handled asynchronously: probe once the service says it is stopping
+      while (!output.includes('SIGTERM: finishing requests in flight')) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
       const probe = await readinessAfterSignal(url);
       const response = await paid;
       expect(response.status).toBe(200);
@@ -238,6 +244,7 @@ describe('npm start, built and run as a process', () => {
       // never ready again: our 503 `shutting_down`, Fastify's 503 while it drains, or no listener
       expect(probe === 'refused' ? 'refused' : String(probe.status)).toMatch(/^(503|refused)$/);
 
+      await closed;
       const lines = stdout.split('\n').filter((line) => line !== '');
       const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
       for (const record of records) {
