@@ -38,6 +38,8 @@ describe('loadConfig', () => {
         maxConnections: 1024,
       },
       logLevel: 'log',
+      logFormat: 'text',
+      metricsToken: undefined,
       markets: {
         enabled: BUILT_IN_VENUE_IDS,
         baseUrls: {},
@@ -105,6 +107,8 @@ describe('loadConfig', () => {
       HTTP_KEEP_ALIVE_TIMEOUT_MS: '65000',
       HTTP_MAX_CONNECTIONS: '200',
       LOG_LEVEL: 'debug',
+      LOG_FORMAT: 'json',
+      METRICS_TOKEN: 'scrape-me-please-0123',
       MARKETS: 'Kraken, bitstamp',
       MARKET_KRAKEN_URL: 'http://127.0.0.1:9001/',
       MARKET_TIMEOUT_MS: '1500',
@@ -136,6 +140,8 @@ describe('loadConfig', () => {
         maxConnections: 200,
       },
       logLevel: 'debug',
+      logFormat: 'json',
+      metricsToken: 'scrape-me-please-0123',
       markets: {
         enabled: ['kraken', 'bitstamp'],
         baseUrls: { kraken: 'http://127.0.0.1:9001' },
@@ -178,6 +184,8 @@ describe('loadConfig', () => {
     [{ HTTP_KEEP_ALIVE_TIMEOUT_MS: 'forever' }, 'HTTP_KEEP_ALIVE_TIMEOUT_MS'],
     [{ HTTP_MAX_CONNECTIONS: '0' }, 'HTTP_MAX_CONNECTIONS'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT'],
+    [{ METRICS_TOKEN: 'short' }, 'METRICS_TOKEN'],
     [{ MARKETS: 'coinbase,nasdaq' }, 'MARKETS'],
     [{ MARKETS: 'kraken,kraken' }, 'MARKETS'],
     [{ MARKETS: 'kraken,,bitstamp' }, 'MARKETS'],
@@ -385,6 +393,12 @@ describe('loadConfig', () => {
       });
       expect(problems.join('\n')).toContain('X402_SETTLER_PRIVATE_KEY');
       expect(problems.join('\n')).not.toContain(secret);
+    });
+
+    it('never echoes a bad METRICS_TOKEN', () => {
+      const problems = problemsOf({ METRICS_TOKEN: 'tok en' });
+      expect(problems.join('\n')).toContain('METRICS_TOKEN');
+      expect(problems.join('\n')).not.toContain('tok en');
     });
 
     it.each([

@@ -2,7 +2,9 @@ import { PRICING_SETTINGS } from './aggregation/pricing.settings.js';
 import { ASSETS_SETTINGS } from './assets/assets.settings.js';
 import { HTTP_SETTINGS, LOG_LEVEL_SETTINGS } from './common/server.settings.js';
 import { ConfigError, collectSettings, type SettingsOf } from './config/settings.js';
+import { LOG_FORMAT_SETTINGS } from './logging/logging.settings.js';
 import { CHAINLINK_SETTINGS, MARKETS_SETTINGS } from './markets/markets.settings.js';
+import { METRICS_TOKEN_SETTINGS } from './metrics/metrics.settings.js';
 import { PAYMENT_SETTINGS } from './payments/payments.settings.js';
 import { RATE_LIMIT_SETTINGS } from './rate-limit/rate-limit.settings.js';
 import { SHARED_STATE_SETTINGS } from './shared-state/shared-state.settings.js';
@@ -14,6 +16,8 @@ import { SHARED_STATE_SETTINGS } from './shared-state/shared-state.settings.js';
 export const SETTINGS_SECTIONS = {
   http: HTTP_SETTINGS,
   logLevel: LOG_LEVEL_SETTINGS,
+  logFormat: LOG_FORMAT_SETTINGS,
+  metricsToken: METRICS_TOKEN_SETTINGS,
   markets: MARKETS_SETTINGS,
   chainlink: CHAINLINK_SETTINGS,
   assets: ASSETS_SETTINGS,

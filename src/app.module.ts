@@ -5,6 +5,7 @@ import { AssetsModule } from './assets/assets.module.js';
 import { SETTINGS_SECTIONS, loadConfig, type AppConfig } from './app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { HealthModule } from './health/health.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { DocsRedirectController } from './openapi/docs-redirect.controller.js';
 import { PaymentsModule } from './payments/payments.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
@@ -31,6 +32,7 @@ export class AppModule {
         TickersModule,
         HealthModule,
         RateLimitModule,
+        MetricsModule,
         ...features,
       ],
     };

@@ -9,6 +9,10 @@ import { answerFrameworkError } from './common/framework-errors.js';
 import { httpServerOptions, originForm, refuseRequestBodies } from './common/http-server.js';
 import { MethodTable } from './common/method-table.js';
 import { ProblemDetailsFilter } from './common/problem-details.filter.js';
+import { AppLogger } from './logging/app-logger.js';
+import { installRequestContext, requestIdOf } from './logging/request-context.js';
+import { installHttpMetrics } from './metrics/http-metrics.js';
+import { MetricsService } from './metrics/metrics.service.js';
 import { buildOpenApiDocument } from './openapi/openapi-document.js';
 import { x402RequestInterceptor } from './openapi/swagger-wallet-payment.js';
 import { PaidRouteExplorer } from './payments/paid-routes.js';
@@ -23,8 +27,15 @@ const X402_CORS = {
     'PAYMENT-SIGNATURE',
     'X-PAYMENT',
     'Access-Control-Expose-Headers',
+    'X-Request-Id',
   ],
-  exposedHeaders: ['PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-PAYMENT-RESPONSE', 'Retry-After'],
+  exposedHeaders: [
+    'PAYMENT-REQUIRED',
+    'PAYMENT-RESPONSE',
+    'X-PAYMENT-RESPONSE',
+    'Retry-After',
+    'X-Request-Id',
+  ],
   maxAge: 600,
 };
 
@@ -59,11 +70,19 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
       // HEAD twins of GET routes; paid ones refuse theirs (MethodTable): a HEAD cannot carry a paid body.
       exposeHeadRoutes: true,
       frameworkErrors: answerFrameworkError,
+      // the caller's X-Request-Id when plain, else a UUID; returned and logged on every line
+      genReqId: requestIdOf,
     }),
-    { logger: options.logger ?? levelsFrom(config.logLevel), abortOnError: false },
+    {
+      logger: options.logger ?? new AppLogger(config.logFormat, levelsFrom(config.logLevel)),
+      abortOnError: false,
+    },
   );
   app.getHttpServer().maxConnections = config.http.maxConnections;
-  app.getHttpAdapter().getInstance().addHook('onRequest', refuseRequestBodies);
+  const fastify = app.getHttpAdapter().getInstance();
+  installRequestContext(fastify, config.logFormat === 'json');
+  installHttpMetrics(fastify, app.get(MetricsService));
+  fastify.addHook('onRequest', refuseRequestBodies);
   const methods = new MethodTable(
     app
       .get(PaidRouteExplorer)
@@ -71,7 +90,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
       .filter((route) => route.method === 'GET')
       .map((route) => route.path),
   );
-  methods.install(app.getHttpAdapter().getInstance());
+  methods.install(fastify);
   app.useGlobalFilters(new ProblemDetailsFilter(methods));
   app.enableCors(X402_CORS);
   const document = buildOpenApiDocument(app);

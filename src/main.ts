@@ -6,6 +6,7 @@ import { StartupError } from './common/startup-error.js';
 import { HTTP_SETTINGS, type HttpSettings } from './common/server.settings.js';
 import { ConfigError } from './config/settings.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from './payments/payments.settings.js';
+import { ShutdownState } from './health/shutdown-state.js';
 
 async function bootstrap(): Promise<void> {
   if (existsSync('.env')) process.loadEnvFile('.env');
@@ -21,8 +22,8 @@ async function bootstrap(): Promise<void> {
 const GRACE_MS = 5000;
 
 /**
- * SIGTERM or SIGINT: stop taking connections, let requests in flight finish (a paid one gets its
- * settlement and its 200), stop the timers, exit 0. Requests cannot outlast their verification
+ * SIGTERM or SIGINT: readiness turns 503, stop taking connections, let requests in flight finish
+ * (a paid one gets its settlement and its 200), stop venue polling and streams, exit 0. Requests cannot outlast their verification
  * and settlement deadlines, so shutdown is bounded by them; past that it exits 1.
  */
 function stopOnSignals(app: INestApplication, deadlineMs: number): void {
@@ -30,6 +31,7 @@ function stopOnSignals(app: INestApplication, deadlineMs: number): void {
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) return;
     stopping = true;
+    app.get(ShutdownState).begin();
     Logger.log(`${signal}: finishing requests in flight, then stopping`, 'Main');
     setTimeout(() => {
       console.error(`Shutdown took over ${deadlineMs} ms; exiting anyway.`);

@@ -9,6 +9,7 @@ import { TickersController } from '../src/tickers/tickers.controller.js';
 import { FacilitatorServer } from './support/facilitator-server.js';
 import { spyOnHandler } from './support/handler-spy.js';
 import { requirementFor, responseJson, startPaidApp, type PaidApp } from './support/paid-app.js';
+import { parseExposition, sampleValue, type Sample } from './support/prometheus.js';
 import { RpcProxy } from './support/rpc-proxy.js';
 import { paymentRequiredOf, signedPayment, v1Header, v2Header } from './support/x402-payloads.js';
 
@@ -90,6 +91,11 @@ async function retryUntilServed(
     if (Date.now() > until) throw new Error('the unknown settlement was never reconciled');
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+/** The service's own counters, as Prometheus reads them. */
+async function scrape(stack: PaidApp): Promise<Sample[]> {
+  return parseExposition(await (await stack.service.get('/metrics')).text());
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -182,6 +188,7 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
       const id = `order_${Date.now()}_rpc-error-after-send`;
       const payment = await identifiedPayment(stack, '/v1/ticker/BTC', id);
       const before = await stack.balances();
+      const countedBefore = await scrape(stack);
       proxy.fail('eth_sendRawTransaction', { kind: 'error-after-forward' });
       const response = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
       proxy.clear();
@@ -205,6 +212,16 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
         transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/) as string,
       });
       expect(await stack.balances()).toEqual(moved);
+      // Revenue is counted once the chain proves it, by the reconciler, not at the 502.
+      const counted = await scrape(stack);
+      const route = { route: '/v1/ticker/:symbol' };
+      const delta = (name: string, labels: Record<string, string>): number =>
+        sampleValue(counted, name, { ...route, ...labels }) -
+        sampleValue(countedBefore, name, { ...route, ...labels });
+      expect(delta('x402_revenue_atomic_total', {})).toBe(Number(PRICE));
+      expect(delta('x402_payments_total', { outcome: 'unknown' })).toBe(1);
+      expect(delta('x402_payments_total', { outcome: 'reconciled' })).toBe(1);
+      expect(delta('x402_payments_total', { outcome: 'settled' })).toBe(0);
 
       // The same authorization without the id: known settled now, refused for free.
       const bare = { ...payment, extensions: undefined };

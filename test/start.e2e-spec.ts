@@ -36,6 +36,22 @@ async function exitOf(
   }
 }
 
+/**
+ * /health/ready right after the signal was handled. Before the listener closes the service answers 503
+ * `shutting_down` (test/operations.e2e-spec.ts checks that one deterministically); while Fastify
+ * drains, a request on an open connection gets its 503; after that, a connection is refused.
+ */
+async function readinessAfterSignal(
+  url: string,
+): Promise<{ status: number; code: unknown } | 'refused'> {
+  try {
+    const response = await fetch(`${url}/health/ready`, { headers: { connection: 'close' } });
+    return { status: response.status, code: ((await response.json()) as { code?: unknown }).code };
+  } catch {
+    return 'refused';
+  }
+}
+
 describe('what npm start runs', () => {
   it.each([
     [{}, 'local'],
@@ -151,7 +167,7 @@ describe('npm start, built and run as a process', () => {
     });
   });
 
-  it('SIGTERM during a slow settlement: the paid request gets its 200 and its transfer, then exit 0', async () => {
+  it('SIGTERM during a slow settlement: not ready at once, the paid request gets its 200 and its transfer, then exit 0; JSON logs carry the request id', async () => {
     const chain = await startLocalChain();
     const markets = await FakeMarkets.start();
     const proxy = await RpcProxy.start(chain.rpcUrl);
@@ -163,6 +179,7 @@ describe('npm start, built and run as a process', () => {
         HOST: '127.0.0.1',
         PORT: '0',
         LOG_LEVEL: 'log',
+        LOG_FORMAT: 'json',
         X402_FACILITATOR: 'embedded',
         X402_NETWORK: 'base-sepolia',
         X402_PAY_TO: payTo,
@@ -172,6 +189,9 @@ describe('npm start, built and run as a process', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
+    let stdout = '';
+    // after 'exit', once its output is read to the end
+    const closed = new Promise((resolve) => service.once('close', resolve));
     const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
       service.once('exit', (code, signal) => {
         resolve({ code, signal });
@@ -184,7 +204,10 @@ describe('npm start, built and run as a process', () => {
           const found = /Serving on (http:\/\/\S+?) /.exec(output)?.[1];
           if (found !== undefined) resolve(found.replace('[::1]', '127.0.0.1'));
         };
-        service.stdout.on('data', collect);
+        service.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString();
+          collect(chunk);
+        });
         service.stderr.on('data', collect);
         void exited.then(() => {
           reject(new Error(`the service exited:\n${output}`));
@@ -200,15 +223,45 @@ describe('npm start, built and run as a process', () => {
       const payment = await signedPayment(buyer.account, accepted);
       const before = await chain.usdcBalance(payTo);
       proxy.fail('eth_sendRawTransaction', { kind: 'delay', ms: 1500 });
-      const paid = fetch(`${url}/v1/ticker/BTC`, { headers: v2Header(payment) });
+      const requestId = 'paid-during-sigterm-1';
+      const paid = fetch(`${url}/v1/ticker/BTC`, {
+        headers: { ...v2Header(payment), 'x-request-id': requestId },
+      });
       while (!proxy.calls.includes('eth_sendRawTransaction')) {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       service.kill('SIGTERM');
+      // the signal is handled asynchronously: probe once the service says it is stopping
+      while (!output.includes('SIGTERM: finishing requests in flight')) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      const probe = await readinessAfterSignal(url);
       const response = await paid;
       expect(response.status).toBe(200);
+      expect(response.headers.get('x-request-id')).toBe(requestId);
       expect(await chain.usdcBalance(payTo)).toBe(before + BigInt(accepted.amount));
       expect(await exited).toEqual({ code: 0, signal: null });
+      // never ready again: our 503 `shutting_down`, Fastify's 503 while it drains, or no listener
+      expect(probe === 'refused' ? 'refused' : String(probe.status)).toMatch(/^(503|refused)$/);
+
+      await closed;
+      const lines = stdout.split('\n').filter((line) => line !== '');
+      const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+      for (const record of records) {
+        expect(typeof record['level']).toBe('string');
+        expect(new Date(String(record['time'])).toISOString()).toBe(record['time']);
+        expect(record['message']).toBeDefined();
+      }
+      const sale = records.find((record) => record['message'] === 'payment settled');
+      expect(sale).toMatchObject({
+        requestId,
+        payer: buyer.account.address,
+        route: '/v1/ticker/:symbol',
+        amount: accepted.amount,
+        scheme: 'exact',
+      });
+      expect(String(sale?.['transaction'])).toMatch(/^0x[0-9a-f]{64}$/);
+      expect(stdout).not.toContain(payment.payload['signature'] as string);
     } finally {
       if (service.exitCode === null) service.kill('SIGKILL');
       await proxy.close();

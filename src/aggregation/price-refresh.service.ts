@@ -123,6 +123,11 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
     return this.running;
   }
 
+  /** Every venue's current state, before any aggregation too (for metrics). */
+  venueStates(): VenueState[] {
+    return this.pollers.map((poller) => poller.snapshot());
+  }
+
   /** Every venue's current state and what the last aggregation made of its quotes. */
   lastRound(): RoundReport | undefined {
     if (this.result === undefined) return undefined;

@@ -24,6 +24,10 @@ const EXAMPLE_DETAILS: Readonly<Record<ErrorCode, string>> = {
     'payment-identifier pay_0123456789abcdef was already used with a different payment or resource.',
   [ErrorCode.FacilitatorUnavailable]:
     'The payment facilitator cannot be reached right now; nothing was charged.',
+  [ErrorCode.ChainUnavailable]:
+    'Not ready: chain: the chain RPC did not answer eth_blockNumber within 1000 ms.',
+  [ErrorCode.ShuttingDown]: 'Not ready: shutdown: the service is stopping.',
+  [ErrorCode.Unauthorized]: 'GET /metrics needs the bearer token set in METRICS_TOKEN.',
   [ErrorCode.SettlementUnknown]:
     'The settlement could not be confirmed: receipt timed out. The payment may have been taken; it will not be accepted again.',
   [ErrorCode.SharedStateUnavailable]:

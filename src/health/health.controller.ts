@@ -1,10 +1,8 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
-import { SNAPSHOT_STORE, type SnapshotStore } from '../aggregation/snapshot-store.js';
 import { ApiProblemResponses } from '../common/api-problem-responses.js';
 import { ApiError, ErrorCode } from '../common/api-error.js';
-import { REDIS_CLIENT, type RedisClient } from '../shared-state/redis-connection.js';
-import { X402Paywall } from '../payments/x402-paywall.js';
+import { READINESS_CHECKS, type ReadinessCheck } from './readiness.js';
 
 export class HealthDto {
   @ApiProperty({ enum: ['ok'], example: 'ok' })
@@ -14,11 +12,7 @@ export class HealthDto {
 @ApiTags('health')
 @Controller('health')
 export class HealthController {
-  constructor(
-    @Inject(SNAPSHOT_STORE) private readonly store: SnapshotStore,
-    private readonly paywall: X402Paywall,
-    @Inject(REDIS_CLIENT) private readonly redis: RedisClient | null,
-  ) {}
+  constructor(@Inject(READINESS_CHECKS) private readonly checks: readonly ReadinessCheck[]) {}
 
   @Get('live')
   @ApiOperation({
@@ -34,46 +28,41 @@ export class HealthController {
   @Get('ready')
   @ApiOperation({
     operationId: 'getReadiness',
-    summary: 'Prices are aggregated and the facilitator is ready (free)',
+    summary: 'Everything a paid request needs is there (free)',
     description:
-      'For readiness probes: 200 once a refresh round has priced at least one asset and the payment ' +
-      'facilitator has confirmed the paid routes, 503 before.',
+      'For readiness probes: 200 when a paid request can be served: a snapshot has at least one ' +
+      'price, the payment facilitator has confirmed the paid routes, the chain RPC answers ' +
+      '(when `X402_RPC_URL` is set: embedded mode, or receipt proofs) and the service is not ' +
+      'stopping. Otherwise 503 naming every check that failed and why.',
   })
   @ApiOkResponse({ type: HealthDto, description: 'Ready to sell prices.' })
   @ApiProblemResponses({
     503: {
       description:
-        'No snapshot has any price yet (`price_unavailable`), the payment facilitator has not ' +
-        'confirmed the paid routes yet (`facilitator_unavailable`), or the shared state (Redis, ' +
-        'REDIS_URL) cannot be reached (`shared_state_unavailable`).',
+        "Not ready; `detail` names each failing check. The code is the first failure's: no price " +
+        'yet (`price_unavailable`), facilitator not confirmed (`facilitator_unavailable`), chain ' +
+        'RPC not answering (`chain_unavailable`), Redis (REDIS_URL) not reachable ' +
+        '(`shared_state_unavailable`), stopping after SIGTERM (`shutting_down`).',
       codes: [
         ErrorCode.PriceUnavailable,
         ErrorCode.FacilitatorUnavailable,
+        ErrorCode.ChainUnavailable,
         ErrorCode.SharedStateUnavailable,
+        ErrorCode.ShuttingDown,
       ],
     },
   })
   async ready(): Promise<HealthDto> {
-    if (this.redis !== null && !this.redis.isReady) {
-      throw new ApiError(
-        ErrorCode.SharedStateUnavailable,
-        'Redis (REDIS_URL) cannot be reached: paid routes answer 503 until it is back; free routes work.',
-        { 'retry-after': '2' },
-      );
-    }
-    if (!this.paywall.ready) {
-      throw new ApiError(
-        ErrorCode.FacilitatorUnavailable,
-        'The payment facilitator has not confirmed the paid routes yet.',
-        { 'retry-after': String(this.paywall.retryAfterSeconds()) },
-      );
-    }
-    const snapshot = await this.store.current();
-    if (snapshot === undefined || snapshot.prices.size === 0) {
-      throw new ApiError(ErrorCode.PriceUnavailable, 'No prices have been aggregated yet.', {
-        'retry-after': '1',
-      });
-    }
-    return { status: 'ok' };
+    const results = await Promise.all(
+      this.checks.map(async (check) => ({ name: check.name, result: await check.check() })),
+    );
+    const failed = results.flatMap(({ name, result }) => (result.ok ? [] : [{ name, ...result }]));
+    const first = failed[0];
+    if (first === undefined) return { status: 'ok' };
+    throw new ApiError(
+      first.code,
+      `Not ready: ${failed.map(({ name, reason }) => `${name}: ${reason}`).join('; ')}.`,
+      { 'retry-after': String(first.retryAfterSeconds) },
+    );
   }
 }

@@ -19,6 +19,11 @@ export interface PaymentInProgress {
 
 export type RequestWithPayment = FastifyRequest & { x402Payment?: PaymentInProgress };
 
+/** The paid route's pattern (`/v1/ticker/:symbol`), as metrics and payment logs name it. */
+export function routeOf(request: FastifyRequest): string {
+  return request.routeOptions.url ?? request.url;
+}
+
 /** Prepared 402s of the paywall's cached challenges: they never change, so neither does this. */
 const preparedChallenges = new WeakMap<PaymentChallenge, PreparedResponseException>();
 

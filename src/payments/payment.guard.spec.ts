@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { PaymentPayload } from '@x402/core/types';
 import {
+  detachedMetrics,
   FakePaywall,
   OFFERED,
   bindingOf,
@@ -61,7 +62,12 @@ describe('PaymentGuard', () => {
   let guard: PaymentGuard;
 
   function guardWith(verifyTimeoutMs: number): PaymentGuard {
-    return new PaymentGuard(paywall.asPaywall(), ledger, { verifyTimeoutMs } as PaymentConfig);
+    return new PaymentGuard(
+      paywall.asPaywall(),
+      ledger,
+      { verifyTimeoutMs } as PaymentConfig,
+      detachedMetrics(),
+    );
   }
 
   beforeEach(() => {

@@ -12,6 +12,7 @@ import type { FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { isRecord } from '../common/json.js';
 import { PreparedResponseException } from '../common/prepared-response.exception.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { FacilitatorUnavailableError } from './facilitator-client.js';
 import {
   PaymentRefusedError,
@@ -23,6 +24,7 @@ import {
 import {
   asPaymentError,
   challengeResponse,
+  routeOf,
   settlementStillUnknown,
   type RequestWithPayment,
 } from './payment-errors.js';
@@ -58,6 +60,7 @@ export class PaymentGuard implements CanActivate {
     private readonly paywall: X402Paywall,
     @Inject(PAYMENT_LEDGER) private readonly ledger: PaymentLedger,
     @Inject(PAYMENT_SETTINGS.token) payments: PaymentConfig,
+    private readonly metrics: MetricsService,
   ) {
     this.verifyTimeoutMs = payments.verifyTimeoutMs;
   }
@@ -65,7 +68,10 @@ export class PaymentGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<RequestWithPayment>();
     const header = presentedPaymentHeader((name) => single(request.headers[name]));
-    if (header === undefined) throw challengeResponse(await this.paywall.challenge(request));
+    if (header === undefined) {
+      this.metrics.paymentChallenged(routeOf(request));
+      throw challengeResponse(await this.paywall.challenge(request));
+    }
 
     const accepted = await this.accept(request, header.version, header.value);
     const { payload } = accepted;
@@ -78,6 +84,7 @@ export class PaymentGuard implements CanActivate {
       const claim = await this.ledger.claim(fingerprint, expiresAt);
       if (claim === 'uncertain') throw settlementStillUnknown();
       if (claim !== 'claimed') {
+        this.metrics.paymentRefused(routeOf(request), CLAIM_REFUSALS[claim]);
         throw challengeResponse(await this.paywall.challenge(request, CLAIM_REFUSALS[claim]));
       }
       const payment = await this.verify(request, payload, fingerprint);
@@ -102,6 +109,8 @@ export class PaymentGuard implements CanActivate {
     payload: PaymentPayload,
     fingerprint: string,
   ): Promise<VerifiedPayment> {
+    const started = performance.now();
+    const seconds = (): number => (performance.now() - started) / 1000;
     try {
       const verdict = await withDeadline(
         this.paywall.verify(request, payload),
@@ -113,9 +122,18 @@ export class PaymentGuard implements CanActivate {
           new Error(`no verdict within X402_VERIFY_TIMEOUT_MS (${this.verifyTimeoutMs} ms)`),
         );
       }
-      if (verdict.kind === 'challenge') throw challengeResponse(verdict);
+      if (verdict.kind === 'challenge') {
+        this.metrics.verificationFailed('refused', seconds());
+        this.metrics.paymentRefused(routeOf(request), verdict.body.error);
+        throw challengeResponse(verdict);
+      }
+      this.metrics.paymentVerified(routeOf(request), seconds());
       return verdict;
     } catch (error) {
+      if (error instanceof FacilitatorUnavailableError) {
+        this.metrics.verificationFailed('error', seconds());
+        this.metrics.facilitatorError('verify');
+      }
       await this.ledger.release(fingerprint);
       throw asPaymentError(error, this.logger);
     }
@@ -136,6 +154,7 @@ export class PaymentGuard implements CanActivate {
       return acceptPayment(presented, offered);
     } catch (error) {
       if (error instanceof PaymentRefusedError) {
+        this.metrics.paymentRefused(routeOf(request), error.reason);
         throw challengeResponse(await this.paywall.challenge(request, error.reason));
       }
       throw asPaymentError(error, this.logger);
@@ -179,6 +198,7 @@ export class PaymentGuard implements CanActivate {
           `payment-identifier ${paymentId} was already used with a different payment or resource.`,
         );
       case 'in_flight':
+        this.metrics.paymentRefused(routeOf(request), 'payment_in_progress');
         throw challengeResponse(
           await this.paywall.challenge(
             request,

@@ -3,6 +3,7 @@ import { decodePaymentResponseHeader } from '@x402/core/http';
 import type { SettleResponse } from '@x402/core/types';
 import { lastValueFrom, of, throwError, type Observable } from 'rxjs';
 import {
+  detachedMetrics,
   FakePaywall,
   OFFERED,
   PAYER,
@@ -123,6 +124,7 @@ describe('SettlementInterceptor', () => {
       settler as unknown as PaymentSettler,
       reconciler as unknown as SettlementReconciler,
       ledger,
+      detachedMetrics(),
     );
   }
 

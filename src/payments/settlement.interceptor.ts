@@ -10,9 +10,11 @@ import type { SettleResponse } from '@x402/core/types';
 import type { FastifyReply } from 'fastify';
 import { catchError, from, mergeMap, type Observable } from 'rxjs';
 import { ApiError, ErrorCode } from '../common/api-error.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import {
   asPaymentError,
   challengeResponse,
+  routeOf,
   settlementUnknown,
   type PaymentInProgress,
   type RequestWithPayment,
@@ -42,6 +44,7 @@ export class SettlementInterceptor implements NestInterceptor {
     private readonly settler: PaymentSettler,
     private readonly reconciler: SettlementReconciler,
     @Inject(PAYMENT_LEDGER) private readonly ledger: PaymentLedger,
+    private readonly metrics: MetricsService,
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -80,11 +83,17 @@ export class SettlementInterceptor implements NestInterceptor {
         'The client closed the connection before settlement; nothing was charged.',
       );
     }
+    const started = performance.now();
     const outcome = await this.settler.settle(inProgress.payment, inProgress.accepted);
+    const route = routeOf(request);
+    const seconds = (performance.now() - started) / 1000;
     switch (outcome.kind) {
       case 'settled':
+        this.metrics.paymentSettled(route, inProgress.accepted.requirement, seconds);
+        this.logPayment(route, inProgress, outcome.settlement);
         return this.deliver(reply, inProgress, outcome.settlement, body);
       case 'refused': {
+        this.metrics.settlementNotProven(route, 'refused', outcome.reason, seconds);
         await this.giveBack(inProgress);
         const [name, value] = receiptHeader(inProgress.version, outcome.settlement);
         const challenge = await this.paywall.challenge(
@@ -94,17 +103,38 @@ export class SettlementInterceptor implements NestInterceptor {
         throw challengeResponse({ ...challenge, headers: { ...challenge.headers, [name]: value } });
       }
       case 'unavailable':
+        this.metrics.settlementNotProven(route, 'unavailable', outcome.error.message, seconds);
+        this.metrics.facilitatorError('settle');
         await this.giveBack(inProgress);
         throw asPaymentError(outcome.error, this.logger);
       case 'unknown':
+        this.metrics.settlementNotProven(route, 'unknown', outcome.reason, seconds);
         try {
-          await this.holdUncertain(inProgress, outcome, body);
+          await this.holdUncertain(route, inProgress, outcome, body);
         } catch (error) {
           // the claim stays in flight until the payment expires: it is not accepted again either way
           this.logger.error(`could not record the unknown settlement: ${String(error)}`);
         }
         throw settlementUnknown(outcome.transaction, outcome.reason);
     }
+  }
+
+  /** One line per sale: who paid what for which route, and the transaction; never the signature. */
+  private logPayment(
+    route: string,
+    inProgress: PaymentInProgress,
+    settlement: SettleResponse,
+  ): void {
+    const { requirement, authorization } = inProgress.accepted;
+    this.logger.log('payment settled', {
+      payer: authorization.from,
+      route,
+      amount: requirement.amount,
+      asset: requirement.asset,
+      scheme: requirement.scheme,
+      network: requirement.network,
+      transaction: settlement.transaction,
+    });
   }
 
   private async deliver(
@@ -135,6 +165,7 @@ export class SettlementInterceptor implements NestInterceptor {
    * payment-identifier gets this response.
    */
   private async holdUncertain(
+    route: string,
     inProgress: PaymentInProgress,
     outcome: Extract<SettlementOutcome, { kind: 'unknown' }>,
     body: unknown,
@@ -150,13 +181,15 @@ export class SettlementInterceptor implements NestInterceptor {
       paymentId,
       trace: outcome.trace,
       onSettled: async (transaction) => {
-        if (paymentId === undefined) return;
         const settlement: SettleResponse = {
           success: true,
           transaction,
           network: accepted.requirement.network,
           payer: accepted.authorization.from,
         };
+        this.metrics.paymentReconciled(route, accepted.requirement);
+        this.logPayment(route, inProgress, settlement);
+        if (paymentId === undefined) return;
         await this.storeForRetries(
           paymentId,
           inProgress.fingerprint,

@@ -35,6 +35,7 @@ import {
 import type { FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { StartupError } from '../common/startup-error.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { bazaarDeclaration, describeRoute, type RouteDescription } from './discovery.js';
 import { FACILITATOR_CLIENT, FacilitatorUnavailableError } from './facilitator-client.js';
 import { FastifyHttpAdapter } from './fastify-http-adapter.js';
@@ -97,6 +98,7 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(PAYMENT_SETTINGS.token) payments: PaymentConfig,
     @Inject(FACILITATOR_CLIENT) private readonly facilitator: FacilitatorClient,
     private readonly explorer: PaidRouteExplorer,
+    private readonly metrics: MetricsService,
   ) {
     this.payments = payments;
   }
@@ -169,7 +171,10 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     try {
       await this.http().initialize();
     } catch (error) {
-      if (isUnreachable(error)) return error;
+      if (isUnreachable(error)) {
+        this.metrics.facilitatorError('supported');
+        return error;
+      }
       throw new StartupError(
         `Cannot start: the ${this.payments.facilitator.mode} x402 facilitator could not confirm the paid routes ` +
           `(${reasonOf(error)}). Check X402_FACILITATOR, X402_NETWORK and the asset settings, ` +

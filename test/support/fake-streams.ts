@@ -149,6 +149,11 @@ export class FakeStream {
     if (fault === 'storm') for (const socket of this.sockets) socket.terminate();
   }
 
+  /** Connections open right now. */
+  get openConnections(): number {
+    return this.sockets.size;
+  }
+
   /** Closes every open connection, as a venue restarting would. */
   drop(): void {
     for (const socket of this.sockets) socket.terminate();

@@ -2,6 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { ExecutionContext } from '@nestjs/common';
 import type { HTTPRequestContext } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import type { PriceRefreshService } from '../../src/aggregation/price-refresh.service.js';
+import type { SnapshotStore } from '../../src/aggregation/snapshot-store.js';
+import { MetricsService } from '../../src/metrics/metrics.service.js';
 import type { AcceptedPayment } from '../../src/payments/payment-acceptance.js';
 import type { RequestWithPayment } from '../../src/payments/payment-errors.js';
 import type { PaymentIdBinding } from '../../src/payments/payment-ledger.js';
@@ -170,4 +173,12 @@ export async function rejectionOf(work: Promise<unknown>): Promise<unknown> {
     return error;
   }
   throw new Error('expected a rejection, got a value');
+}
+
+/** A real metrics registry with nothing behind its price gauges, for classes that record sales. */
+export function detachedMetrics(): MetricsService {
+  return new MetricsService(
+    { venueStates: () => [] } as unknown as PriceRefreshService,
+    { current: () => Promise.resolve(undefined) } as unknown as SnapshotStore,
+  );
 }
