@@ -229,6 +229,22 @@ describeWithRedis('RedisPaymentLedger', () => {
     }
   });
 
+  it('answers 503 within its deadline when Redis stops answering (a paused server)', async () => {
+    const ledger = new RedisPaymentLedger(redis, 200);
+    const admin = await connectRedis(server.url);
+    try {
+      // without a deadline the write would simply wait the pause out and succeed
+      await admin.sendCommand(['CLIENT', 'PAUSE', '1500', 'WRITE']);
+      await expect(ledger.settle('paused', Date.now() + 60_000)).rejects.toMatchObject({
+        code: 'shared_state_unavailable',
+        status: 503,
+      });
+    } finally {
+      await admin.sendCommand(['CLIENT', 'UNPAUSE']);
+      admin.destroy();
+    }
+  });
+
   it('refuses to start when Redis cannot be reached, naming REDIS_URL', async () => {
     const gone = await startRedisServer();
     await gone.stop();

@@ -10,6 +10,13 @@ import type {
   PaymentLedger,
   StoredResponse,
 } from './payment-ledger.js';
+import { withDeadline } from './payment-settler.js';
+
+/**
+ * The longest one ledger step may wait for Redis. A paused or unreachable server otherwise holds
+ * a request forever, even one whose price has already moved (its 200 or 502 must go out).
+ */
+const COMMAND_DEADLINE_MS = 2000;
 
 const PAYMENT_KEY = 'x402:ledger:payment:';
 const PAYMENT_ID_KEY = 'x402:ledger:payment-id:';
@@ -71,7 +78,10 @@ return 0`);
  * never answers without the shared ledger.
  */
 export class RedisPaymentLedger implements PaymentLedger {
-  constructor(private readonly redis: RedisClient) {}
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly deadlineMs = COMMAND_DEADLINE_MS,
+  ) {}
 
   async claim(fingerprint: string, expiresAt: number): Promise<ClaimResult> {
     const result = await this.run(CLAIM, [PAYMENT_KEY + fingerprint], [at(expiresAt)]);
@@ -134,25 +144,27 @@ export class RedisPaymentLedger implements PaymentLedger {
   }
 
   private async setState(fingerprint: string, state: string, expiresAt: number): Promise<void> {
-    try {
-      await this.redis.sendCommand([
-        'SET',
-        PAYMENT_KEY + fingerprint,
-        state,
-        'PXAT',
-        at(expiresAt),
-      ]);
-    } catch (error) {
-      throw sharedStateUnavailable(error);
-    }
+    await this.bounded(
+      this.redis.sendCommand(['SET', PAYMENT_KEY + fingerprint, state, 'PXAT', at(expiresAt)]),
+    );
   }
 
-  private async run(script: RedisScript, keys: string[], args: string[]): Promise<unknown> {
+  private run(script: RedisScript, keys: string[], args: string[]): Promise<unknown> {
+    return this.bounded(script.run(this.redis, keys, args));
+  }
+
+  /** Redis's answer within the deadline, else 503 shared_state_unavailable. */
+  private async bounded<T>(command: Promise<T>): Promise<T> {
+    let result: T | symbol;
     try {
-      return await script.run(this.redis, keys, args);
+      result = await withDeadline(command, this.deadlineMs);
     } catch (error) {
       throw sharedStateUnavailable(error);
     }
+    if (typeof result === 'symbol') {
+      throw sharedStateUnavailable(new Error(`no answer within ${this.deadlineMs} ms`));
+    }
+    return result;
   }
 }
 
