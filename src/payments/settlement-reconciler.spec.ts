@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import {
   NONCE,
@@ -75,6 +76,33 @@ describe('SettlementReconciler.check', () => {
     ledger = new InMemoryPaymentLedger();
     reconciler = new SettlementReconciler(chain, ledger);
     settledBy.length = 0;
+  });
+
+  it('records the payment and its id uncertain when it starts holding them', async () => {
+    const binding = { fingerprint: 'fp', signatureDigest: 's', resource: 'GET /v1/ticker/BTC' };
+    const later = Date.now() + 60_000;
+    await ledger.claimPaymentId('order-1', binding, later);
+    await ledger.claim('fp', later);
+    await reconciler.hold({ ...uncertain(onSettled), paymentId: 'order-1' });
+    expect(await ledger.claim('fp', later)).toBe('uncertain');
+    expect(await ledger.claimPaymentId('order-1', binding, later)).toEqual({ kind: 'uncertain' });
+    reconciler.onModuleDestroy();
+  });
+
+  it('asks a ledger that could not record the uncertain outcome again at the next check', async () => {
+    const later = Date.now() + 60_000;
+    await ledger.claim('fp', later);
+    const markUncertain = jest
+      .spyOn(ledger, 'markUncertain')
+      .mockRejectedValueOnce(new Error('store unavailable'));
+    const held = uncertain(onSettled);
+    await reconciler.hold(held);
+    reconciler.onModuleDestroy();
+    expect(await ledger.claim('fp', later)).toBe('in_flight');
+
+    expect(await reconciler.check(held)).toBe('pending');
+    expect(markUncertain).toHaveBeenCalledTimes(2);
+    expect(await ledger.claim('fp', later)).toBe('uncertain');
   });
 
   it('is settled when the known transaction proves the payment, and records it', async () => {

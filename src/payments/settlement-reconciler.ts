@@ -39,26 +39,35 @@ const MAX_CHECK_MS = 30_000;
 export class SettlementReconciler implements OnModuleDestroy {
   private readonly logger = new Logger(SettlementReconciler.name);
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Settlements the ledger has recorded as uncertain (payment and payment-identifier). */
+  private readonly marked = new WeakSet<UncertainSettlement>();
 
   constructor(
     @Inject(SETTLEMENT_CHAIN) private readonly chain: SettlementChain | null,
     @Inject(PAYMENT_LEDGER) private readonly ledger: PaymentLedger,
   ) {}
 
-  track(uncertain: UncertainSettlement): void {
+  /**
+   * Holds an unknown settlement: watched on chain from now on, and recorded as uncertain in the
+   * ledger (so every retry gets 502, never a 402 inviting a second payment). A ledger that cannot
+   * record it now (a shared store that went away) is asked again at every check.
+   */
+  async hold(uncertain: UncertainSettlement): Promise<void> {
     if (this.chain === null) {
       this.logger.warn(
         `settlement of ${uncertain.fingerprint} cannot be reconciled: set X402_RPC_URL to read the chain`,
       );
-      return;
+    } else {
+      this.schedule(uncertain, FIRST_CHECK_MS);
     }
-    this.schedule(uncertain, FIRST_CHECK_MS);
+    await this.markUncertain(uncertain);
   }
 
   /** One look at the chain; exposed so tests can drive reconciliation step by step. */
   async check(uncertain: UncertainSettlement): Promise<Reconciliation> {
     const chain = this.chain;
     if (chain === null) return 'pending';
+    await this.markUncertain(uncertain);
     const known = uncertain.trace.transaction;
     if (known !== undefined && (await transactionPaid(chain, known, uncertain.payment))) {
       await this.record(uncertain, known);
@@ -79,6 +88,21 @@ export class SettlementReconciler implements OnModuleDestroy {
   onModuleDestroy(): void {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
+  }
+
+  private async markUncertain(uncertain: UncertainSettlement): Promise<void> {
+    if (this.marked.has(uncertain)) return;
+    try {
+      await this.ledger.markUncertain(uncertain.fingerprint, uncertain.expiresAt);
+      if (uncertain.paymentId !== undefined) {
+        await this.ledger.markPaymentIdUncertain(uncertain.paymentId);
+      }
+      this.marked.add(uncertain);
+    } catch (error) {
+      this.logger.error(
+        `could not record ${uncertain.fingerprint} as uncertain (asked again at the next check): ${String(error)}`,
+      );
+    }
   }
 
   /** The chain showed the payment settled by `transaction`: the ledger and the client's id learn it. */

@@ -22,10 +22,11 @@ import type { PaymentInProgress } from './payment-errors.js';
 import {
   InMemoryPaymentLedger,
   type PaymentIdBinding,
+  type PaymentLedger,
   type StoredResponse,
 } from './payment-ledger.js';
 import type { PaymentSettler, SettlementOutcome } from './payment-settler.js';
-import type { SettlementReconciler, UncertainSettlement } from './settlement-reconciler.js';
+import { SettlementReconciler, type UncertainSettlement } from './settlement-reconciler.js';
 import { SettlementInterceptor } from './settlement.interceptor.js';
 import type { ProtocolVersion } from './x402-wire.js';
 
@@ -45,11 +46,15 @@ class ScriptedSettler {
 }
 
 /** Records what it is asked to watch on chain; the test plays the chain's answer. */
+/** Records what it is asked to hold; the ledger marks are the real reconciler's (no chain to watch). */
 class RecordingReconciler {
   readonly tracked: UncertainSettlement[] = [];
 
-  track(uncertain: UncertainSettlement): void {
+  constructor(private readonly ledgerOf: () => PaymentLedger) {}
+
+  async hold(uncertain: UncertainSettlement): Promise<void> {
     this.tracked.push(uncertain);
+    await new SettlementReconciler(null, this.ledgerOf()).hold(uncertain);
   }
 }
 
@@ -131,7 +136,7 @@ describe('SettlementInterceptor', () => {
   beforeEach(() => {
     paywall = new FakePaywall();
     settler = new ScriptedSettler();
-    reconciler = new RecordingReconciler();
+    reconciler = new RecordingReconciler(() => ledger);
     ledger = new InMemoryPaymentLedger();
     reply = new FakeReply();
     handled = 0;

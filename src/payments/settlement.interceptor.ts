@@ -109,12 +109,7 @@ export class SettlementInterceptor implements NestInterceptor {
         throw asPaymentError(outcome.error, this.logger);
       case 'unknown':
         this.metrics.settlementNotProven(route, 'unknown', outcome.reason, seconds);
-        try {
-          await this.holdUncertain(route, inProgress, outcome, body);
-        } catch (error) {
-          // the claim stays in flight until the payment expires: it is not accepted again either way
-          this.logger.error(`could not record the unknown settlement: ${String(error)}`);
-        }
+        await this.holdUncertain(route, inProgress, outcome, body);
         throw settlementUnknown(outcome.transaction, outcome.reason);
     }
   }
@@ -172,9 +167,7 @@ export class SettlementInterceptor implements NestInterceptor {
   ): Promise<void> {
     const { accepted, fingerprint, expiresAt, paymentId } = inProgress;
     this.logger.error(`settlement outcome unknown for ${fingerprint}: ${outcome.reason}`);
-    await this.ledger.markUncertain(fingerprint, expiresAt);
-    if (paymentId !== undefined) await this.ledger.markPaymentIdUncertain(paymentId);
-    this.reconciler.track({
+    await this.reconciler.hold({
       payment: accepted,
       fingerprint,
       expiresAt,
