@@ -200,6 +200,32 @@ export class EnvironmentVariables {
   @Max(3600)
   X402_MAX_TIMEOUT_SECONDS = 60;
 
+  // Payment schemes (issue 13): what paid routes offer, and how batch settlement runs
+  /** Comma list of `exact` and `batch-settlement`; every paid route offers each, same price. */
+  @Matches(/^\s*(exact|batch-settlement)\s*(,\s*(exact|batch-settlement)\s*)*$/, {
+    message: 'X402_SCHEMES must be a comma list of exact and batch-settlement',
+  })
+  X402_SCHEMES = 'exact,batch-settlement';
+
+  /**
+   * How often recorded vouchers are claimed on chain and the claims settled to X402_PAY_TO. At
+   * most 10 min: a payer's timed withdrawal takes at least 15 min, so every voucher is claimed
+   * before one can finalize.
+   */
+  @IsInt()
+  @Min(1000)
+  @Max(600_000)
+  X402_BATCH_SETTLE_INTERVAL_MS = 60_000;
+
+  /** Claim at once when a channel's unclaimed vouchers reach this many atomic units (0: off). */
+  @IsInt()
+  @Min(0)
+  X402_BATCH_CLAIM_THRESHOLD = 1_000_000;
+
+  /** Where channel state lives without REDIS_URL (one JSON file per channel). */
+  @IsString()
+  X402_BATCH_DATA_DIR = 'data/batch-settlement';
+
   // Shared state (several instances behind a load balancer): see src/shared-state/
   @IsOptional()
   @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })

@@ -36,6 +36,21 @@ export interface PaymentConfig {
    * RPC, or X402_RPC_URL beside a remote/CDP facilitator (unset: that facilitator is trusted).
    */
   readonly rpcUrl: string | undefined;
+  /** The x402 schemes every paid route offers, in this order (X402_SCHEMES). */
+  readonly schemes: readonly PaymentScheme[];
+  readonly batch: BatchSettlementConfig;
+}
+
+export type PaymentScheme = 'exact' | 'batch-settlement';
+
+/** Batch settlement: vouchers recorded locally, claimed and settled on chain later. */
+export interface BatchSettlementConfig {
+  /** Claim + settle period (X402_BATCH_SETTLE_INTERVAL_MS). */
+  readonly settleIntervalMs: number;
+  /** Unclaimed atomic units on one channel that trigger a claim before the period ends; 0: off. */
+  readonly claimThreshold: bigint;
+  /** Channel state directory without REDIS_URL (X402_BATCH_DATA_DIR). */
+  readonly dataDir: string;
 }
 
 /** Reads the X402_* variables; records a problem (never a secret's value) for each bad one. */
@@ -65,6 +80,14 @@ export function parsePaymentConfig(
     settleTimeoutMs: variables.X402_SETTLE_TIMEOUT_MS,
     verifyTimeoutMs: variables.X402_VERIFY_TIMEOUT_MS,
     rpcUrl: variables.X402_RPC_URL,
+    schemes: [
+      ...new Set(variables.X402_SCHEMES.split(',').map((scheme) => scheme.trim() as PaymentScheme)),
+    ],
+    batch: {
+      settleIntervalMs: variables.X402_BATCH_SETTLE_INTERVAL_MS,
+      claimThreshold: BigInt(variables.X402_BATCH_CLAIM_THRESHOLD),
+      dataDir: variables.X402_BATCH_DATA_DIR,
+    },
   };
 }
 

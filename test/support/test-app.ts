@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { PriceRefreshService } from '../../src/aggregation/price-refresh.service.js';
 import { createApp } from '../../src/app.js';
@@ -31,7 +34,12 @@ export interface RunningApp {
 
 /** The real application, listening on a loopback port, configured through env variables. */
 export async function startApp(env: Record<string, string> = {}): Promise<RunningApp> {
-  const app = await createApp({ config: loadConfig({ ...TEST_ENV, ...env }), logger: false });
+  // batch-settlement channel state: a fresh directory per app unless the test shares one
+  const batchDir = mkdtempSync(path.join(os.tmpdir(), 'x402-price-api-channels-'));
+  const app = await createApp({
+    config: loadConfig({ ...TEST_ENV, X402_BATCH_DATA_DIR: batchDir, ...env }),
+    logger: false,
+  });
   try {
     await app.listen(0, '127.0.0.1');
   } catch (error) {
