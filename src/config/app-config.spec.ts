@@ -83,6 +83,7 @@ describe('loadConfig', () => {
           settleIntervalMs: 60_000,
           claimThreshold: 1_000_000n,
           dataDir: 'data/batch-settlement',
+          authorizerPrivateKey: undefined,
         },
       },
       sharedState: { redisUrl: undefined },

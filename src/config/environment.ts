@@ -222,6 +222,16 @@ export class EnvironmentVariables {
   @Min(0)
   X402_BATCH_CLAIM_THRESHOLD = 1_000_000;
 
+  /**
+   * The channels' receiver authorizer (signs claims and refunds). Unset: the facilitator's
+   * (embedded: the settlement key). Set the same key on every instance of one service.
+   */
+  @IsOptional()
+  @Matches(/^0x[0-9a-fA-F]{64}$/, {
+    message: 'X402_BATCH_AUTHORIZER_PRIVATE_KEY must be 0x and 64 hex digits',
+  })
+  X402_BATCH_AUTHORIZER_PRIVATE_KEY?: string;
+
   /** Where channel state lives without REDIS_URL (one JSON file per channel). */
   @IsString()
   X402_BATCH_DATA_DIR = 'data/batch-settlement';
@@ -259,6 +269,7 @@ export class EnvironmentVariables {
 export const SENSITIVE_VARIABLES: ReadonlySet<string> = new Set([
   'CDP_API_KEY_SECRET',
   'X402_SETTLER_PRIVATE_KEY',
+  'X402_BATCH_AUTHORIZER_PRIVATE_KEY',
   'COINGECKO_API_KEY',
   // RPC providers put the account's key in the URL path
   'X402_RPC_URL',

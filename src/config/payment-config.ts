@@ -51,6 +51,8 @@ export interface BatchSettlementConfig {
   readonly claimThreshold: bigint;
   /** Channel state directory without REDIS_URL (X402_BATCH_DATA_DIR). */
   readonly dataDir: string;
+  /** The receiver authorizer's key (secret); undefined: the facilitator's authorizer. */
+  readonly authorizerPrivateKey: `0x${string}` | undefined;
 }
 
 /** Reads the X402_* variables; records a problem (never a secret's value) for each bad one. */
@@ -87,6 +89,8 @@ export function parsePaymentConfig(
       settleIntervalMs: variables.X402_BATCH_SETTLE_INTERVAL_MS,
       claimThreshold: BigInt(variables.X402_BATCH_CLAIM_THRESHOLD),
       dataDir: variables.X402_BATCH_DATA_DIR,
+      authorizerPrivateKey: variables.X402_BATCH_AUTHORIZER_PRIVATE_KEY as
+        `0x${string}` | undefined,
     },
   };
 }

@@ -41,6 +41,7 @@ import {
   paymentIdentifierResourceServerExtension,
 } from '@x402/extensions/payment-identifier';
 import type { FastifyRequest } from 'fastify';
+import { privateKeyToAccount } from 'viem/accounts';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { StartupError } from '../common/startup-error.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -124,8 +125,13 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
   ) {
     this.payments = config.payments;
     if (this.payments.schemes.includes(BATCH_SETTLEMENT)) {
+      const { authorizerPrivateKey } = this.payments.batch;
       this.batchScheme = new BatchSettlementServerScheme(this.payments.payTo, {
         storage: channelStorage(this.payments, redis),
+        // the seller's own receiver authorizer: the same on every instance, whichever key settles
+        ...(authorizerPrivateKey === undefined
+          ? {}
+          : { receiverAuthorizerSigner: privateKeyToAccount(authorizerPrivateKey) }),
       });
     }
   }
