@@ -7,6 +7,10 @@
  * the per-round ratios, so a busy moment on the machine hits both sides alike. Every paid 200 is
  * checked on chain: its transaction must move exactly the price from the payer to the seller.
  *
+ * Sections 5 and 6 buy the same route with the `batch-settlement` scheme (one deposit per buyer,
+ * then a voucher per call, no chain round trip); the vouchers are claimed every second, and at
+ * the end the channel contract must show exactly one price claimed per batch 200.
+ *
  *   npm run bench   (BENCH_ROUNDS, default 3; BENCH_SECONDS per load, default 3; BENCH_ONLY=1,2;
  *                    BENCH_CPU_PROF=dir for a CPU profile of the product)
  */
@@ -22,12 +26,20 @@ import { getAddress, parseEventLogs, parseAbi, type Hex } from 'viem';
 import { startLocalChain, type LocalChain } from '../test/support/chain.js';
 import { FakeMarkets } from '../test/support/fake-markets.js';
 import { fundedBuyer, USDC, type Buyer } from '../test/support/paying-clients.js';
+import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { RecordedResponse, TargetMessage, TargetSettings } from './targets.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 3);
 const PAID_SECONDS = SECONDS + 2;
-/** BENCH_ONLY=3,4: only those comparisons (1 free, 2 unpaid, 3 paid by 1 client, 4 by 10). */
+/**
+ * BENCH_ONLY=3,4: only those comparisons (1 free, 2 unpaid, 3 paid by 1 client, 4 by 10, 5 paid
+ * with batch settlement by 1 client, 6 by 10).
+ */
 const ONLY = process.env['BENCH_ONLY']?.split(',').map(Number);
 const CONNECTIONS = 10;
 const FREE_PATH = '/v1/assets';
@@ -167,8 +179,21 @@ interface Payment {
   readonly transaction: Hex;
 }
 
-/** `buyers.length` @x402/fetch clients, each paying in a loop; every 200 is checked on chain. */
-function paidLoad(label: string, buyers: readonly Buyer[], chain: LocalChain, price: bigint): Load {
+/** Batch 200s counted per target: the channel contract must show exactly this many prices claimed. */
+const batchPaid = new Map<string, number>();
+
+/**
+ * `buyers.length` @x402/fetch clients, each paying in a loop. `exact`: every 200 is checked on
+ * chain here; `batch`: every 200 is a recorded voucher, counted and checked against the claims
+ * at the end (checkBatchClaims).
+ */
+function paidLoad(
+  label: string,
+  buyers: readonly Buyer[],
+  chain: LocalChain,
+  price: bigint,
+  scheme: 'exact' | 'batch' = 'exact',
+): Load {
   return {
     label,
     unit: 'paid/s',
@@ -189,15 +214,20 @@ function paidLoad(label: string, buyers: readonly Buyer[], chain: LocalChain, pr
               if (response.status !== 200 || receipt === null) {
                 throw new Error(`${target.name}: paid request answered ${String(response.status)}`);
               }
+              const settlement = decodePaymentResponseHeader(receipt);
               payments.push({
                 payer: buyer.account.address,
-                transaction: decodePaymentResponseHeader(receipt).transaction as Hex,
+                transaction: settlement.transaction as Hex,
               });
             }
           }),
         );
         const elapsed = (performance.now() - started) / 1000;
-        await checkOnChain(target.name, chain, payments, price);
+        if (scheme === 'batch') {
+          batchPaid.set(target.name, (batchPaid.get(target.name) ?? 0) + payments.length);
+        } else {
+          await checkOnChain(target.name, chain, payments, price);
+        }
         const sorted = latencies.sort((a, b) => a - b);
         return {
           answered: payments.length,
@@ -241,6 +271,50 @@ async function checkOnChain(
   }
 }
 
+const RECEIVERS = parseAbi([
+  'function receivers(address receiver, address token) view returns (uint128 totalClaimed, uint128 totalSettled)',
+]);
+
+/** The batch 200s were all claimed and settled to the seller: exactly one price each, no more. */
+async function checkBatchClaims(chain: LocalChain, paid: number, price: bigint): Promise<string> {
+  const expected = BigInt(paid) * price;
+  const until = Date.now() + 30_000;
+  for (;;) {
+    const [claimed, settled] = await chain.publicClient.readContract({
+      address: chain.batchSettlementAddress,
+      abi: RECEIVERS,
+      functionName: 'receivers',
+      args: [PAY_TO, chain.usdcAddress],
+    });
+    if (claimed > expected) {
+      throw new Error(`batch: ${String(claimed)} claimed for ${String(expected)} sold`);
+    }
+    if (claimed === expected && settled === expected) {
+      return `batch settlement: ${String(paid)} paid 200s; ${String(claimed)} claimed and settled to the seller on chain (exactly ${String(paid)} x ${String(price)})`;
+    }
+    if (Date.now() > until) {
+      throw new Error(
+        `batch: after 30 s ${String(claimed)} claimed, ${String(settled)} settled, ${String(expected)} sold`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** A buyer whose @x402/fetch pays with the batch-settlement client scheme (deposit, then vouchers). */
+async function batchBuyer(chain: LocalChain): Promise<Buyer> {
+  const buyer = await fundedBuyer(chain, 1000n * USDC);
+  const client = new x402Client().register(
+    'eip155:*',
+    new BatchSettlementEvmScheme(buyer.account, {
+      rpcUrl: chain.rpcUrl,
+      // a deposit big enough for a whole bench run: the loops measure vouchers
+      depositStrategy: () => (100n * USDC).toString(),
+    }),
+  );
+  return { ...buyer, fetchV2: wrapFetchWithPayment(fetch, client) };
+}
+
 function percentile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 }
@@ -262,6 +336,9 @@ interface Comparison {
   readonly ratios: readonly (readonly [string, string])[];
 }
 
+/** Median rate and p50 of each side in the comparisons run so far, by load label and side. */
+const medians = new Map<string, { rate: number; p50: number }>();
+
 async function compare({ load, sides, ratios }: Comparison): Promise<string[]> {
   for (const side of sides) await load.run(side); // warm-up, not counted
   const samples = new Map<string, Sample[]>(sides.map((side) => [side.name, []]));
@@ -274,6 +351,10 @@ async function compare({ load, sides, ratios }: Comparison): Promise<string[]> {
   const lines = [load.label];
   for (const side of sides) {
     const runs = runsOf(side.name);
+    medians.set(`${load.label}|${side.name}`, {
+      rate: median(runs.map((s) => s.rate)),
+      p50: median(runs.map((s) => s.p50)),
+    });
     lines.push(
       `  ${side.name.padEnd(9)} ${fmt(median(runs.map((s) => s.rate))).padStart(8)} ${load.unit.padEnd(6)}` +
         `  p50 ${ms(median(runs.map((s) => s.p50)))}  p99 ${ms(median(runs.map((s) => s.p99)))}` +
@@ -348,6 +429,9 @@ async function main(): Promise<void> {
         // one client address sends every load: the rate limits would answer 429 (the reference sides have none)
         RATE_LIMIT_FREE: '0',
         RATE_LIMIT_UNPAID: '0',
+        // batch settlement: claims every second, so the end-of-run check sees every voucher claimed
+        X402_BATCH_SETTLE_INTERVAL_MS: '1000',
+        X402_BATCH_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'x402-bench-channels-')),
       },
     });
     await waitForPrices(product.url);
@@ -410,16 +494,50 @@ async function main(): Promise<void> {
       sides: [product, reference],
       ratios: [['product', 'express']],
     });
+    const exact10 = `paid GET ${PAID_PATH}, ${String(CONNECTIONS)} @x402/fetch clients`;
     await compareIfChosen({
-      load: paidLoad(
-        `paid GET ${PAID_PATH}, ${String(CONNECTIONS)} @x402/fetch clients`,
-        buyers,
-        chain,
-        price,
-      ),
+      load: paidLoad(exact10, buyers, chain, price),
       sides: [product, reference],
       ratios: [['product', 'express']],
     });
+    const batchBuyers = await Promise.all(
+      Array.from({ length: CONNECTIONS }, () => batchBuyer(chain)),
+    );
+    // the deposits (one chain round trip each) happen here, outside the measured loads
+    for (const buyer of batchBuyers) await paidRecord(buyer, `${product.url}${PAID_PATH}`);
+    batchPaid.set('product', batchBuyers.length);
+    const batch1 = `batch-settlement paid GET ${PAID_PATH}, 1 @x402/fetch client`;
+    await compareIfChosen({
+      load: paidLoad(batch1, batchBuyers.slice(0, 1), chain, price, 'batch'),
+      sides: [product],
+      ratios: [],
+    });
+    const batch10 = `batch-settlement paid GET ${PAID_PATH}, ${String(CONNECTIONS)} @x402/fetch clients`;
+    await compareIfChosen({
+      load: paidLoad(batch10, batchBuyers, chain, price, 'batch'),
+      sides: [product],
+      ratios: [],
+    });
+    const unpaidLabel = `unpaid GET ${PAID_PATH} -> 402, ${String(CONNECTIONS)} connections`;
+    const get = (label: string) => medians.get(`${label}|product`);
+    const [unpaidRun, batchOne, batchTen, exactTen] = [
+      get(unpaidLabel),
+      get(batch1),
+      get(batch10),
+      get(exact10),
+    ];
+    if (batchOne !== undefined && unpaidRun !== undefined) {
+      const delta = batchOne.p50 - unpaidRun.p50;
+      console.log(
+        `batch p50 (1 client) - unpaid 402 p50 (${String(CONNECTIONS)} connections): ${delta >= 0 ? '+' : ''}${delta.toFixed(1)} ms`,
+      );
+    }
+    if (batchTen !== undefined && exactTen !== undefined) {
+      console.log(
+        `batch/exact paid/s, ${String(CONNECTIONS)} clients: ${(batchTen.rate / exactTen.rate).toFixed(1)}x`,
+      );
+    }
+    console.log(await checkBatchClaims(chain, batchPaid.get('product') ?? 0, price));
     const after = await Promise.all(targets.map((target) => target.usage('memory')));
     console.log('RSS, idle -> after the loads (JS heap kept after a full GC)');
     targets.forEach((target, i) => {
@@ -461,7 +579,10 @@ async function paidRecord(buyer: Buyer, url: string): Promise<RecordedResponse> 
 function offeredRequirement(challenge: RecordedResponse): PaymentRequirements {
   const header = challenge.headers['payment-required'];
   if (challenge.status !== 402 || header === undefined) throw new Error('no 402 challenge');
-  const [requirement] = decodePaymentRequiredHeader(header).accepts;
+  // the reference sells `exact` only
+  const requirement = decodePaymentRequiredHeader(header).accepts.find(
+    (accept) => accept.scheme === 'exact',
+  );
   if (requirement === undefined) throw new Error('the 402 offers nothing');
   return requirement;
 }

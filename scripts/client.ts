@@ -1,11 +1,16 @@
 /**
- * `npm run client -- ticker BTC | tickers BTC,ETH | all`: buys one answer from the price API
- * with `@x402/fetch` and prints the body, what was paid and the settlement transaction.
+ * `npm run client -- [--batch] ticker BTC | tickers BTC,ETH | all`: buys one answer from the
+ * price API with `@x402/fetch` and prints the body, what was paid and the settlement transaction.
+ * `--batch` pays through a batch-settlement payment channel instead (a deposit on first use, a
+ * signed voucher after), keeping the channel's state in .x402-channels/.
  * The API and the paying key come from API_URL / BUYER_PRIVATE_KEY, else from the
  * .sandbox.json a running `npm run sandbox` writes.
  */
 import { findDefaultAsset } from '@x402/evm';
+import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
+import { FileClientChannelStorage } from '@x402/evm/batch-settlement/client/file-storage';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
+import path from 'node:path';
 import {
   decodePaymentResponseHeader,
   wrapFetchWithPayment,
@@ -21,8 +26,15 @@ export const EXIT_OK = 0;
 /** The request failed, was refused, or there is no API to call. */
 export const EXIT_FAILED = 1;
 export const EXIT_USAGE = 2;
+/** Where `--batch` keeps its channels (beside the sandbox state file). */
+export const CHANNELS_DIR = '.x402-channels';
 
-export const USAGE = `usage: npm run client -- <command>
+export const USAGE = `usage: npm run client -- <command> [--batch]
+
+options:
+  --batch                     pay through a batch-settlement payment channel: a deposit on
+                              first use, then a signed voucher per call and no chain round trip
+                              (channel state in ${CHANNELS_DIR}/)
 
 commands:
   ticker <SYMBOL>             one USD price                 e.g. ticker BTC
@@ -44,15 +56,23 @@ export interface ClientOptions {
   /** .sandbox.json in the project root unless told otherwise. */
   readonly stateFile?: string;
   readonly fetch?: typeof fetch;
+  /** `--batch` channel state; CHANNELS_DIR in the project root unless told otherwise. */
+  readonly channelsDir?: string;
 }
 
 export type Command =
-  | { readonly kind: 'request'; readonly path: string }
+  | { readonly kind: 'request'; readonly path: string; readonly batch?: boolean }
   | { readonly kind: 'help' }
   | { readonly kind: 'invalid'; readonly problem: string };
 
 /** The route a command buys; symbols are escaped so an argument can never leave its segment. */
 export function parseCommand(argv: readonly string[]): Command {
+  const batch = argv.includes('--batch');
+  const command = parseRequest(argv.filter((arg) => arg !== '--batch'));
+  return batch && command.kind === 'request' ? { ...command, batch } : command;
+}
+
+function parseRequest(argv: readonly string[]): Command {
   const [name, ...args] = argv;
   switch (name) {
     case 'ticker':
@@ -131,15 +151,29 @@ export async function runClient(argv: readonly string[], options: ClientOptions)
     options.err(target);
     return EXIT_FAILED;
   }
-  return buy(`${target.apiUrl}${command.path}`, target.privateKey, options);
+  return buy(`${target.apiUrl}${command.path}`, target.privateKey, options, command.batch === true);
 }
 
-async function buy(url: string, privateKey: Hex, options: ClientOptions): Promise<number> {
+async function buy(
+  url: string,
+  privateKey: Hex,
+  options: ClientOptions,
+  batch: boolean,
+): Promise<number> {
   const account = privateKeyToAccount(privateKey);
   let chosen: PaymentRequirements | undefined;
+  const scheme = batch
+    ? new BatchSettlementEvmScheme(account, {
+        storage: new FileClientChannelStorage({
+          directory:
+            options.channelsDir ??
+            path.join(path.dirname(options.stateFile ?? defaultStatePath()), CHANNELS_DIR),
+        }),
+      })
+    : new ExactEvmScheme(account);
   // The requirements the client picked from the 402 are what it signed for: that is the price.
   const client = new x402Client()
-    .register('eip155:*', new ExactEvmScheme(account))
+    .register('eip155:*', scheme)
     .onAfterPaymentCreation(({ selectedRequirements }) => {
       chosen = selectedRequirements;
       return Promise.resolve();
@@ -169,11 +203,7 @@ async function buy(url: string, privateKey: Hex, options: ClientOptions): Promis
   options.out(
     chosen === undefined ? 'paid nothing: no payment was asked for' : describePaid(chosen),
   );
-  options.out(
-    receipt === undefined
-      ? 'settlement: no PAYMENT-RESPONSE header in the answer'
-      : `settlement tx ${receipt.transaction} on ${receipt.network}`,
-  );
+  options.out(describeSettlement(receipt));
   return EXIT_OK;
 }
 
@@ -187,6 +217,20 @@ function paymentReceipt(response: Response): Receipt | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The settlement transaction; for a batch-settlement voucher, the channel it was recorded in. */
+function describeSettlement(receipt: Receipt | undefined): string {
+  if (receipt === undefined) return 'settlement: no PAYMENT-RESPONSE header in the answer';
+  const state = (receipt.extra as { channelState?: Record<string, unknown> } | undefined)
+    ?.channelState;
+  const channel =
+    state === undefined
+      ? ''
+      : `channel ${String(state['channelId'])}: ${String(state['chargedCumulativeAmount'])} charged of ${String(state['balance'])} deposited`;
+  if (receipt.transaction === '') return `voucher recorded, no transaction; ${channel}`;
+  const tx = `settlement tx ${receipt.transaction} on ${receipt.network}`;
+  return channel === '' ? tx : `${tx} (deposit); ${channel}`;
 }
 
 /** "paid 0.002 USDC (2000 atomic) to 0x…": decimal for a known token, atomic always. */

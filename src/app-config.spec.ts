@@ -75,6 +75,13 @@ describe('loadConfig', () => {
         settleTimeoutMs: 15_000,
         verifyTimeoutMs: 10_000,
         rpcUrl: undefined,
+        schemes: ['exact', 'batch-settlement'],
+        batch: {
+          settleIntervalMs: 60_000,
+          claimThreshold: 1_000_000n,
+          dataDir: 'data/batch-settlement',
+          authorizerPrivateKey: undefined,
+        },
       },
       sharedState: { redisUrl: undefined },
       rateLimits: { windowMs: 60_000, free: 600, unpaid: 120, trustProxy: false },
@@ -363,6 +370,26 @@ describe('loadConfig', () => {
         facilitator: { mode: 'remote' },
       });
       expect(problemsOf({ X402_SETTLE_TIMEOUT_MS: '10' })[0]).toContain('X402_SETTLE_TIMEOUT_MS');
+    });
+
+    it('reads the offered schemes and the batch-settlement timer, threshold and directory', () => {
+      expect(
+        loadConfig({
+          X402_SCHEMES: ' batch-settlement , exact,batch-settlement',
+          X402_BATCH_SETTLE_INTERVAL_MS: '5000',
+          X402_BATCH_CLAIM_THRESHOLD: '0',
+          X402_BATCH_DATA_DIR: '/var/lib/prices/channels',
+        }).payments,
+      ).toMatchObject({
+        schemes: ['batch-settlement', 'exact'],
+        batch: { settleIntervalMs: 5000, claimThreshold: 0n, dataDir: '/var/lib/prices/channels' },
+      });
+      expect(loadConfig({ X402_SCHEMES: 'exact' }).payments.schemes).toEqual(['exact']);
+      expect(problemsOf({ X402_SCHEMES: 'exact,upto' })[0]).toContain('X402_SCHEMES');
+      // claims must land before a payer's shortest timed withdrawal (15 min) can finalize
+      expect(problemsOf({ X402_BATCH_SETTLE_INTERVAL_MS: '900000' })[0]).toContain(
+        'X402_BATCH_SETTLE_INTERVAL_MS',
+      );
     });
 
     it.each([

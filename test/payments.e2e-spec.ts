@@ -76,6 +76,15 @@ function paywallSuite(
             maxTimeoutSeconds: 60,
             extra: { name: 'USDC', version: '2' },
           },
+          {
+            scheme: 'batch-settlement',
+            network: 'eip155:84532',
+            amount: '2000',
+            asset: stack.chain.usdcAddress,
+            payTo: stack.payTo,
+            maxTimeoutSeconds: 60,
+            extra: { name: 'USDC', version: '2', withdrawDelay: 900 },
+          },
         ],
       });
       expect(v1).toMatchObject({

@@ -116,6 +116,28 @@ describe('npm run client (scripts/client.ts) paying a real paid app', () => {
     await expectSettled(result.out, 2000n, before);
   });
 
+  it('--batch pays through a channel: a deposit first, then vouchers without a transaction', async () => {
+    const channelsDir = mkdtempSync(path.join(tmpdir(), 'x402-client-channels-'));
+    const batch = (argv: string[]) =>
+      run([...argv, '--batch'], { apiUrl: stack.service.url, privateKey: buyerKey, channelsDir });
+    const before = await balances();
+
+    const first = await batch(['ticker', 'BTC']);
+    expect(first).toMatchObject({ code: EXIT_OK, err: '' });
+    expectRecordedPrice(first.out, 'BTC');
+    expect(first.out).toContain('(deposit); channel 0x');
+    const deposited = before.buyer - (await balances()).buyer;
+    expect(deposited).toBeGreaterThanOrEqual(2000n);
+
+    const second = await batch(['tickers', 'btc,eth']);
+    expect(second).toMatchObject({ code: EXIT_OK, err: '' });
+    expect(second.out).toContain('paid 0.008 USDC (8000 atomic)');
+    expect(second.out).toContain(`voucher recorded, no transaction; channel 0x`);
+    expect(second.out).toContain(`10000 charged of ${deposited} deposited`);
+    // nothing reached X402_PAY_TO yet: the vouchers are claimed later, in one transaction
+    expect(await balances()).toEqual({ buyer: before.buyer - deposited, payTo: before.payTo });
+  });
+
   it.each([
     { argv: [], problem: 'no command given' },
     { argv: ['ticker'], problem: 'ticker takes exactly one symbol' },

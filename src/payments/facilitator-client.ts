@@ -15,6 +15,7 @@ import {
   type VerifyResponse,
 } from '@x402/core/types';
 import { toFacilitatorEvmSigner } from '@x402/evm';
+import { BatchSettlementEvmScheme as BatchSettlementFacilitatorScheme } from '@x402/evm/batch-settlement/facilitator';
 import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
 import {
   BaseError,
@@ -183,6 +184,9 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
       getCode: (args) => this.watchedWithout(() => client.getCode(args)),
     });
     registerExactEvmScheme(this.facilitator, { signer, networks: network });
+    // batch-settlement: deposits, claims, settlements and refunds go through the same settlement
+    // key, which also signs the claim batches and refunds as the channels' receiver authorizer
+    this.facilitator.register(network, new BatchSettlementFacilitatorScheme(signer, account));
   }
 
   verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {

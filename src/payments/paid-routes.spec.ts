@@ -49,13 +49,15 @@ describe('paid routes', () => {
       asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
       extra: { name: 'USDC', version: '2' },
     };
-    const accepts = (amount: string) => ({
-      scheme: 'exact',
-      network: 'eip155:84532',
-      payTo: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
-      price: { amount, ...usdc },
-      maxTimeoutSeconds: 60,
-    });
+    // X402_SCHEMES defaults to both schemes, at the same price
+    const accepts = (amount: string) =>
+      ['exact', 'batch-settlement'].map((scheme) => ({
+        scheme,
+        network: 'eip155:84532',
+        payTo: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+        price: { amount, ...usdc },
+        maxTimeoutSeconds: 60,
+      }));
     expect(summary).toEqual({
       'GET /v1/all-tickers': accepts('10000'),
       'GET /v1/ticker/:symbol': accepts('2000'),

@@ -64,14 +64,7 @@ export function acceptPayment(
   offered: readonly PaymentRequirements[],
   nowMs: number = Date.now(),
 ): AcceptedPayment {
-  const extraKey = Object.keys(presented).find((key) => !V2_PAYLOAD_KEYS.has(key));
-  if (extraKey !== undefined) throw new MalformedPaymentError(`unexpected field \`${extraKey}\``);
-  const requirement = offered.find((candidate) => sameRequirement(presented.accepted, candidate));
-  if (requirement === undefined) {
-    throw new PaymentRefusedError(
-      'payment_not_offered: `accepted` is not one of the requirements this resource is sold for',
-    );
-  }
+  const requirement = offeredRequirement(presented, offered);
   if (requirement.scheme !== 'exact' || !requirement.network.startsWith('eip155:')) {
     throw new PaymentRefusedError(`unsupported_scheme: ${requirement.scheme}`);
   }
@@ -100,6 +93,25 @@ export function acceptPayment(
     ...(presented.extensions === undefined ? {} : { extensions: presented.extensions }),
   };
   return { payload, requirement, authorization, signature };
+}
+
+/**
+ * The offered requirement a payment's `accepted` is, field by field (400 for a top-level key
+ * the protocol does not have, 402 when it is not one of `offered`).
+ */
+export function offeredRequirement(
+  presented: PaymentPayload,
+  offered: readonly PaymentRequirements[],
+): PaymentRequirements {
+  const extraKey = Object.keys(presented).find((key) => !V2_PAYLOAD_KEYS.has(key));
+  if (extraKey !== undefined) throw new MalformedPaymentError(`unexpected field \`${extraKey}\``);
+  const requirement = offered.find((candidate) => sameRequirement(presented.accepted, candidate));
+  if (requirement === undefined) {
+    throw new PaymentRefusedError(
+      'payment_not_offered: `accepted` is not one of the requirements this resource is sold for',
+    );
+  }
+  return requirement;
 }
 
 /** `{signature, authorization}` and nothing else; each field in its one canonical spelling. */

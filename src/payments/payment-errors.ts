@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { PreparedResponseException } from '../common/prepared-response.exception.js';
 import { FacilitatorUnavailableError } from './facilitator-client.js';
+import type { AcceptedBatchPayment } from './batch-acceptance.js';
 import type { AcceptedPayment } from './payment-acceptance.js';
 import type { PaymentChallenge, VerifiedPayment } from './x402-paywall.js';
 import { MalformedPaymentError, type ProtocolVersion } from './x402-wire.js';
@@ -17,7 +18,16 @@ export interface PaymentInProgress {
   readonly paymentId: string | undefined;
 }
 
-export type RequestWithPayment = FastifyRequest & { x402Payment?: PaymentInProgress };
+/** A batch-settlement payment the guard verified (its channel reserved) for the interceptor. */
+export interface BatchPaymentInProgress {
+  readonly accepted: AcceptedBatchPayment;
+  readonly payment: VerifiedPayment;
+}
+
+export type RequestWithPayment = FastifyRequest & {
+  x402Payment?: PaymentInProgress;
+  x402BatchPayment?: BatchPaymentInProgress;
+};
 
 /** The paid route's pattern (`/v1/ticker/:symbol`), as metrics and payment logs name it. */
 export function routeOf(request: FastifyRequest): string {

@@ -13,6 +13,11 @@ import { ApiError, ErrorCode } from '../common/api-error.js';
 import { isRecord } from '../common/json.js';
 import { PreparedResponseException } from '../common/prepared-response.exception.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import {
+  acceptOfferedBatchPayment,
+  isBatchPayment,
+  type AcceptedBatchPayment,
+} from './batch-acceptance.js';
 import { FacilitatorUnavailableError } from './facilitator-client.js';
 import {
   PaymentRefusedError,
@@ -73,7 +78,9 @@ export class PaymentGuard implements CanActivate {
       throw challengeResponse(await this.paywall.challenge(request));
     }
 
-    const accepted = await this.accept(request, header.version, header.value);
+    const presented = await this.accept(request, header.version, header.value);
+    if (isAcceptedBatch(presented)) return this.activateBatch(request, presented);
+    const accepted = presented;
     const { payload } = accepted;
     const fingerprint = paymentFingerprint(accepted);
     const expiresAt = paymentExpiry(accepted);
@@ -100,6 +107,35 @@ export class PaymentGuard implements CanActivate {
     } catch (error) {
       if (paymentId !== undefined) await this.ledger.releasePaymentId(paymentId);
       throw error;
+    }
+  }
+
+  /**
+   * batch-settlement: no ledger claim (the channel state serializes a channel's vouchers: the
+   * server scheme reserves the channel under its lock, and a second voucher on the same base is
+   * stale). A voucher is checked locally against the channel state; a deposit is verified by
+   * the facilitator. Refused → 402 with the scheme's reason.
+   */
+  private async activateBatch(
+    request: RequestWithPayment,
+    accepted: AcceptedBatchPayment,
+  ): Promise<boolean> {
+    try {
+      const verdict = await withDeadline(
+        this.paywall.verify(request, accepted.payload),
+        this.verifyTimeoutMs,
+      );
+      if (typeof verdict === 'symbol') {
+        throw new FacilitatorUnavailableError(
+          'verify',
+          new Error(`no verdict within X402_VERIFY_TIMEOUT_MS (${this.verifyTimeoutMs} ms)`),
+        );
+      }
+      if (verdict.kind === 'challenge') throw challengeResponse(verdict);
+      request.x402BatchPayment = { accepted, payment: verdict };
+      return true;
+    } catch (error) {
+      throw asPaymentError(error, this.logger);
     }
   }
 
@@ -147,10 +183,13 @@ export class PaymentGuard implements CanActivate {
     request: FastifyRequest,
     version: ProtocolVersion,
     value: string,
-  ): Promise<AcceptedPayment> {
+  ): Promise<AcceptedPayment | AcceptedBatchPayment> {
     try {
       const offered = await this.paywall.requirementsFor(request);
       const presented = version === 2 ? decodeV2Payment(value) : decodeV1Payment(value, offered);
+      if (version === 2 && isBatchPayment(presented)) {
+        return acceptOfferedBatchPayment(presented, offered);
+      }
       return acceptPayment(presented, offered);
     } catch (error) {
       if (error instanceof PaymentRefusedError) {
@@ -228,6 +267,12 @@ function paymentIdOf(payload: PaymentPayload): string | undefined {
     );
   }
   return (extension as { info: { id?: string } }).info.id;
+}
+
+function isAcceptedBatch(
+  accepted: AcceptedPayment | AcceptedBatchPayment,
+): accepted is AcceptedBatchPayment {
+  return 'channelId' in accepted;
 }
 
 function single(value: string | string[] | undefined): string | undefined {

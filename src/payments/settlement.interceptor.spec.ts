@@ -27,6 +27,7 @@ import {
 } from './payment-ledger.js';
 import type { PaymentSettler, SettlementOutcome } from './payment-settler.js';
 import { SettlementReconciler, type UncertainSettlement } from './settlement-reconciler.js';
+import type { PaymentConfig } from './payments.settings.js';
 import { SettlementInterceptor } from './settlement.interceptor.js';
 import type { ProtocolVersion } from './x402-wire.js';
 
@@ -130,6 +131,7 @@ describe('SettlementInterceptor', () => {
       reconciler as unknown as SettlementReconciler,
       ledger,
       detachedMetrics(),
+      { settleTimeoutMs: 15_000 } as PaymentConfig,
     );
   }
 

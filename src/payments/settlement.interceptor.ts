@@ -11,16 +11,18 @@ import type { FastifyReply } from 'fastify';
 import { catchError, from, mergeMap, type Observable } from 'rxjs';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { PAYMENT_SETTINGS, type PaymentConfig } from './payments.settings.js';
 import {
   asPaymentError,
   challengeResponse,
   routeOf,
   settlementUnknown,
+  type BatchPaymentInProgress,
   type PaymentInProgress,
   type RequestWithPayment,
 } from './payment-errors.js';
 import { PAYMENT_LEDGER, type PaymentLedger } from './payment-ledger.js';
-import { PaymentSettler, type SettlementOutcome } from './payment-settler.js';
+import { PaymentSettler, withDeadline, type SettlementOutcome } from './payment-settler.js';
 import { SettlementReconciler } from './settlement-reconciler.js';
 import { X402Paywall } from './x402-paywall.js';
 import { receiptHeader } from './x402-wire.js';
@@ -38,6 +40,7 @@ const STORED_RESPONSE_TTL_MS = 24 * 60 * 60 * 1000;
 @Injectable()
 export class SettlementInterceptor implements NestInterceptor {
   private readonly logger = new Logger(SettlementInterceptor.name);
+  private readonly settleTimeoutMs: number;
 
   constructor(
     private readonly paywall: X402Paywall,
@@ -45,12 +48,25 @@ export class SettlementInterceptor implements NestInterceptor {
     private readonly reconciler: SettlementReconciler,
     @Inject(PAYMENT_LEDGER) private readonly ledger: PaymentLedger,
     private readonly metrics: MetricsService,
-  ) {}
+    @Inject(PAYMENT_SETTINGS.token) payments: PaymentConfig,
+  ) {
+    this.settleTimeoutMs = payments.settleTimeoutMs;
+  }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const http = context.switchToHttp();
     const request = http.getRequest<RequestWithPayment>();
     const reply = http.getResponse<FastifyReply>();
+    const batch = request.x402BatchPayment;
+    if (batch !== undefined) {
+      return next.handle().pipe(
+        catchError(async (error: unknown) => {
+          await batch.payment.cancel('handler_threw');
+          throw error;
+        }),
+        mergeMap((body) => from(this.settleBatch(request, reply, batch, body))),
+      );
+    }
     const payment = request.x402Payment;
     if (payment === undefined) {
       // Fail closed: a paid handler must never answer without a verified, claimed payment.
@@ -130,6 +146,58 @@ export class SettlementInterceptor implements NestInterceptor {
       network: requirement.network,
       transaction: settlement.transaction,
     });
+  }
+
+  /**
+   * batch-settlement: the voucher is recorded in the channel state (the charge is owed to
+   * X402_PAY_TO from then on, claimed on chain later) before any byte of the body goes out; a
+   * deposit first lands on chain through the facilitator. Refused → 402 with the reason, the
+   * channel left as it was.
+   */
+  private async settleBatch(
+    request: RequestWithPayment,
+    reply: FastifyReply,
+    inProgress: BatchPaymentInProgress,
+    body: unknown,
+  ): Promise<unknown> {
+    if (clientGone(reply)) {
+      await inProgress.payment.cancel('handler_failed');
+      throw new ApiError(
+        ErrorCode.ClientClosedRequest,
+        'The client closed the connection before settlement; nothing was charged.',
+      );
+    }
+    let settlement: SettleResponse | symbol;
+    try {
+      settlement = await withDeadline(
+        this.paywall.settleBatch(inProgress.payment),
+        this.settleTimeoutMs,
+      );
+    } catch (error) {
+      await inProgress.payment.cancel('handler_failed');
+      throw asPaymentError(error, this.logger);
+    }
+    if (typeof settlement === 'symbol') {
+      this.logger.error(
+        `batch settlement: deposit into ${inProgress.accepted.channelId} not confirmed within X402_SETTLE_TIMEOUT_MS`,
+      );
+      throw new ApiError(
+        ErrorCode.SettlementUnknown,
+        'The deposit into your payment channel could not be confirmed in time; this call was not ' +
+          'charged. A deposit that lands stays yours in the channel (refundable, or withdrawable ' +
+          'after the channel delay).',
+        { 'retry-after': '5' },
+      );
+    }
+    if (!settlement.success) {
+      const reason = settlement.errorReason ?? 'settlement_failed';
+      const challenge = await this.paywall.challenge(request, `settlement_failed: ${reason}`);
+      throw challengeResponse(challenge);
+    }
+    this.paywall.claimIfOverThreshold(settlement);
+    const [name, value] = receiptHeader(2, settlement);
+    void reply.headers({ [name]: value, 'cache-control': 'private, no-store' });
+    return body;
   }
 
   private async deliver(

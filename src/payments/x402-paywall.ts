@@ -25,6 +25,14 @@ import type {
   PaymentRequirements,
   SettleResponse,
 } from '@x402/core/types';
+import {
+  BatchSettlementEvmScheme as BatchSettlementServerScheme,
+  type BatchSettlementChannelManager,
+  type Channel,
+  type ChannelStorage,
+} from '@x402/evm/batch-settlement/server';
+import { FileChannelStorage } from '@x402/evm/batch-settlement/server/file-storage';
+import { RedisChannelStorage } from '@x402/evm/batch-settlement/server/redis-storage';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import {
@@ -33,16 +41,19 @@ import {
   paymentIdentifierResourceServerExtension,
 } from '@x402/extensions/payment-identifier';
 import type { FastifyRequest } from 'fastify';
+import { privateKeyToAccount } from 'viem/accounts';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { StartupError } from '../common/startup-error.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { REDIS_CLIENT, type RedisClient } from '../shared-state/redis-connection.js';
+import { BATCH_SETTLEMENT } from './batch-acceptance.js';
 import { bazaarDeclaration, describeRoute, type RouteDescription } from './discovery.js';
 import { FACILITATOR_CLIENT, FacilitatorUnavailableError } from './facilitator-client.js';
 import { FastifyHttpAdapter } from './fastify-http-adapter.js';
 import { PaidRouteExplorer, type PaidRoute } from './paid-routes.js';
 import { usdToAtomic } from './usd-amount.js';
 import { PAYMENT_REQUIRED_HEADER, toV1PaymentRequired } from './x402-wire.js';
-import { PAYMENT_SETTINGS, type PaymentConfig } from './payments.settings.js';
+import { PAYMENT_SETTINGS, type PaymentConfig, type PaymentScheme } from './payments.settings.js';
 
 /** A 402 ready to send: v2 PAYMENT-REQUIRED header and the v1-shaped JSON body. */
 export interface PaymentChallenge {
@@ -67,7 +78,14 @@ export interface VerifiedPayment {
   readonly requirements: PaymentRequirements;
   readonly declaredExtensions: Record<string, unknown> | undefined;
   readonly context: HTTPRequestContext;
+  /** Gives a reservation back (batch settlement: the channel's pending request) when no answer is sold. */
+  readonly cancel: (reason: 'handler_threw' | 'handler_failed') => Promise<void>;
 }
+
+/** Channels idle this long are refunded to their payers (claiming their last voucher first). */
+const BATCH_IDLE_REFUND_MS = 24 * 60 * 60 * 1000;
+/** Shutdown waits at most this long for the last claim and settlement. */
+const BATCH_FLUSH_TIMEOUT_MS = 15_000;
 
 /**
  * The x402 resource server for this app: the route table is built from the `@Paid` handlers
@@ -93,14 +111,30 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
    * building and base64-encoding it costs ten times a plain answer.
    */
   private readonly challenges = new Map<string, PaymentChallenge>();
+  /** The batch-settlement server scheme (channel state, local voucher checks), when offered. */
+  private readonly batchScheme: BatchSettlementServerScheme | undefined;
+  private channelManager: BatchSettlementChannelManager | undefined;
+  /** A threshold claim is running: others wait for the timer or for it to finish. */
+  private thresholdClaim: Promise<void> | undefined;
 
   constructor(
     @Inject(PAYMENT_SETTINGS.token) payments: PaymentConfig,
     @Inject(FACILITATOR_CLIENT) private readonly facilitator: FacilitatorClient,
     private readonly explorer: PaidRouteExplorer,
     private readonly metrics: MetricsService,
+    @Inject(REDIS_CLIENT) redis: RedisClient | null,
   ) {
     this.payments = payments;
+    if (this.payments.schemes.includes(BATCH_SETTLEMENT)) {
+      const { authorizerPrivateKey } = this.payments.batch;
+      this.batchScheme = new BatchSettlementServerScheme(this.payments.payTo, {
+        storage: channelStorage(this.payments, redis),
+        // the seller's own receiver authorizer: the same on every instance, whichever key settles
+        ...(authorizerPrivateKey === undefined
+          ? {}
+          : { receiverAuthorizerSigner: privateKeyToAccount(authorizerPrivateKey) }),
+      });
+    }
   }
 
   /** Builds the route table; the OpenAPI document supplies each route's discovery schemas. */
@@ -121,8 +155,14 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
         );
       }
     }
-    const resourceServer = new x402ResourceServer(this.facilitator)
-      .register(this.payments.network, new ExactEvmScheme())
+    const resourceServer = new x402ResourceServer(this.facilitator);
+    if (this.payments.schemes.includes('exact')) {
+      resourceServer.register(this.payments.network, new ExactEvmScheme());
+    }
+    if (this.batchScheme !== undefined) {
+      resourceServer.register(this.payments.network, this.batchScheme);
+    }
+    resourceServer
       .registerExtension(bazaarResourceServerExtension)
       .registerExtension(paymentIdentifierResourceServerExtension);
     this.server = new x402HTTPResourceServer(resourceServer, routes);
@@ -151,9 +191,33 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     this.scheduleRetry();
   }
 
-  onModuleDestroy(): void {
+  async onModuleDestroy(): Promise<void> {
     this.destroyed = true;
     clearTimeout(this.retryTimer);
+    const manager = this.channelManager;
+    if (manager === undefined) return;
+    this.channelManager = undefined;
+    // the last vouchers are claimed and settled before the process goes (bounded)
+    let timer: NodeJS.Timeout | undefined;
+    const flushed = manager.stop({ flush: true }).then(
+      () => true,
+      (error: unknown) => {
+        this.logger.error(`batch settlement: the final claim failed: ${reasonOf(error)}`);
+        return true;
+      },
+    );
+    const gaveUp = new Promise<false>((resolve) => {
+      timer = setTimeout(() => {
+        resolve(false);
+      }, BATCH_FLUSH_TIMEOUT_MS);
+    });
+    if (!(await Promise.race([flushed, gaveUp]))) {
+      this.logger.error(
+        'batch settlement: the final claim did not finish in time; the vouchers stay recorded and are claimed at the next start',
+      );
+    }
+    clearTimeout(timer);
+    await this.thresholdClaim;
   }
 
   /** The facilitator has confirmed the paid routes: they can be sold. */
@@ -183,6 +247,7 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
       );
     }
     this.confirmed = true;
+    this.startChannelManager();
     this.logger.log(
       `Selling ${Object.keys(this.http().routes).length} routes on ${this.payments.network} ` +
         `to ${this.payments.payTo} through the ${this.payments.facilitator.mode} facilitator`,
@@ -258,19 +323,128 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     const context = this.context(request, encodePaymentSignatureHeader(payload));
     const result = await this.sellingServer().processHTTPRequest(context);
     switch (result.type) {
-      case 'payment-verified':
+      case 'payment-verified': {
+        const dispatcher = result.cancellationDispatcher;
         return {
           kind: 'verified',
           payload: result.paymentPayload,
           requirements: result.paymentRequirements,
           declaredExtensions: result.declaredExtensions,
           context,
+          cancel: async (reason) => {
+            await dispatcher.cancel({ reason });
+          },
         };
+      }
       case 'payment-error':
         return this.toChallenge(request, result.response, undefined);
       case 'no-payment-required':
         throw new Error(`${request.url} is not a paid route`);
     }
+  }
+
+  /**
+   * Claims recorded vouchers and settles the claims to X402_PAY_TO every
+   * X402_BATCH_SETTLE_INTERVAL_MS, refunding channels idle for a day.
+   */
+  private startChannelManager(): void {
+    if (this.batchScheme === undefined || this.channelManager !== undefined || this.destroyed)
+      return;
+    const { network, asset, batch } = this.payments;
+    const manager = this.batchScheme.createChannelManager(this.facilitator, network, asset.address);
+    const intervalSecs = batch.settleIntervalMs / 1000;
+    manager.start({
+      claimIntervalSecs: intervalSecs,
+      settleIntervalSecs: intervalSecs,
+      refundIntervalSecs: intervalSecs,
+      selectRefundChannels: (channels: Channel[]) =>
+        channels.filter(
+          (channel) =>
+            BigInt(channel.balance) > BigInt(channel.chargedCumulativeAmount) &&
+            channel.pendingRequest === undefined &&
+            Date.now() - channel.lastRequestTimestamp >= BATCH_IDLE_REFUND_MS,
+        ),
+      onClaim: (result) => {
+        this.logger.log(
+          `batch settlement: claimed ${result.vouchers} vouchers in ${result.transaction}`,
+        );
+      },
+      onSettle: (result) => {
+        this.logger.log(`batch settlement: settled claims to X402_PAY_TO in ${result.transaction}`);
+      },
+      onRefund: (result) => {
+        this.logger.log(`batch settlement: refunded idle channel ${result.channel}`);
+      },
+      onError: (error) => {
+        this.logger.error(`batch settlement: ${reasonOf(error)}`);
+      },
+    });
+    this.channelManager = manager;
+  }
+
+  /** Claims and settles now (tests, operators); resolves with the settle transaction, if any. */
+  async claimAndSettle(): Promise<string | undefined> {
+    if (this.batchScheme === undefined) return undefined;
+    const manager =
+      this.channelManager ??
+      this.batchScheme.createChannelManager(
+        this.facilitator,
+        this.payments.network,
+        this.payments.asset.address,
+      );
+    const result = await manager.claimAndSettle();
+    return result.settle?.transaction;
+  }
+
+  /**
+   * After a voucher was recorded: when the channel's unclaimed amount reached
+   * X402_BATCH_CLAIM_THRESHOLD, claim and settle in the background instead of waiting.
+   */
+  claimIfOverThreshold(settlement: SettleResponse): void {
+    const threshold = this.payments.batch.claimThreshold;
+    if (threshold === 0n || this.thresholdClaim !== undefined || this.channelManager === undefined)
+      return;
+    const state = (settlement.extra as { channelState?: Record<string, unknown> } | undefined)
+      ?.channelState;
+    const charged = state?.['chargedCumulativeAmount'];
+    const claimed = state?.['totalClaimed'];
+    if (typeof charged !== 'string' || typeof claimed !== 'string') return;
+    if (BigInt(charged) - BigInt(claimed) < threshold) return;
+    const manager = this.channelManager;
+    this.thresholdClaim = manager
+      .claimAndSettle()
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          this.logger.error(`batch settlement: threshold claim failed: ${reasonOf(error)}`);
+        },
+      )
+      .finally(() => {
+        this.thresholdClaim = undefined;
+      });
+  }
+
+  /**
+   * Settles a verified batch-settlement payment: a voucher is recorded in the channel state (no
+   * chain call); a deposit goes on chain through the facilitator, then its voucher is recorded.
+   * The whole response, with the channel state the buyer's client needs for its next voucher.
+   */
+  async settleBatch(payment: VerifiedPayment): Promise<SettleResponse> {
+    const result = await this.http().processSettlement(
+      payment.payload,
+      payment.requirements,
+      payment.declaredExtensions,
+      { request: payment.context },
+    );
+    return {
+      success: result.success,
+      transaction: result.transaction,
+      network: result.network,
+      ...(result.payer === undefined ? {} : { payer: result.payer }),
+      ...(result.errorReason === undefined ? {} : { errorReason: result.errorReason }),
+      ...(result.amount === undefined ? {} : { amount: result.amount }),
+      ...(result.extra === undefined ? {} : { extra: result.extra }),
+    };
   }
 
   /** Settles a verified payment; never throws for a refusal, only when the facilitator is unreachable. */
@@ -297,18 +471,21 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
 
   private routeConfig(route: PaidRoute, description: RouteDescription): RouteConfig {
     const { asset } = this.payments;
-    return {
-      accepts: {
-        scheme: 'exact',
-        network: this.payments.network,
-        payTo: this.payments.payTo,
-        price: {
-          amount: usdToAtomic(route.price, asset.decimals),
-          asset: asset.address,
-          extra: { name: asset.name, version: asset.version },
-        },
-        maxTimeoutSeconds: this.payments.maxTimeoutSeconds,
+    // the same price in every offered scheme, in X402_SCHEMES order
+    const offer = (scheme: PaymentScheme) => ({
+      scheme,
+      network: this.payments.network,
+      payTo: this.payments.payTo,
+      price: {
+        amount: usdToAtomic(route.price, asset.decimals),
+        asset: asset.address,
+        extra: { name: asset.name, version: asset.version },
       },
+      maxTimeoutSeconds: this.payments.maxTimeoutSeconds,
+    });
+    const offers = this.payments.schemes.map(offer);
+    return {
+      accepts: offers.length === 1 ? offer(this.payments.schemes[0] ?? 'exact') : offers,
       // the OpenAPI summary, which names the price (documentPaidOperations)
       description: description.summary,
       mimeType: 'application/json',
@@ -390,6 +567,21 @@ function withReason(challenge: PaymentChallenge, error: string): PaymentChalleng
     },
     body: { ...challenge.body, error },
   };
+}
+
+/**
+ * Where channel state lives: Redis with REDIS_URL (atomic per channel across instances), else
+ * one JSON file per channel under X402_BATCH_DATA_DIR (atomic per channel across processes on
+ * this host). Never only in memory: a lost voucher is lost revenue.
+ */
+function channelStorage(payments: PaymentConfig, redis: RedisClient | null): ChannelStorage {
+  if (redis !== null) {
+    return new RedisChannelStorage({
+      client: redis,
+      keyPrefix: 'x402-price-api:batch-settlement',
+    });
+  }
+  return new FileChannelStorage({ directory: payments.batch.dataDir });
 }
 
 function routeKey(route: PaidRoute): string {

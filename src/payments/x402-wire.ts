@@ -97,19 +97,23 @@ export function toV1PaymentRequired(
   return {
     x402Version: 1 as const,
     error: required.error ?? 'Payment required',
-    accepts: required.accepts.map((accept) => ({
-      scheme: accept.scheme,
-      network: v1NetworkName(accept.network),
-      maxAmountRequired: accept.amount,
-      resource: required.resource.url,
-      description: required.resource.description ?? '',
-      mimeType: required.resource.mimeType ?? 'application/json',
-      outputSchema,
-      payTo: accept.payTo,
-      maxTimeoutSeconds: accept.maxTimeoutSeconds,
-      asset: accept.asset,
-      extra: accept.extra,
-    })),
+    // v1 clients know `exact` only (x402-fetch 1.x rejects the whole 402 on another scheme);
+    // batch settlement is offered to v2 clients in the PAYMENT-REQUIRED header
+    accepts: required.accepts
+      .filter((accept) => accept.scheme === 'exact')
+      .map((accept) => ({
+        scheme: accept.scheme,
+        network: v1NetworkName(accept.network),
+        maxAmountRequired: accept.amount,
+        resource: required.resource.url,
+        description: required.resource.description ?? '',
+        mimeType: required.resource.mimeType ?? 'application/json',
+        outputSchema,
+        payTo: accept.payTo,
+        maxTimeoutSeconds: accept.maxTimeoutSeconds,
+        asset: accept.asset,
+        extra: accept.extra,
+      })),
   };
 }
 

@@ -5,7 +5,10 @@
  * `anvil` on PATH) on a free loopback port with chain id 84532, so the chain looks like Base
  * Sepolia to x402 clients: the EIP-3009 test token (contracts/TestUSDC.sol) is installed with
  * `anvil_setCode` at the Base Sepolia USDC address and a Multicall3 (contracts/Multicall3.sol) at
- * its canonical address, which the x402 facilitator needs to explain failed payments.
+ * its canonical address, which the x402 facilitator needs to explain failed payments. The
+ * `batch-settlement` channel contract (contracts/BatchSettlement.sol) and its EIP-3009 deposit
+ * collector (contracts/Erc3009DepositCollector.sol) are installed at the addresses the x402 SDK
+ * uses for that scheme.
  *
  * The contracts are compiled with the `solc` npm package on first use and cached under
  * node_modules/.cache/x402-price-api/, keyed by a hash of the sources and compiler settings.
@@ -44,6 +47,11 @@ import { createNonceManager, jsonRpc } from 'viem/nonce';
 export const BASE_SEPOLIA_USDC_ADDRESS: Address = '0x036CbD53842c5426634e7929541eC2318f3dCF7e';
 /** The canonical Multicall3 address (same on every chain). */
 export const MULTICALL3_ADDRESS: Address = '0xcA11bde05977b3631167028862bE2a173976CA11';
+/** The x402 batch-settlement channel contract, at the address the SDK uses on every chain. */
+export const BATCH_SETTLEMENT_ADDRESS: Address = '0x4020074e9dF2ce1deE5A9C1b5c3f541D02a10003';
+/** The batch-settlement EIP-3009 deposit collector, at the address the SDK uses on every chain. */
+export const ERC3009_DEPOSIT_COLLECTOR_ADDRESS: Address =
+  '0x4020806089470a89826cB9fB1f4059150b550004';
 /** Base Sepolia's chain id, the default for `startLocalChain`. */
 export const BASE_SEPOLIA_CHAIN_ID = 84532;
 
@@ -81,6 +89,9 @@ export interface LocalChain {
   /** Where the test token lives: the Base Sepolia USDC address. */
   readonly usdcAddress: Address;
   readonly multicall3Address: Address;
+  /** The batch-settlement channel contract and its EIP-3009 deposit collector. */
+  readonly batchSettlementAddress: Address;
+  readonly erc3009DepositCollectorAddress: Address;
   /** viem public client bound to this chain, polling every 10 ms. */
   readonly publicClient: PublicClient<HttpTransport, Chain>;
   /**
@@ -494,6 +505,8 @@ export async function startLocalChain(options: StartLocalChainOptions = {}): Pro
   const artifacts = compileContracts();
   const usdc = artifact(artifacts, 'TestUSDC');
   const multicall = artifact(artifacts, 'Multicall3');
+  const batchSettlement = artifact(artifacts, 'BatchSettlement');
+  const depositCollector = artifact(artifacts, 'Erc3009DepositCollector');
 
   const { proc, rpcUrl, keys } = await spawnAnvil(chainId);
   let stopped: Promise<void> | undefined;
@@ -502,6 +515,14 @@ export async function startLocalChain(options: StartLocalChainOptions = {}): Pro
   try {
     await rpc(rpcUrl, 'anvil_setCode', [BASE_SEPOLIA_USDC_ADDRESS, usdc.deployedBytecode]);
     await rpc(rpcUrl, 'anvil_setCode', [MULTICALL3_ADDRESS, multicall.deployedBytecode]);
+    await rpc(rpcUrl, 'anvil_setCode', [
+      BATCH_SETTLEMENT_ADDRESS,
+      batchSettlement.deployedBytecode,
+    ]);
+    await rpc(rpcUrl, 'anvil_setCode', [
+      ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
+      depositCollector.deployedBytecode,
+    ]);
 
     const chain = defineChain({
       id: chainId,
@@ -536,6 +557,8 @@ export async function startLocalChain(options: StartLocalChainOptions = {}): Pro
       chainId,
       usdcAddress: BASE_SEPOLIA_USDC_ADDRESS,
       multicall3Address: MULTICALL3_ADDRESS,
+      batchSettlementAddress: BATCH_SETTLEMENT_ADDRESS,
+      erc3009DepositCollectorAddress: ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
       publicClient,
       accounts: keys.slice(0, LISTED_ACCOUNTS),
       async mintUsdc(to: Address, atomicAmount: bigint): Promise<void> {

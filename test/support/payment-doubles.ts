@@ -88,6 +88,8 @@ export function verifiedPayment(payload: PaymentPayload): VerifiedPayment {
     requirements: payload.accepted,
     declaredExtensions: undefined,
     context: {} as HTTPRequestContext,
+    // exact payments have nothing to cancel (batch-settlement vouchers do)
+    cancel: () => Promise.resolve(),
   };
 }
 

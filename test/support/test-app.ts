@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { CreateAppOptions } from '../../src/app.js';
 import { PriceRefreshService } from '../../src/aggregation/price-refresh.service.js';
@@ -35,8 +38,10 @@ export async function startApp(
   env: Record<string, string> = {},
   features: CreateAppOptions['features'] = [],
 ): Promise<RunningApp> {
+  // batch-settlement channel state: a fresh directory per app unless the test shares one
+  const batchDir = mkdtempSync(path.join(os.tmpdir(), 'x402-price-api-channels-'));
   const app = await createApp({
-    config: loadConfig({ ...TEST_ENV, ...env }),
+    config: loadConfig({ ...TEST_ENV, X402_BATCH_DATA_DIR: batchDir, ...env }),
     logger: false,
     features,
   });
