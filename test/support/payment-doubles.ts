@@ -81,6 +81,9 @@ export function bindingOf(
   };
 }
 
+/** Exact payments have nothing to cancel (batch-settlement vouchers do); one function, so equal. */
+const nothingToCancel = (): Promise<void> => Promise.resolve();
+
 export function verifiedPayment(payload: PaymentPayload): VerifiedPayment {
   return {
     kind: 'verified',
@@ -88,8 +91,7 @@ export function verifiedPayment(payload: PaymentPayload): VerifiedPayment {
     requirements: payload.accepted,
     declaredExtensions: undefined,
     context: {} as HTTPRequestContext,
-    // exact payments have nothing to cancel (batch-settlement vouchers do)
-    cancel: () => Promise.resolve(),
+    cancel: nothingToCancel,
   };
 }
 
