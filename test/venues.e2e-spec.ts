@@ -25,7 +25,8 @@ describe('every built-in venue, replayed on loopback', () => {
 
   async function start(faults: Parameters<typeof FakeMarkets.start>[0] = {}): Promise<RunningApp> {
     markets = await FakeMarkets.start(faults);
-    service = await startApp(markets.env());
+    // no case here is about time-outs: room for the big recorded bodies on a busy machine
+    service = await startApp({ ...markets.env(), MARKET_TIMEOUT_MS: '5000' });
     await service.refresh();
     return service;
   }
