@@ -1,0 +1,175 @@
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import { computeChannelId } from '@x402/evm/batch-settlement/client';
+import {
+  acceptOfferedBatchPayment,
+  isBatchPayment,
+  type ChannelConfig,
+} from './batch-acceptance.js';
+import { PaymentRefusedError } from './payment-acceptance.js';
+import { MalformedPaymentError } from './x402-wire.js';
+
+const exact: PaymentRequirements = {
+  scheme: 'exact',
+  network: 'eip155:84532',
+  asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+  amount: '2000',
+  payTo: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+  maxTimeoutSeconds: 60,
+  extra: { name: 'USDC', version: '2' },
+};
+const batch: PaymentRequirements = {
+  ...exact,
+  scheme: 'batch-settlement',
+  extra: {
+    name: 'USDC',
+    version: '2',
+    receiverAuthorizer: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
+    withdrawDelay: 900,
+    minDeposit: '20000',
+  },
+};
+const offered = [exact, batch];
+const channelConfig: ChannelConfig = {
+  payer: '0x4Bf9DBaf6ccd1784C8446f14A53455C8E00A3b0B',
+  payerAuthorizer: '0x4Bf9DBaf6ccd1784C8446f14A53455C8E00A3b0B',
+  receiver: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+  receiverAuthorizer: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
+  token: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+  withdrawDelay: 900,
+  salt: `0x${'00'.repeat(32)}`,
+};
+const channelId = computeChannelId(channelConfig, batch.network);
+const voucher = { channelId, maxClaimableAmount: '4000', signature: `0x${'1b'.repeat(65)}` };
+const deposit = {
+  amount: '20000',
+  authorization: {
+    erc3009Authorization: {
+      validAfter: '0',
+      validBefore: '1795176060',
+      salt: `0x${'cd'.repeat(32)}`,
+      signature: `0x${'1c'.repeat(65)}`,
+    },
+  },
+};
+
+function presented(payload: unknown, accepted: unknown = batch): PaymentPayload {
+  return { x402Version: 2, accepted, payload } as PaymentPayload;
+}
+
+const reasonOf = (payload: unknown): string => {
+  try {
+    acceptOfferedBatchPayment(presented(payload), offered);
+  } catch (error) {
+    if (error instanceof PaymentRefusedError) return `402 ${error.reason}`;
+    if (error instanceof MalformedPaymentError) return `400 ${error.message}`;
+    throw error;
+  }
+  return 'accepted';
+};
+
+describe('acceptOfferedBatchPayment', () => {
+  it('accepts a voucher and a deposit for the offered channel terms, rebuilt from the checked fields', () => {
+    const accepted = acceptOfferedBatchPayment(
+      presented({ type: 'voucher', channelConfig, voucher }),
+      offered,
+    );
+    expect(accepted).toMatchObject({ kind: 'voucher', channelId, payer: channelConfig.payer });
+    expect(accepted.requirement).toBe(batch);
+    expect(accepted.payload.payload).toEqual({ type: 'voucher', channelConfig, voucher });
+    expect(isBatchPayment(accepted.payload)).toBe(true);
+    expect(
+      acceptOfferedBatchPayment(
+        presented({ type: 'deposit', channelConfig, voucher, deposit }),
+        offered,
+      ).payload.payload,
+    ).toEqual({ type: 'deposit', channelConfig, voucher, deposit });
+  });
+
+  it.each([
+    [{ receiver: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC' }, 'receiver_mismatch'],
+    [{ receiverAuthorizer: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC' }, 'receiver_authorizer'],
+    [{ token: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC' }, 'token_mismatch'],
+    [{ withdrawDelay: 901 }, 'withdraw_delay_mismatch'],
+  ] as const)('refuses a channel with other terms (%o): 402 %s', (change, reason) => {
+    const config: ChannelConfig = { ...channelConfig, ...change };
+    expect(
+      reasonOf({
+        type: 'voucher',
+        channelConfig: config,
+        voucher: { ...voucher, channelId: computeChannelId(config, batch.network) },
+      }),
+    ).toContain(`402 invalid_batch_settlement_evm_${reason}`);
+  });
+
+  it('refuses a voucher for another channel than its config, and client refund requests', () => {
+    expect(
+      reasonOf({
+        type: 'voucher',
+        channelConfig,
+        voucher: { ...voucher, channelId: `0x${'01'.repeat(32)}` },
+      }),
+    ).toContain('402 invalid_batch_settlement_evm_channel_id_mismatch');
+    expect(reasonOf({ type: 'refund', channelConfig, voucher })).toContain(
+      '402 invalid_batch_settlement_evm_payload_type',
+    );
+  });
+
+  it.each([
+    [{ type: 'voucher', channelConfig, voucher, deposit }, 'unexpected field payload.deposit'],
+    [{ type: 'voucher', channelConfig, voucher, extra: 1 }, 'unexpected field payload.extra'],
+    [
+      { type: 'voucher', channelConfig: { ...channelConfig, note: 'x' }, voucher },
+      'payload.channelConfig.note',
+    ],
+    [
+      { type: 'voucher', channelConfig, voucher: { ...voucher, maxClaimableAmount: '04000' } },
+      'maxClaimableAmount',
+    ],
+    [
+      {
+        type: 'voucher',
+        channelConfig,
+        voucher: { ...voucher, maxClaimableAmount: (1n << 128n).toString() },
+      },
+      'maxClaimableAmount',
+    ],
+    [{ type: 'voucher', channelConfig, voucher: { ...voucher, signature: '0x1234' } }, 'signature'],
+    [
+      { type: 'voucher', channelConfig: { ...channelConfig, withdrawDelay: '900' }, voucher },
+      'withdrawDelay',
+    ],
+    [
+      {
+        type: 'deposit',
+        channelConfig,
+        voucher,
+        deposit: {
+          ...deposit,
+          authorization: { ...deposit.authorization, permit2Authorization: {} },
+        },
+      },
+      'payload.deposit.authorization.permit2Authorization',
+    ],
+    [{ type: 'deposit', channelConfig, voucher, deposit: { ...deposit, amount: '0' } }, 'amount'],
+    [{ type: 'claim', claims: [] }, 'payload.type'],
+  ])('refuses a malformed payload with a 400 (%#: %s)', (payload, where) => {
+    const answer = reasonOf(payload);
+    expect(answer.startsWith('400 ')).toBe(true);
+    expect(answer).toContain(where);
+  });
+
+  it('accepts only what is offered: an exact requirement presented as batch is refused', () => {
+    expect(() =>
+      acceptOfferedBatchPayment(
+        presented({ type: 'voucher', channelConfig, voucher }, { ...batch, amount: '1' }),
+        offered,
+      ),
+    ).toThrow(PaymentRefusedError);
+    expect(() =>
+      acceptOfferedBatchPayment(
+        presented({ type: 'voucher', channelConfig, voucher }, exact),
+        offered,
+      ),
+    ).toThrow('unsupported_scheme: exact');
+  });
+});
