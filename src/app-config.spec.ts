@@ -75,7 +75,8 @@ describe('loadConfig', () => {
         settleTimeoutMs: 15_000,
         verifyTimeoutMs: 10_000,
         rpcUrl: undefined,
-        schemes: ['exact', 'batch-settlement'],
+        // the default remote facilitator may not support batch-settlement
+        schemes: ['exact'],
         batch: {
           settleIntervalMs: 60_000,
           claimThreshold: 1_000_000n,
@@ -385,6 +386,13 @@ describe('loadConfig', () => {
         batch: { settleIntervalMs: 5000, claimThreshold: 0n, dataDir: '/var/lib/prices/channels' },
       });
       expect(loadConfig({ X402_SCHEMES: 'exact' }).payments.schemes).toEqual(['exact']);
+      expect(
+        loadConfig({
+          X402_FACILITATOR: 'embedded',
+          X402_SETTLER_PRIVATE_KEY: SETTLER_KEY,
+          X402_RPC_URL: 'http://127.0.0.1:8545',
+        }).payments.schemes,
+      ).toEqual(['exact', 'batch-settlement']);
       expect(problemsOf({ X402_SCHEMES: 'exact,upto' })[0]).toContain('X402_SCHEMES');
       // claims must land before a payer's shortest timed withdrawal (15 min) can finalize
       expect(problemsOf({ X402_BATCH_SETTLE_INTERVAL_MS: '900000' })[0]).toContain(

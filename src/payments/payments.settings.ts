@@ -138,11 +138,16 @@ class PaymentVariables {
   @Max(3600)
   X402_MAX_TIMEOUT_SECONDS = 60;
 
-  /** Comma list of `exact` and `batch-settlement`; every paid route offers each, same price. */
+  /**
+   * Comma list of `exact` and `batch-settlement`; every paid route offers each, same price.
+   * Unset: both with the embedded facilitator (it always supports batch-settlement), `exact`
+   * with a remote or CDP one (which may not: asking for it explicitly fails start-up if not).
+   */
+  @IsOptional()
   @Matches(/^\s*(exact|batch-settlement)\s*(,\s*(exact|batch-settlement)\s*)*$/, {
     message: 'X402_SCHEMES must be a comma list of exact and batch-settlement',
   })
-  X402_SCHEMES = 'exact,batch-settlement';
+  X402_SCHEMES?: string;
 
   /**
    * How often recorded vouchers are claimed on chain and the claims settled to X402_PAY_TO. At
@@ -216,9 +221,7 @@ function parsePaymentConfig(
     settleTimeoutMs: variables.X402_SETTLE_TIMEOUT_MS,
     verifyTimeoutMs: variables.X402_VERIFY_TIMEOUT_MS,
     rpcUrl: variables.X402_RPC_URL,
-    schemes: [
-      ...new Set(variables.X402_SCHEMES.split(',').map((scheme) => scheme.trim() as PaymentScheme)),
-    ],
+    schemes: offeredSchemes(variables.X402_SCHEMES, facilitator.mode),
     batch: {
       settleIntervalMs: variables.X402_BATCH_SETTLE_INTERVAL_MS,
       claimThreshold: BigInt(variables.X402_BATCH_CLAIM_THRESHOLD),
@@ -314,4 +317,10 @@ function parseFacilitator(
       };
     }
   }
+}
+
+/** X402_SCHEMES as listed, or by default what the facilitator is sure to support. */
+function offeredSchemes(list: string | undefined, mode: FacilitatorMode): PaymentScheme[] {
+  if (list === undefined) return mode === 'embedded' ? ['exact', 'batch-settlement'] : ['exact'];
+  return [...new Set(list.split(',').map((scheme) => scheme.trim() as PaymentScheme))];
 }
