@@ -9,7 +9,10 @@ describe('paid routes', () => {
   let app: NestFastifyApplication;
 
   beforeAll(async () => {
-    const config = loadConfig({ X402_PAY_TO: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' });
+    const config = loadConfig({
+      X402_PAY_TO: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+      X402_SCHEMES: 'exact,batch-settlement',
+    });
     app = await createApp({ config, logger: false });
   });
 
