@@ -26,44 +26,12 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { startLocalChain, type LocalChain } from './support/chain.js';
+import { CHANNEL_VIEWS_ABI } from './support/batch-channel.js';
 
 const NETWORK = 'eip155:84532';
 const PRICE = 1_000n;
 const DEPOSIT = 100_000n;
 const ZERO_SALT: Hex = `0x${'00'.repeat(32)}`;
-
-const channelAbi = [
-  {
-    type: 'function',
-    name: 'channels',
-    stateMutability: 'view',
-    inputs: [{ name: 'channelId', type: 'bytes32' }],
-    outputs: [
-      { name: 'balance', type: 'uint128' },
-      { name: 'totalClaimed', type: 'uint128' },
-    ],
-  },
-  {
-    type: 'function',
-    name: 'receivers',
-    stateMutability: 'view',
-    inputs: [
-      { name: 'receiver', type: 'address' },
-      { name: 'token', type: 'address' },
-    ],
-    outputs: [
-      { name: 'totalClaimed', type: 'uint128' },
-      { name: 'totalSettled', type: 'uint128' },
-    ],
-  },
-  {
-    type: 'function',
-    name: 'refundNonce',
-    stateMutability: 'view',
-    inputs: [{ name: 'channelId', type: 'bytes32' }],
-    outputs: [{ name: '', type: 'uint256' }],
-  },
-] as const;
 
 const channelConfigComponents = [
   { name: 'payer', type: 'address' },
@@ -140,7 +108,7 @@ describe('batch-settlement contracts on the local chain, through the SDK facilit
   async function channelState(channelId: Hex): Promise<{ balance: bigint; totalClaimed: bigint }> {
     const [balance, totalClaimed] = await chain.publicClient.readContract({
       address: chain.batchSettlementAddress,
-      abi: channelAbi,
+      abi: CHANNEL_VIEWS_ABI,
       functionName: 'channels',
       args: [channelId],
     });
@@ -150,7 +118,7 @@ describe('batch-settlement contracts on the local chain, through the SDK facilit
   async function receiverTotals(): Promise<{ claimed: bigint; settled: bigint }> {
     const [claimed, settled] = await chain.publicClient.readContract({
       address: chain.batchSettlementAddress,
-      abi: channelAbi,
+      abi: CHANNEL_VIEWS_ABI,
       functionName: 'receivers',
       args: [receiver, chain.usdcAddress],
     });

@@ -17,21 +17,10 @@ import { startRedisServer, type RedisServer } from './support/redis-server.js';
 import { describeWithRedis } from './support/redis-suite.js';
 import { startApp, type RunningApp } from './support/test-app.js';
 import { paymentRequiredOf } from './support/x402-payloads.js';
+import { CHANNEL_VIEWS_ABI } from './support/batch-channel.js';
 
 const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' as const;
 const PRICE = 2000n;
-const channelAbi = [
-  {
-    type: 'function',
-    name: 'channels',
-    stateMutability: 'view',
-    inputs: [{ name: 'channelId', type: 'bytes32' }],
-    outputs: [
-      { name: 'balance', type: 'uint128' },
-      { name: 'totalClaimed', type: 'uint128' },
-    ],
-  },
-] as const;
 
 describeWithRedis('batch settlement across instances sharing Redis', () => {
   let redis: RedisServer;
@@ -132,7 +121,7 @@ describeWithRedis('batch settlement across instances sharing Redis', () => {
     await a.app.get(X402Paywall).claimAndSettle();
     const [, totalClaimed] = await chain.publicClient.readContract({
       address: chain.batchSettlementAddress,
-      abi: channelAbi,
+      abi: CHANNEL_VIEWS_ABI,
       functionName: 'channels',
       args: [channelId],
     });

@@ -16,20 +16,9 @@ import { startPaidApp, type PaidApp } from './support/paid-app.js';
 import { USDC } from './support/paying-clients.js';
 import { startApp } from './support/test-app.js';
 import { paymentRequiredOf } from './support/x402-payloads.js';
+import { CHANNEL_VIEWS_ABI } from './support/batch-channel.js';
 
 const TICKER_PRICE = 2000n;
-const channelAbi = [
-  {
-    type: 'function',
-    name: 'channels',
-    stateMutability: 'view',
-    inputs: [{ name: 'channelId', type: 'bytes32' }],
-    outputs: [
-      { name: 'balance', type: 'uint128' },
-      { name: 'totalClaimed', type: 'uint128' },
-    ],
-  },
-] as const;
 
 interface BatchBuyer {
   readonly account: PrivateKeyAccount;
@@ -68,7 +57,7 @@ describe('batch settlement: paid calls without a chain round trip', () => {
   async function channel(channelId: `0x${string}`) {
     const [balance, totalClaimed] = await stack.chain.publicClient.readContract({
       address: stack.chain.batchSettlementAddress,
-      abi: channelAbi,
+      abi: CHANNEL_VIEWS_ABI,
       functionName: 'channels',
       args: [channelId],
     });

@@ -430,18 +430,9 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
    * The whole response, with the channel state the buyer's client needs for its next voucher.
    */
   async settleBatch(payment: VerifiedPayment): Promise<SettleResponse> {
-    const result = await this.http().processSettlement(
-      payment.payload,
-      payment.requirements,
-      payment.declaredExtensions,
-      { request: payment.context },
-    );
+    const result = await this.processSettlement(payment);
     return {
-      success: result.success,
-      transaction: result.transaction,
-      network: result.network,
-      ...(result.payer === undefined ? {} : { payer: result.payer }),
-      ...(result.errorReason === undefined ? {} : { errorReason: result.errorReason }),
+      ...settleResponse(result),
       ...(result.amount === undefined ? {} : { amount: result.amount }),
       ...(result.extra === undefined ? {} : { extra: result.extra }),
     };
@@ -449,19 +440,18 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Settles a verified payment; never throws for a refusal, only when the facilitator is unreachable. */
   async settle(payment: VerifiedPayment): Promise<SettleResponse> {
-    const result = await this.http().processSettlement(
+    return settleResponse(await this.processSettlement(payment));
+  }
+
+  private processSettlement(
+    payment: VerifiedPayment,
+  ): ReturnType<x402HTTPResourceServer['processSettlement']> {
+    return this.http().processSettlement(
       payment.payload,
       payment.requirements,
       payment.declaredExtensions,
       { request: payment.context },
     );
-    return {
-      success: result.success,
-      transaction: result.transaction,
-      network: result.network,
-      ...(result.payer === undefined ? {} : { payer: result.payer }),
-      ...(result.errorReason === undefined ? {} : { errorReason: result.errorReason }),
-    };
   }
 
   /** Every paid route with its price, for review and the snapshot test. */
@@ -586,4 +576,17 @@ function channelStorage(payments: PaymentConfig, redis: RedisClient | null): Cha
 
 function routeKey(route: PaidRoute): string {
   return `${route.method} ${route.path}`;
+}
+
+/** The settlement as the receipt header carries it: the SDK's answer without its internals. */
+function settleResponse(
+  result: Awaited<ReturnType<x402HTTPResourceServer['processSettlement']>>,
+): SettleResponse {
+  return {
+    success: result.success,
+    transaction: result.transaction,
+    network: result.network,
+    ...(result.payer === undefined ? {} : { payer: result.payer }),
+    ...(result.errorReason === undefined ? {} : { errorReason: result.errorReason }),
+  };
 }
