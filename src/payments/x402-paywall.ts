@@ -376,10 +376,23 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
         this.logger.log(`batch settlement: refunded idle channel ${result.channel}`);
       },
       onError: (error) => {
-        this.logger.error(`batch settlement: ${reasonOf(error)}`);
+        this.reportBatchError('', error);
       },
     });
     this.channelManager = manager;
+  }
+
+  /**
+   * A claim or settle that failed. The timer and a threshold claim may both settle: the one that
+   * finds nothing left to settle lost a harmless race, not money, so it is not an error.
+   */
+  private reportBatchError(what: string, error: unknown): void {
+    const reason = reasonOf(error);
+    if (reason.includes('nothing_to_settle')) {
+      this.logger.debug(`batch settlement: ${what}${reason}`);
+    } else {
+      this.logger.error(`batch settlement: ${what}${reason}`);
+    }
   }
 
   /** Claims and settles now (tests, operators); resolves with the settle transaction, if any. */
@@ -416,7 +429,7 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
       .then(
         () => undefined,
         (error: unknown) => {
-          this.logger.error(`batch settlement: threshold claim failed: ${reasonOf(error)}`);
+          this.reportBatchError('threshold claim failed: ', error);
         },
       )
       .finally(() => {
