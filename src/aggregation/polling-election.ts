@@ -1,7 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
-import { RedisScript, type RedisClient } from '../shared-state/redis-connection.js';
+import type { RedisClient } from '../shared-state/redis-connection.js';
+import { RELEASE_LEASE, RENEW_LEASE, leaseHolder } from '../shared-state/redis-lease.js';
 
 /** Decides whether this instance polls the venues. */
 export interface PollingElection {
@@ -17,13 +16,6 @@ export const POLLING_LEASE_TTL_MS = 3000;
 const CHECK_EVERY_MS = 1000;
 const LEASE_KEY = 'x402:venue-poller';
 
-const RENEW = new RedisScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0`);
-const RELEASE = new RedisScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`);
-
 /**
  * One instance at a time polls the venues, so venues see one client's request rate however many
  * instances run: the holder of a Redis key (SET NX PX, POLLING_LEASE_TTL_MS) renewed every
@@ -34,7 +26,7 @@ return 0`);
  */
 export class RedisPollingElection implements PollingElection {
   private readonly logger = new Logger('PollingElection');
-  private readonly holder = `${hostname()}:${String(process.pid)}:${randomUUID()}`;
+  private readonly holder = leaseHolder();
   private timer: NodeJS.Timeout | undefined;
   private leading = false;
   private callbacks: { lead: () => void; follow: () => void } | undefined;
@@ -54,7 +46,7 @@ export class RedisPollingElection implements PollingElection {
     if (this.leading && handOver) {
       this.leading = false;
       // hand over at once instead of after the TTL
-      await RELEASE.run(this.redis, [LEASE_KEY], [this.holder]).catch(() => undefined);
+      await RELEASE_LEASE.run(this.redis, [LEASE_KEY], [this.holder]).catch(() => undefined);
     }
   }
 
@@ -62,7 +54,7 @@ export class RedisPollingElection implements PollingElection {
     let leads = false;
     try {
       leads = this.leading
-        ? (await RENEW.run(
+        ? (await RENEW_LEASE.run(
             this.redis,
             [LEASE_KEY],
             [this.holder, String(POLLING_LEASE_TTL_MS)],

@@ -1,9 +1,8 @@
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { privateKeyToAddress } from 'viem/accounts';
 import { StartupError } from '../common/startup-error.js';
-import { RedisScript, type RedisClient } from '../shared-state/redis-connection.js';
+import type { RedisClient } from '../shared-state/redis-connection.js';
+import { RELEASE_LEASE, RENEW_LEASE, leaseHolder } from '../shared-state/redis-lease.js';
 
 /** A holder that stops renewing (crashed, cut off) loses its settlement key after this long. */
 export const SETTLER_LEASE_TTL_MS = 10_000;
@@ -12,13 +11,6 @@ const LEASE_SET = {
   condition: 'NX',
   expiration: { type: 'PX', value: SETTLER_LEASE_TTL_MS },
 } as const;
-
-const RENEW = new RedisScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0`);
-const RELEASE = new RedisScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`);
 
 /**
  * One live instance per settlement key. The embedded facilitator settles with its own key and
@@ -44,7 +36,7 @@ export class SettlerLease implements OnApplicationShutdown {
   ): Promise<SettlerLease> {
     const address = privateKeyToAddress(settlerPrivateKey);
     const key = `x402:settler:${address.toLowerCase()}`;
-    const holder = `${hostname()}:${String(process.pid)}:${randomUUID()}`;
+    const holder = leaseHolder();
     const taken = await redis.set(key, holder, LEASE_SET);
     if (taken === null) {
       const other = (await redis.get(key)) ?? 'another instance';
@@ -66,12 +58,12 @@ export class SettlerLease implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
-    await RELEASE.run(this.redis, [this.key], [this.holder]).catch(() => undefined);
+    await RELEASE_LEASE.run(this.redis, [this.key], [this.holder]).catch(() => undefined);
   }
 
   private async renew(): Promise<void> {
     try {
-      const renewed = await RENEW.run(
+      const renewed = await RENEW_LEASE.run(
         this.redis,
         [this.key],
         [this.holder, String(SETTLER_LEASE_TTL_MS)],
