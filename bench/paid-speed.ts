@@ -422,6 +422,7 @@ async function main(): Promise<void> {
         LOG_LEVEL: 'warn',
         X402_FACILITATOR: 'embedded',
         X402_NETWORK: 'base-sepolia',
+        X402_SCHEMES: 'exact,batch-settlement',
         X402_PAY_TO: PAY_TO,
         X402_SETTLER_PRIVATE_KEY: required(chain.accounts[0], 'settler key'),
         X402_RPC_URL: chain.rpcUrl,

@@ -149,6 +149,8 @@ function appEnvironment(
     ...marketEnv,
     X402_FACILITATOR: 'embedded',
     X402_NETWORK: 'base-sepolia',
+    // the local chain has this project's channel contracts: both schemes to try
+    X402_SCHEMES: env['X402_SCHEMES'] ?? 'exact,batch-settlement',
     X402_RPC_URL: rpcUrl,
     // anvil mines at once: ask for receipts often so a purchase takes milliseconds
     X402_RECEIPT_POLL_MS: '50',

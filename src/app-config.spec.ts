@@ -75,7 +75,7 @@ describe('loadConfig', () => {
         settleTimeoutMs: 15_000,
         verifyTimeoutMs: 10_000,
         rpcUrl: undefined,
-        // the default remote facilitator may not support batch-settlement
+        // batch-settlement is opt-in
         schemes: ['exact'],
         batch: {
           settleIntervalMs: 60_000,
@@ -392,7 +392,7 @@ describe('loadConfig', () => {
           X402_SETTLER_PRIVATE_KEY: SETTLER_KEY,
           X402_RPC_URL: 'http://127.0.0.1:8545',
         }).payments.schemes,
-      ).toEqual(['exact', 'batch-settlement']);
+      ).toEqual(['exact']);
       expect(problemsOf({ X402_SCHEMES: 'exact,upto' })[0]).toContain('X402_SCHEMES');
       // claims must land before a payer's shortest timed withdrawal (15 min) can finalize
       expect(problemsOf({ X402_BATCH_SETTLE_INTERVAL_MS: '900000' })[0]).toContain(

@@ -140,8 +140,8 @@ class PaymentVariables {
 
   /**
    * Comma list of `exact` and `batch-settlement`; every paid route offers each, same price.
-   * Unset: both with the embedded facilitator (it always supports batch-settlement), `exact`
-   * with a remote or CDP one (which may not: asking for it explicitly fails start-up if not).
+   * Unset: `exact` alone (batch-settlement is opt-in; a facilitator that cannot do it fails
+   * start-up when it is asked for).
    */
   @IsOptional()
   @Matches(/^\s*(exact|batch-settlement)\s*(,\s*(exact|batch-settlement)\s*)*$/, {
@@ -221,7 +221,7 @@ function parsePaymentConfig(
     settleTimeoutMs: variables.X402_SETTLE_TIMEOUT_MS,
     verifyTimeoutMs: variables.X402_VERIFY_TIMEOUT_MS,
     rpcUrl: variables.X402_RPC_URL,
-    schemes: offeredSchemes(variables.X402_SCHEMES, facilitator.mode),
+    schemes: offeredSchemes(variables.X402_SCHEMES),
     batch: {
       settleIntervalMs: variables.X402_BATCH_SETTLE_INTERVAL_MS,
       claimThreshold: BigInt(variables.X402_BATCH_CLAIM_THRESHOLD),
@@ -319,8 +319,12 @@ function parseFacilitator(
   }
 }
 
-/** X402_SCHEMES as listed, or by default what the facilitator is sure to support. */
-function offeredSchemes(list: string | undefined, mode: FacilitatorMode): PaymentScheme[] {
-  if (list === undefined) return mode === 'embedded' ? ['exact', 'batch-settlement'] : ['exact'];
+/**
+ * X402_SCHEMES as listed; `exact` alone by default. batch-settlement is opt-in until its claims
+ * survive a voucher the chain refuses (one such voucher blocks every claim) and a payer's
+ * withdrawal racing its vouchers: see the README.
+ */
+function offeredSchemes(list: string | undefined): PaymentScheme[] {
+  if (list === undefined) return ['exact'];
   return [...new Set(list.split(',').map((scheme) => scheme.trim() as PaymentScheme))];
 }

@@ -18,6 +18,8 @@ const TEST_ENV: Record<string, string> = {
   MARKET_STREAMS: 'none',
   // Payments: the in-process facilitator; tests that pay point X402_RPC_URL at their anvil.
   X402_FACILITATOR: 'embedded',
+  // both schemes, so every suite also runs with batch-settlement offered (it is opt-in)
+  X402_SCHEMES: 'exact,batch-settlement',
   X402_NETWORK: 'base-sepolia',
   X402_PAY_TO: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
   X402_SETTLER_PRIVATE_KEY: '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcac478cbed5efcae7',
