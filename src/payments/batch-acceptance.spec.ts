@@ -114,6 +114,29 @@ describe('acceptOfferedBatchPayment', () => {
     );
   });
 
+  it('refuses a channel without a payer authorizer key, whose vouchers only the payer contract could vouch for at claim time', () => {
+    const contractWallet = {
+      ...channelConfig,
+      payerAuthorizer: '0x0000000000000000000000000000000000000000',
+    } as const;
+    const id = computeChannelId(contractWallet, batch.network);
+    expect(
+      reasonOf({
+        type: 'voucher',
+        channelConfig: contractWallet,
+        voucher: { ...voucher, channelId: id },
+      }),
+    ).toContain('402 invalid_batch_settlement_evm_payer_authorizer_required');
+    expect(
+      reasonOf({
+        type: 'deposit',
+        channelConfig: contractWallet,
+        voucher: { ...voucher, channelId: id },
+        deposit,
+      }),
+    ).toContain('402 invalid_batch_settlement_evm_payer_authorizer_required');
+  });
+
   it.each([
     [{ type: 'voucher', channelConfig, voucher, deposit }, 'unexpected field payload.deposit'],
     [{ type: 'voucher', channelConfig, voucher, extra: 1 }, 'unexpected field payload.extra'],

@@ -46,14 +46,16 @@ const CONFIG_FIELDS = [
   'salt',
 ] as const;
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
+/** A channel without a payer authorizer key: refused (see acceptBatchPayment). */
+export const PAYER_AUTHORIZER_REQUIRED = 'invalid_batch_settlement_evm_payer_authorizer_required';
 
 /**
  * Accepts a `batch-settlement` payment only in the shape this service offers: a `deposit`
  * (EIP-3009 authorization to the deposit collector, never Permit2) or a `voucher`, for a
  * channel whose receiver is X402_PAY_TO, whose receiver authorizer and withdraw delay are the
- * offered ones, in the offered token, and whose id is the config's hash on this network. Any
- * other key, payload type (a client refund request, say) or transfer method is refused before
- * the scheme or a facilitator sees it. Whether the cumulative amount is the next one for the
+ * offered ones, in the offered token, whose vouchers a payer authorizer key signs, and whose id
+ * is the config's hash on this network. Any other key, payload type (a client refund request,
+ * say) or transfer method is refused before the scheme or a facilitator sees it. Whether the cumulative amount is the next one for the
  * channel is the channel state's question (server scheme, under the channel's lock).
  */
 export function acceptBatchPayment(
@@ -107,6 +109,14 @@ export function acceptBatchPayment(
   }
   if (config.payer.toLowerCase() === ZERO_ADDRESS) {
     throw new MalformedPaymentError('payload.channelConfig.payer is the zero address');
+  }
+  if (config.payerAuthorizer.toLowerCase() === ZERO_ADDRESS) {
+    // the payer's own signature would be checked on chain (ERC-1271) at each claim, and a
+    // contract wallet can stop honouring it before then: one such voucher reverts a claim
+    refuse(
+      PAYER_AUTHORIZER_REQUIRED,
+      'vouchers must be signed by a payer authorizer key (channelConfig.payerAuthorizer), not checked on chain by the payer contract',
+    );
   }
   const channelId = computeChannelId(config, requirement.network);
   if (channelId.toLowerCase() !== voucher.channelId.toLowerCase()) {
