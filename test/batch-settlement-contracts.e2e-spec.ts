@@ -26,42 +26,12 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { startLocalChain, type LocalChain } from './support/chain.js';
-import { CHANNEL_VIEWS_ABI } from './support/batch-channel.js';
+import { CHANNEL_VIEWS_ABI, WITHDRAW_ABI as withdrawAbi } from './support/batch-channel.js';
 
 const NETWORK = 'eip155:84532';
 const PRICE = 1_000n;
 const DEPOSIT = 100_000n;
 const ZERO_SALT: Hex = `0x${'00'.repeat(32)}`;
-
-const channelConfigComponents = [
-  { name: 'payer', type: 'address' },
-  { name: 'payerAuthorizer', type: 'address' },
-  { name: 'receiver', type: 'address' },
-  { name: 'receiverAuthorizer', type: 'address' },
-  { name: 'token', type: 'address' },
-  { name: 'withdrawDelay', type: 'uint40' },
-  { name: 'salt', type: 'bytes32' },
-] as const;
-
-const withdrawAbi = [
-  {
-    type: 'function',
-    name: 'initiateWithdraw',
-    stateMutability: 'nonpayable',
-    inputs: [
-      { name: 'config', type: 'tuple', components: channelConfigComponents },
-      { name: 'amount', type: 'uint128' },
-    ],
-    outputs: [],
-  },
-  {
-    type: 'function',
-    name: 'finalizeWithdraw',
-    stateMutability: 'nonpayable',
-    inputs: [{ name: 'config', type: 'tuple', components: channelConfigComponents }],
-    outputs: [],
-  },
-] as const;
 
 const collectorAbi = [
   {

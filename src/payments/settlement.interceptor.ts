@@ -168,24 +168,26 @@ export class SettlementInterceptor implements NestInterceptor {
       );
     }
     let settlement: SettleResponse | symbol;
+    const settling = this.paywall.settleBatch(inProgress.payment);
     try {
-      settlement = await withDeadline(
-        this.paywall.settleBatch(inProgress.payment),
-        this.settleTimeoutMs,
-      );
+      settlement = await withDeadline(settling, this.settleTimeoutMs);
     } catch (error) {
       await inProgress.payment.cancel('handler_failed');
       throw asPaymentError(error, this.logger);
     }
     if (typeof settlement === 'symbol') {
+      const { channelId } = inProgress.accepted;
       this.logger.error(
-        `batch settlement: deposit into ${inProgress.accepted.channelId} not confirmed within X402_SETTLE_TIMEOUT_MS`,
+        `batch settlement: ${inProgress.accepted.kind} on ${channelId} not settled within X402_SETTLE_TIMEOUT_MS`,
       );
+      // still running: if it lands, this unanswered call's price comes off the channel's charge
+      this.paywall.takeBackLateCharge(inProgress.payment, channelId, settling);
       throw new ApiError(
         ErrorCode.SettlementUnknown,
-        'The deposit into your payment channel could not be confirmed in time; this call was not ' +
-          'charged. A deposit that lands stays yours in the channel (refundable, or withdrawable ' +
-          'after the channel delay).',
+        'The payment into your channel could not be confirmed in time. This call is not charged: ' +
+          'if it lands after all, its price is taken back off the channel, and a deposit stays ' +
+          'yours in the channel (refundable, or withdrawable after the channel delay). Retry in a ' +
+          'few seconds.',
         { 'retry-after': '5' },
       );
     }

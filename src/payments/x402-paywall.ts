@@ -25,12 +25,7 @@ import type {
   PaymentRequirements,
   SettleResponse,
 } from '@x402/core/types';
-import {
-  BatchSettlementEvmScheme as BatchSettlementServerScheme,
-  type BatchSettlementChannelManager,
-  type Channel,
-  type ChannelStorage,
-} from '@x402/evm/batch-settlement/server';
+import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { FileChannelStorage } from '@x402/evm/batch-settlement/server/file-storage';
 import { RedisChannelStorage } from '@x402/evm/batch-settlement/server/redis-storage';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
@@ -47,6 +42,7 @@ import { StartupError } from '../common/startup-error.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { REDIS_CLIENT, type RedisClient } from '../shared-state/redis-connection.js';
 import { BATCH_SETTLEMENT } from './batch-acceptance.js';
+import { BatchClaims, type ClaimRound } from './batch-claims.js';
 import { bazaarDeclaration, describeRoute, type RouteDescription } from './discovery.js';
 import { FACILITATOR_CLIENT, FacilitatorUnavailableError } from './facilitator-client.js';
 import { FastifyHttpAdapter } from './fastify-http-adapter.js';
@@ -54,6 +50,7 @@ import { PaidRouteExplorer, type PaidRoute } from './paid-routes.js';
 import { usdToAtomic } from './usd-amount.js';
 import { PAYMENT_REQUIRED_HEADER, toV1PaymentRequired } from './x402-wire.js';
 import { PAYMENT_SETTINGS, type PaymentConfig, type PaymentScheme } from './payments.settings.js';
+import { SellerBatchScheme } from './seller-batch-scheme.js';
 
 /** A 402 ready to send: v2 PAYMENT-REQUIRED header and the v1-shaped JSON body. */
 export interface PaymentChallenge {
@@ -82,8 +79,6 @@ export interface VerifiedPayment {
   readonly cancel: (reason: 'handler_threw' | 'handler_failed') => Promise<void>;
 }
 
-/** Channels idle this long are refunded to their payers (claiming their last voucher first). */
-const BATCH_IDLE_REFUND_MS = 24 * 60 * 60 * 1000;
 /** Shutdown waits at most this long for the last claim and settlement. */
 const BATCH_FLUSH_TIMEOUT_MS = 15_000;
 
@@ -112,10 +107,9 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
    */
   private readonly challenges = new Map<string, PaymentChallenge>();
   /** The batch-settlement server scheme (channel state, local voucher checks), when offered. */
-  private readonly batchScheme: BatchSettlementServerScheme | undefined;
-  private channelManager: BatchSettlementChannelManager | undefined;
-  /** A threshold claim is running: others wait for the timer or for it to finish. */
-  private thresholdClaim: Promise<void> | undefined;
+  private readonly batchScheme: SellerBatchScheme | undefined;
+  /** Claims and settles the recorded vouchers, once the facilitator confirmed the routes. */
+  private claims: BatchClaims | undefined;
 
   constructor(
     @Inject(PAYMENT_SETTINGS.token) payments: PaymentConfig,
@@ -127,7 +121,7 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     this.payments = payments;
     if (this.payments.schemes.includes(BATCH_SETTLEMENT)) {
       const { authorizerPrivateKey } = this.payments.batch;
-      this.batchScheme = new BatchSettlementServerScheme(this.payments.payTo, {
+      this.batchScheme = new SellerBatchScheme(this.payments.payTo, {
         storage: channelStorage(this.payments, redis),
         // the seller's own receiver authorizer: the same on every instance, whichever key settles
         ...(authorizerPrivateKey === undefined
@@ -194,18 +188,12 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     this.destroyed = true;
     clearTimeout(this.retryTimer);
-    const manager = this.channelManager;
-    if (manager === undefined) return;
-    this.channelManager = undefined;
+    const claims = this.claims;
+    if (claims === undefined) return;
+    this.claims = undefined;
     // the last vouchers are claimed and settled before the process goes (bounded)
     let timer: NodeJS.Timeout | undefined;
-    const flushed = manager.stop({ flush: true }).then(
-      () => true,
-      (error: unknown) => {
-        this.logger.error(`batch settlement: the final claim failed: ${reasonOf(error)}`);
-        return true;
-      },
-    );
+    const flushed = claims.stop().then(() => true);
     const gaveUp = new Promise<false>((resolve) => {
       timer = setTimeout(() => {
         resolve(false);
@@ -217,7 +205,6 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
       );
     }
     clearTimeout(timer);
-    await this.thresholdClaim;
   }
 
   /** The facilitator has confirmed the paid routes: they can be sold. */
@@ -247,7 +234,7 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
       );
     }
     this.confirmed = true;
-    this.startChannelManager();
+    this.startClaims();
     this.logger.log(
       `Selling ${Object.keys(this.http().routes).length} routes on ${this.payments.network} ` +
         `to ${this.payments.payTo} through the ${this.payments.facilitator.mode} facilitator`,
@@ -347,66 +334,25 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
    * Claims recorded vouchers and settles the claims to X402_PAY_TO every
    * X402_BATCH_SETTLE_INTERVAL_MS, refunding channels idle for a day.
    */
-  private startChannelManager(): void {
-    if (this.batchScheme === undefined || this.channelManager !== undefined || this.destroyed)
-      return;
+  private startClaims(): void {
+    if (this.batchScheme === undefined || this.claims !== undefined || this.destroyed) return;
+    this.claims = this.newClaims(this.batchScheme);
+    this.claims.start();
+  }
+
+  private newClaims(scheme: SellerBatchScheme): BatchClaims {
     const { network, asset, batch } = this.payments;
-    const manager = this.batchScheme.createChannelManager(this.facilitator, network, asset.address);
-    const intervalSecs = batch.settleIntervalMs / 1000;
-    manager.start({
-      claimIntervalSecs: intervalSecs,
-      settleIntervalSecs: intervalSecs,
-      refundIntervalSecs: intervalSecs,
-      selectRefundChannels: (channels: Channel[]) =>
-        channels.filter(
-          (channel) =>
-            BigInt(channel.balance) > BigInt(channel.chargedCumulativeAmount) &&
-            channel.pendingRequest === undefined &&
-            Date.now() - channel.lastRequestTimestamp >= BATCH_IDLE_REFUND_MS,
-        ),
-      onClaim: (result) => {
-        this.logger.log(
-          `batch settlement: claimed ${result.vouchers} vouchers in ${result.transaction}`,
-        );
-      },
-      onSettle: (result) => {
-        this.logger.log(`batch settlement: settled claims to X402_PAY_TO in ${result.transaction}`);
-      },
-      onRefund: (result) => {
-        this.logger.log(`batch settlement: refunded idle channel ${result.channel}`);
-      },
-      onError: (error) => {
-        this.reportBatchError('', error);
-      },
+    const manager = scheme.createChannelManager(this.facilitator, network, asset.address);
+    return new BatchClaims(manager, scheme.getStorage(), {
+      intervalMs: batch.settleIntervalMs,
+      threshold: batch.claimThreshold,
     });
-    this.channelManager = manager;
   }
 
-  /**
-   * A claim or settle that failed. The timer and a threshold claim may both settle: the one that
-   * finds nothing left to settle lost a harmless race, not money, so it is not an error.
-   */
-  private reportBatchError(what: string, error: unknown): void {
-    const reason = reasonOf(error);
-    if (reason.includes('nothing_to_settle')) {
-      this.logger.debug(`batch settlement: ${what}${reason}`);
-    } else {
-      this.logger.error(`batch settlement: ${what}${reason}`);
-    }
-  }
-
-  /** Claims and settles now (tests, operators); resolves with the settle transaction, if any. */
-  async claimAndSettle(): Promise<string | undefined> {
+  /** Claims and settles now (tests, operators); what the round claimed, settled and set aside. */
+  async claimAndSettle(): Promise<ClaimRound | undefined> {
     if (this.batchScheme === undefined) return undefined;
-    const manager =
-      this.channelManager ??
-      this.batchScheme.createChannelManager(
-        this.facilitator,
-        this.payments.network,
-        this.payments.asset.address,
-      );
-    const result = await manager.claimAndSettle();
-    return result.settle?.transaction;
+    return (this.claims ?? this.newClaims(this.batchScheme)).claimAndSettle();
   }
 
   /**
@@ -414,27 +360,12 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
    * X402_BATCH_CLAIM_THRESHOLD, claim and settle in the background instead of waiting.
    */
   claimIfOverThreshold(settlement: SettleResponse): void {
-    const threshold = this.payments.batch.claimThreshold;
-    if (threshold === 0n || this.thresholdClaim !== undefined || this.channelManager === undefined)
-      return;
     const state = (settlement.extra as { channelState?: Record<string, unknown> } | undefined)
       ?.channelState;
     const charged = state?.['chargedCumulativeAmount'];
     const claimed = state?.['totalClaimed'];
     if (typeof charged !== 'string' || typeof claimed !== 'string') return;
-    if (BigInt(charged) - BigInt(claimed) < threshold) return;
-    const manager = this.channelManager;
-    this.thresholdClaim = manager
-      .claimAndSettle()
-      .then(
-        () => undefined,
-        (error: unknown) => {
-          this.reportBatchError('threshold claim failed: ', error);
-        },
-      )
-      .finally(() => {
-        this.thresholdClaim = undefined;
-      });
+    this.claims?.claimIfOverThreshold(BigInt(charged), BigInt(claimed));
   }
 
   /**
@@ -449,6 +380,46 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
       ...(result.amount === undefined ? {} : { amount: result.amount }),
       ...(result.extra === undefined ? {} : { extra: result.extra }),
     };
+  }
+
+  /**
+   * A batch settlement its request stopped waiting for (the deposit was slow): that call was
+   * answered with an error, so when the settlement lands after all, its price is taken back off
+   * the channel's charge; the deposit itself stays the buyer's in the channel. If a claim took
+   * the price on chain first, it cannot be taken back: that is logged with the payer to refund.
+   */
+  takeBackLateCharge(
+    payment: VerifiedPayment,
+    channelId: string,
+    settling: Promise<SettleResponse>,
+  ): void {
+    const storage = this.batchScheme?.getStorage();
+    if (storage === undefined) return;
+    const price = BigInt(payment.requirements.amount);
+    void settling
+      .then(async (settlement) => {
+        if (!settlement.success) return;
+        const { status } = await storage.updateChannel(channelId, (current) => {
+          if (current === undefined) return current;
+          const charged = BigInt(current.chargedCumulativeAmount) - price;
+          if (charged < BigInt(current.totalClaimed)) return current;
+          return { ...current, chargedCumulativeAmount: charged.toString() };
+        });
+        if (status === 'updated') {
+          this.logger.warn(
+            `batch settlement: ${channelId} settled after its request gave up; its price was taken back off the channel's charge`,
+          );
+        } else {
+          this.logger.error(
+            `batch settlement: ${channelId} settled after its request gave up and its price was already claimed; refund ${price} to ${settlement.payer ?? 'the payer'}`,
+          );
+        }
+      })
+      .catch((error: unknown) => {
+        this.logger.error(
+          `batch settlement: could not take back the late charge on ${channelId}: ${reasonOf(error)}`,
+        );
+      });
   }
 
   /** Settles a verified payment; never throws for a refusal, only when the facilitator is unreachable. */

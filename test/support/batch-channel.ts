@@ -31,3 +31,35 @@ export const CHANNEL_VIEWS_ABI = [
     outputs: [{ name: '', type: 'uint256' }],
   },
 ] as const;
+
+/** The channel contract's ChannelConfig tuple. */
+export const CHANNEL_CONFIG_COMPONENTS = [
+  { name: 'payer', type: 'address' },
+  { name: 'payerAuthorizer', type: 'address' },
+  { name: 'receiver', type: 'address' },
+  { name: 'receiverAuthorizer', type: 'address' },
+  { name: 'token', type: 'address' },
+  { name: 'withdrawDelay', type: 'uint40' },
+  { name: 'salt', type: 'bytes32' },
+] as const;
+
+/** The payer's timed withdrawal. */
+export const WITHDRAW_ABI = [
+  {
+    type: 'function',
+    name: 'initiateWithdraw',
+    stateMutability: 'nonpayable',
+    inputs: [
+      { name: 'config', type: 'tuple', components: CHANNEL_CONFIG_COMPONENTS },
+      { name: 'amount', type: 'uint128' },
+    ],
+    outputs: [],
+  },
+  {
+    type: 'function',
+    name: 'finalizeWithdraw',
+    stateMutability: 'nonpayable',
+    inputs: [{ name: 'config', type: 'tuple', components: CHANNEL_CONFIG_COMPONENTS }],
+    outputs: [],
+  },
+] as const;

@@ -1,0 +1,196 @@
+import { Logger } from '@nestjs/common';
+import type {
+  BatchSettlementChannelManager,
+  Channel,
+  ChannelStorage,
+  ClaimResult,
+} from '@x402/evm/batch-settlement/server';
+
+/** Channels idle this long are refunded to their payers (claiming their last voucher first). */
+const IDLE_REFUND_MS = 24 * 60 * 60 * 1000;
+/** A channel whose vouchers the chain refused is left out of claims this long, then tried again. */
+export const PARK_MS = 60 * 60 * 1000;
+
+/** What one claim round did. */
+export interface ClaimRound {
+  /** Vouchers claimed, over all claim transactions of the round. */
+  readonly vouchers: number;
+  /** The settle transaction that paid the claims to X402_PAY_TO, when one ran. */
+  readonly settled: string | undefined;
+  /** Channels set aside in this round because the chain refused their vouchers. */
+  readonly parked: readonly string[];
+}
+
+export interface BatchClaimsOptions {
+  readonly intervalMs: number;
+  /** Unclaimed atomic units on one channel that start a round before the timer; 0n: never. */
+  readonly threshold: bigint;
+  readonly now?: () => number;
+}
+
+/**
+ * Claims recorded vouchers and settles the claims to X402_PAY_TO, one round at a time: on a timer,
+ * when a channel's unclaimed amount reaches the threshold, on demand, and once more at shutdown.
+ *
+ * One voucher the chain refuses (its payer withdrew the escrow, say) reverts the whole claim
+ * transaction it is in; claimed naively, it would block every later claim for good. So a refused
+ * claim is retried channel by channel, and a channel whose own claim is refused is set aside for
+ * PARK_MS (left out of claims and refunds, and logged) while every other channel is paid.
+ */
+export class BatchClaims {
+  private readonly logger = new Logger('BatchSettlement');
+  private readonly parked = new Map<string, number>();
+  private readonly now: () => number;
+  private queue: Promise<unknown> = Promise.resolve();
+  private pending = 0;
+  /** Claims landed but their settle did not: the next round settles even with nothing new. */
+  private settleOwed = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly manager: BatchSettlementChannelManager,
+    private readonly storage: ChannelStorage,
+    private readonly options: BatchClaimsOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Rounds every interval; idle channels refunded on the same period by the SDK's manager. */
+  start(): void {
+    const intervalSecs = this.options.intervalMs / 1000;
+    this.manager.start({
+      refundIntervalSecs: intervalSecs,
+      selectRefundChannels: (channels: Channel[]) =>
+        channels.filter((channel) => this.refundable(channel)),
+      onRefund: (result) => {
+        this.logger.log(`refunded idle channel ${result.channel} in ${result.transaction}`);
+      },
+      onError: (error) => {
+        this.logger.error(`refund failed: ${reasonOf(error)}`);
+      },
+    });
+    this.timer = setInterval(() => {
+      if (this.pending === 0) void this.roundLogged('timer');
+    }, this.options.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the timers, then claims and settles what is left (the caller bounds the wait). */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.manager.stop();
+    await this.roundLogged('final');
+  }
+
+  /** One round after any running one: everything recorded so far is claimed and settled. */
+  claimAndSettle(): Promise<ClaimRound> {
+    this.pending += 1;
+    const round = this.queue.then(
+      () => this.round(),
+      () => this.round(),
+    );
+    this.queue = round.finally(() => {
+      this.pending -= 1;
+    });
+    return round;
+  }
+
+  /**
+   * After a voucher was recorded: a round now when the channel's unclaimed amount reached the
+   * threshold and no round is already waiting.
+   */
+  claimIfOverThreshold(charged: bigint, claimed: bigint): void {
+    const { threshold } = this.options;
+    if (threshold === 0n || this.pending > 0 || charged - claimed < threshold) return;
+    void this.roundLogged('threshold');
+  }
+
+  /** Whether the chain refused this channel's vouchers lately (left out of claims and refunds). */
+  isParked(channelId: string): boolean {
+    const until = this.parked.get(channelId.toLowerCase());
+    if (until === undefined) return false;
+    if (until > this.now()) return true;
+    this.parked.delete(channelId.toLowerCase());
+    return false;
+  }
+
+  private async roundLogged(why: string): Promise<void> {
+    try {
+      await this.claimAndSettle();
+    } catch (error) {
+      const reason = reasonOf(error);
+      // the timer and a threshold round may both settle: finding nothing left is no error
+      if (reason.includes('nothing_to_settle')) this.logger.debug(`${why} round: ${reason}`);
+      else this.logger.error(`${why} claim round failed: ${reason}`);
+    }
+  }
+
+  private async round(): Promise<ClaimRound> {
+    const parked: string[] = [];
+    const claims = await this.claimAll(parked);
+    const vouchers = claims.reduce((sum, claim) => sum + claim.vouchers, 0);
+    for (const claim of claims) {
+      this.logger.log(`claimed ${claim.vouchers} vouchers in ${claim.transaction}`);
+    }
+    if (claims.length > 0) this.settleOwed = true;
+    if (!this.settleOwed) return { vouchers, settled: undefined, parked };
+    const settled = await this.manager.settle();
+    this.settleOwed = false;
+    this.logger.log(`settled the claims to X402_PAY_TO in ${settled.transaction}`);
+    return { vouchers, settled: settled.transaction, parked };
+  }
+
+  private async claimAll(parked: string[]): Promise<ClaimResult[]> {
+    const selectClaimChannels = (channels: Channel[]): Channel[] =>
+      channels.filter((channel) => !this.isParked(channel.channelId));
+    try {
+      return await this.manager.claim({ selectClaimChannels });
+    } catch (error) {
+      if (!isRefusedClaim(error)) throw error;
+      this.logger.warn(`a claim was refused (${reasonOf(error)}); claiming channel by channel`);
+    }
+    // the batches before the refused one landed and are recorded; the rest one channel at a time
+    const claims: ClaimResult[] = [];
+    const unclaimed = (await this.storage.list()).filter(
+      (channel) =>
+        BigInt(channel.chargedCumulativeAmount) > BigInt(channel.totalClaimed) &&
+        !this.isParked(channel.channelId),
+    );
+    for (const { channelId } of unclaimed) {
+      const only = (channels: Channel[]): Channel[] =>
+        channels.filter((channel) => channel.channelId === channelId);
+      try {
+        claims.push(...(await this.manager.claim({ selectClaimChannels: only })));
+      } catch (error) {
+        if (!isRefusedClaim(error)) throw error;
+        this.parked.set(channelId.toLowerCase(), this.now() + PARK_MS);
+        parked.push(channelId);
+        this.logger.error(
+          `the chain refused the vouchers of channel ${channelId} (${reasonOf(error)}); ` +
+            `left out of claims for ${PARK_MS / 60_000} min while the other channels are paid`,
+        );
+      }
+    }
+    return claims;
+  }
+
+  private refundable(channel: Channel): boolean {
+    return (
+      BigInt(channel.balance) > BigInt(channel.chargedCumulativeAmount) &&
+      channel.pendingRequest === undefined &&
+      this.now() - channel.lastRequestTimestamp >= IDLE_REFUND_MS &&
+      !this.isParked(channel.channelId)
+    );
+  }
+}
+
+/** The facilitator answered and the chain (or its simulation) refused the claim transaction. */
+function isRefusedClaim(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('Claim failed:');
+}
+
+function reasonOf(error: unknown): string {
+  const cause =
+    error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return error instanceof Error ? `${error.message}${cause}` : String(error);
+}

@@ -1,0 +1,327 @@
+/**
+ * Batch settlement when something goes wrong with the money: a payer who withdraws the escrow,
+ * a channel record the server lost, a deposit slower than the request's deadline. Bought by the
+ * official `@x402/fetch` client with the SDK's batch-settlement client scheme, against the app
+ * with its embedded facilitator on a local anvil; every total is read back from the chain.
+ */
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import type { PaymentPayload } from '@x402/core/types';
+import { x402Client, wrapFetchWithPayment } from '@x402/fetch';
+import { BatchSettlementEvmScheme, signVoucher } from '@x402/evm/batch-settlement/client';
+import { FileChannelStorage } from '@x402/evm/batch-settlement/server/file-storage';
+import { createWalletClient, http, publicActions, type Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type { ChannelConfig } from '../src/payments/batch-acceptance.js';
+import { X402Paywall } from '../src/payments/x402-paywall.js';
+import { CHANNEL_VIEWS_ABI, WITHDRAW_ABI } from './support/batch-channel.js';
+import { startPaidApp, type PaidApp } from './support/paid-app.js';
+import { USDC } from './support/paying-clients.js';
+import { startApp, type RunningApp } from './support/test-app.js';
+import { paymentRequiredOf } from './support/x402-payloads.js';
+
+const PRICE = 2000n;
+const TICKER = '/v1/ticker/BTC';
+
+interface BatchBuyer {
+  readonly account: PrivateKeyAccount;
+  readonly key: Hex;
+  readonly fetch: typeof fetch;
+  /** Every PAYMENT-SIGNATURE the client sent, decoded, in order. */
+  readonly sent: PaymentPayload[];
+}
+
+describe('batch settlement: money when something goes wrong', () => {
+  let stack: PaidApp;
+  let dataDir: string;
+  let storage: FileChannelStorage;
+  let paywall: X402Paywall;
+
+  /** A buyer with USDC, and ETH when `key` is one of anvil's funded accounts. */
+  async function batchBuyer(key: Hex = generatePrivateKey()): Promise<BatchBuyer> {
+    const account = privateKeyToAccount(key);
+    await stack.chain.mintUsdc(account.address, 1n * USDC);
+    const sent: PaymentPayload[] = [];
+    const recording: typeof fetch = async (input, init) => {
+      const request = new Request(input, init);
+      const header = request.headers.get('payment-signature');
+      if (header !== null) sent.push(decodePaymentSignatureHeader(header));
+      return fetch(request);
+    };
+    const client = new x402Client().register(
+      'eip155:*',
+      new BatchSettlementEvmScheme(account, {
+        rpcUrl: stack.chain.rpcUrl,
+        depositPolicy: { depositMultiplier: 10 },
+      }),
+    );
+    return { account, key, fetch: wrapFetchWithPayment(recording, client), sent };
+  }
+
+  function lastVoucher(buyer: BatchBuyer): {
+    channelConfig: ChannelConfig;
+    voucher: { channelId: Hex; maxClaimableAmount: string };
+  } {
+    const last = buyer.sent.at(-1)?.payload as
+      | { channelConfig: ChannelConfig; voucher: { channelId: Hex; maxClaimableAmount: string } }
+      | undefined;
+    if (last === undefined) throw new Error('the buyer sent no voucher');
+    return last;
+  }
+
+  async function onChain(channelId: Hex): Promise<{ balance: bigint; totalClaimed: bigint }> {
+    const [balance, totalClaimed] = await stack.chain.publicClient.readContract({
+      address: stack.chain.batchSettlementAddress,
+      abi: CHANNEL_VIEWS_ABI,
+      functionName: 'channels',
+      args: [channelId],
+    });
+    return { balance, totalClaimed };
+  }
+
+  async function buy(buyer: BatchBuyer, times: number): Promise<void> {
+    for (let i = 0; i < times; i += 1) {
+      const answer = await buyer.fetch(`${stack.service.url}${TICKER}`);
+      expect(answer.status).toBe(200);
+    }
+  }
+
+  /** The payer's own transaction on the channel contract: start or finish a withdrawal. */
+  async function asPayer(
+    buyer: BatchBuyer,
+    step: 'initiateWithdraw' | 'finalizeWithdraw',
+  ): Promise<void> {
+    const wallet = createWalletClient({
+      account: buyer.account,
+      chain: stack.chain.publicClient.chain,
+      transport: http(stack.chain.rpcUrl),
+      pollingInterval: 10,
+    }).extend(publicActions);
+    const { channelConfig, voucher } = lastVoucher(buyer);
+    const { balance, totalClaimed } = await onChain(voucher.channelId);
+    const hash =
+      step === 'initiateWithdraw'
+        ? await wallet.writeContract({
+            address: stack.chain.batchSettlementAddress,
+            abi: WITHDRAW_ABI,
+            functionName: step,
+            args: [channelConfig, balance - totalClaimed],
+          })
+        : await wallet.writeContract({
+            address: stack.chain.batchSettlementAddress,
+            abi: WITHDRAW_ABI,
+            functionName: step,
+            args: [channelConfig],
+          });
+    expect((await wallet.waitForTransactionReceipt({ hash })).status).toBe('success');
+  }
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(path.join(os.tmpdir(), 'x402-batch-money-'));
+    stack = await startPaidApp({
+      // only the explicit claims below touch the chain after a deposit
+      env: {
+        X402_BATCH_DATA_DIR: dataDir,
+        X402_BATCH_SETTLE_INTERVAL_MS: '600000',
+        X402_BATCH_CLAIM_THRESHOLD: '0',
+      },
+    });
+    paywall = stack.service.app.get(X402Paywall);
+    storage = new FileChannelStorage({ directory: dataDir });
+  });
+
+  afterAll(async () => {
+    await stack.service.close();
+    await stack.markets.close();
+    await stack.chain.stop();
+  });
+
+  it('refuses a voucher that adds less than the price over the claimed total on a channel the server forgot, and takes the right one', async () => {
+    const buyer = await batchBuyer();
+    await buy(buyer, 2);
+    const { channelConfig, voucher } = lastVoucher(buyer);
+    await paywall.claimAndSettle();
+    expect((await onChain(voucher.channelId)).totalClaimed).toBe(2n * PRICE);
+    // the record is lost (or was deleted by a refund): only the chain remembers the channel
+    await storage.updateChannel(voucher.channelId, () => undefined);
+    const balances = await stack.balances();
+
+    const challenge = paymentRequiredOf(await fetch(`${stack.service.url}${TICKER}`));
+    const accepted = challenge.accepts.find((offer) => offer.scheme === 'batch-settlement')!;
+    const oneUnit = await signVoucher(
+      buyer.account,
+      voucher.channelId,
+      (2n * PRICE + 1n).toString(),
+      accepted.network,
+    );
+    const underpaid = await fetch(`${stack.service.url}${TICKER}`, {
+      headers: {
+        'payment-signature': encodePaymentSignatureHeader({
+          x402Version: 2,
+          accepted,
+          payload: { type: 'voucher', channelConfig, voucher: oneUnit },
+        }),
+      },
+    });
+    expect(underpaid.status).toBe(402);
+    const refusal = paymentRequiredOf(underpaid);
+    expect(refusal.error).toContain('cumulative_amount_mismatch');
+    const corrected = refusal.accepts.find((offer) => offer.scheme === 'batch-settlement');
+    expect(corrected?.extra['channelState']).toMatchObject({
+      chargedCumulativeAmount: (2n * PRICE).toString(),
+      totalClaimed: (2n * PRICE).toString(),
+    });
+    // remembered at the claimed total: nothing charged for the refused voucher
+    expect(await storage.get(voucher.channelId)).toMatchObject({
+      chargedCumulativeAmount: (2n * PRICE).toString(),
+    });
+
+    // the buyer's client signs the claimed total plus the price, and that is sold
+    await buy(buyer, 1);
+    expect(lastVoucher(buyer).voucher.maxClaimableAmount).toBe((3n * PRICE).toString());
+    await paywall.claimAndSettle();
+    expect((await onChain(voucher.channelId)).totalClaimed).toBe(3n * PRICE);
+    expect((await stack.balances()).payTo - balances.payTo).toBe(PRICE);
+  });
+
+  it('refuses every voucher on a channel whose payer started a withdrawal', async () => {
+    const buyer = await batchBuyer(stack.chain.accounts[7]);
+    await buy(buyer, 1);
+    const { voucher } = lastVoucher(buyer);
+    await paywall.claimAndSettle();
+    await asPayer(buyer, 'initiateWithdraw');
+    // the server reads a channel's state from the chain at most once a minute: age it
+    await storage.updateChannel(voucher.channelId, (current) =>
+      current === undefined ? current : { ...current, onchainSyncedAt: 0 },
+    );
+
+    const refused = await buyer.fetch(`${stack.service.url}${TICKER}`);
+    expect(refused.status).toBe(402);
+    expect(paymentRequiredOf(refused).error).toContain('withdrawal_pending');
+    expect((await storage.get(voucher.channelId))?.chargedCumulativeAmount).toBe(PRICE.toString());
+    expect(await paywall.claimAndSettle()).toMatchObject({ vouchers: 0, parked: [] });
+  });
+
+  it('keeps claiming every other channel when the chain refuses one channel’s vouchers, and sets that one aside', async () => {
+    const withdrawing = await batchBuyer(stack.chain.accounts[8]);
+    const honest = await batchBuyer();
+    await buy(withdrawing, 3);
+    await buy(honest, 2);
+    const payerChannel = lastVoucher(withdrawing).voucher.channelId;
+    const honestChannel = lastVoucher(honest).voucher.channelId;
+    // the payer takes the escrow back before the seller claims: its vouchers can never be paid
+    await asPayer(withdrawing, 'initiateWithdraw');
+    await stack.chain.publicClient.request({
+      method: 'evm_increaseTime' as never,
+      params: [901] as never,
+    });
+    await stack.chain.publicClient.request({ method: 'evm_mine' as never, params: [] as never });
+    await asPayer(withdrawing, 'finalizeWithdraw');
+    expect(await onChain(payerChannel)).toEqual({ balance: 0n, totalClaimed: 0n });
+    const balances = await stack.balances();
+
+    const round = await paywall.claimAndSettle();
+    expect(round?.parked).toEqual([payerChannel]);
+    expect(round?.settled).toMatch(/^0x[0-9a-f]{64}$/);
+    expect((await onChain(honestChannel)).totalClaimed).toBe(2n * PRICE);
+    expect((await stack.balances()).payTo - balances.payTo).toBe(2n * PRICE);
+
+    // set aside: the next rounds do not stumble on it again
+    await buy(honest, 1);
+    expect(await paywall.claimAndSettle()).toMatchObject({ vouchers: 1, parked: [] });
+    expect((await onChain(honestChannel)).totalClaimed).toBe(3n * PRICE);
+  });
+});
+
+describe('batch settlement: a deposit slower than X402_SETTLE_TIMEOUT_MS', () => {
+  let stack: PaidApp;
+  let slow: RunningApp;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    stack = await startPaidApp();
+    dataDir = mkdtempSync(path.join(os.tmpdir(), 'x402-batch-slow-'));
+    slow = await startApp({
+      ...stack.markets.env(),
+      X402_NETWORK: 'base-sepolia',
+      X402_PAY_TO: stack.payTo,
+      X402_SETTLER_PRIVATE_KEY: stack.chain.accounts[0]!,
+      X402_RPC_URL: stack.chain.rpcUrl,
+      X402_RECEIPT_POLL_MS: '20',
+      X402_SETTLE_TIMEOUT_MS: '1000',
+      X402_BATCH_DATA_DIR: dataDir,
+      X402_BATCH_SETTLE_INTERVAL_MS: '600000',
+      X402_BATCH_CLAIM_THRESHOLD: '0',
+    });
+    await slow.refresh();
+  });
+
+  afterAll(async () => {
+    await slow.close();
+    await stack.service.close();
+    await stack.markets.close();
+    await stack.chain.stop();
+  });
+
+  it('answers settlement_unknown, and when the deposit lands after all the unanswered call is not charged', async () => {
+    const account = privateKeyToAccount(generatePrivateKey());
+    await stack.chain.mintUsdc(account.address, 1n * USDC);
+    const sent: PaymentPayload[] = [];
+    const client = new x402Client().register(
+      'eip155:*',
+      new BatchSettlementEvmScheme(account, {
+        rpcUrl: stack.chain.rpcUrl,
+        depositPolicy: { depositMultiplier: 10 },
+      }),
+    );
+    const buyer = wrapFetchWithPayment(async (input, init) => {
+      const request = new Request(input, init);
+      const header = request.headers.get('payment-signature');
+      if (header !== null) sent.push(decodePaymentSignatureHeader(header));
+      return fetch(request);
+    }, client);
+    const storage = new FileChannelStorage({ directory: dataDir });
+    const rpc = (method: string, params: unknown[] = []) =>
+      stack.chain.publicClient.request({ method: method as never, params: params as never });
+
+    await rpc('evm_setAutomine', [false]);
+    let gaveUp: Response;
+    try {
+      gaveUp = await buyer(`${slow.url}${TICKER}`);
+    } finally {
+      await rpc('evm_setAutomine', [true]);
+    }
+    expect(gaveUp.status).toBe(502);
+    expect(await gaveUp.json()).toMatchObject({ code: 'settlement_unknown' });
+    const channelId = (sent[0]?.payload as { voucher: { channelId: Hex } }).voucher.channelId;
+
+    // the deposit lands now; its call was never answered, so its price comes off the charge
+    await rpc('evm_mine');
+    let record = await storage.get(channelId);
+    for (let i = 0; i < 200 && (record === undefined || record.balance === '0'); i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      record = await storage.get(channelId);
+    }
+    expect(record?.balance).not.toBe('0');
+    for (let i = 0; i < 200 && record?.chargedCumulativeAmount !== '0'; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      record = await storage.get(channelId);
+    }
+    expect(record?.chargedCumulativeAmount).toBe('0');
+
+    const balances = await stack.balances();
+    const answered = await buyer(`${slow.url}${TICKER}`);
+    expect(answered.status).toBe(200);
+    await slow.app.get(X402Paywall).claimAndSettle();
+    const [, totalClaimed] = await stack.chain.publicClient.readContract({
+      address: stack.chain.batchSettlementAddress,
+      abi: CHANNEL_VIEWS_ABI,
+      functionName: 'channels',
+      args: [channelId],
+    });
+    expect(totalClaimed).toBe(PRICE);
+    expect((await stack.balances()).payTo - balances.payTo).toBe(PRICE);
+  });
+});
