@@ -186,6 +186,60 @@ describe('batch settlement: money when something goes wrong', () => {
     expect((await stack.balances()).payTo - balances.payTo).toBe(PRICE);
   });
 
+  it('answers a voucher presented again under its payment-identifier with the answer it bought, charged once', async () => {
+    const buyer = await batchBuyer();
+    await buy(buyer, 1);
+    const { channelConfig, voucher } = lastVoucher(buyer);
+    const challenge = paymentRequiredOf(await fetch(`${stack.service.url}${TICKER}`));
+    const accepted = challenge.accepts.find((offer) => offer.scheme === 'batch-settlement')!;
+    const next = await signVoucher(
+      buyer.account,
+      voucher.channelId,
+      (2n * PRICE).toString(),
+      accepted.network,
+    );
+    const header = (id: string) =>
+      encodePaymentSignatureHeader({
+        x402Version: 2,
+        accepted,
+        payload: { type: 'voucher', channelConfig, voucher: next },
+        extensions: { 'payment-identifier': { info: { required: false, id } } },
+      });
+    const id = 'pay_batch_retry_0001';
+    const first = await fetch(`${stack.service.url}${TICKER}`, {
+      headers: { 'payment-signature': header(id) },
+    });
+    expect(first.status).toBe(200);
+    const bought = await first.text();
+
+    // the answer was lost on the way: the client sends the same payment again
+    const again = await fetch(`${stack.service.url}${TICKER}`, {
+      headers: { 'payment-signature': header(id) },
+    });
+    expect(again.status).toBe(200);
+    expect(await again.text()).toBe(bought);
+    expect(again.headers.get('payment-response')).toBe(first.headers.get('payment-response'));
+    // without its id it is just a stale voucher
+    const bare = await fetch(`${stack.service.url}${TICKER}`, {
+      headers: {
+        'payment-signature': encodePaymentSignatureHeader({
+          x402Version: 2,
+          accepted,
+          payload: { type: 'voucher', channelConfig, voucher: next },
+        }),
+      },
+    });
+    expect(bare.status).toBe(402);
+    expect((await storage.get(voucher.channelId))?.chargedCumulativeAmount).toBe(
+      (2n * PRICE).toString(),
+    );
+    // the same id on another voucher is a conflict, not a free answer
+    const other = await fetch(`${stack.service.url}/v1/ticker/ETH`, {
+      headers: { 'payment-signature': header(id) },
+    });
+    expect(other.status).toBe(409);
+  });
+
   it('refuses every voucher on a channel whose payer started a withdrawal', async () => {
     const buyer = await batchBuyer(stack.chain.accounts[7]);
     await buy(buyer, 1);

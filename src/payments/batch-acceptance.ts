@@ -28,6 +28,9 @@ export interface AcceptedBatchPayment {
   readonly kind: 'deposit' | 'voucher';
   readonly channelId: `0x${string}`;
   readonly payer: `0x${string}`;
+  /** The cumulative amount this payment's voucher signs, and its signature. */
+  readonly maxClaimableAmount: string;
+  readonly signature: `0x${string}`;
 }
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
@@ -138,7 +141,15 @@ export function acceptBatchPayment(
     ...(presented.resource === undefined ? {} : { resource: presented.resource }),
     ...(presented.extensions === undefined ? {} : { extensions: presented.extensions }),
   };
-  return { payload, requirement, kind: type, channelId, payer: config.payer };
+  return {
+    payload,
+    requirement,
+    kind: type,
+    channelId,
+    payer: config.payer,
+    maxClaimableAmount: voucher.maxClaimableAmount,
+    signature: voucher.signature,
+  };
 }
 
 /** Whether a decoded v2 payment says it pays with batch settlement. */

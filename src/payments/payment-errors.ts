@@ -22,6 +22,9 @@ export interface PaymentInProgress {
 export interface BatchPaymentInProgress {
   readonly accepted: AcceptedBatchPayment;
   readonly payment: VerifiedPayment;
+  /** The channel and cumulative amount: one voucher, whoever presents it. */
+  readonly fingerprint: string;
+  readonly paymentId: string | undefined;
 }
 
 export type RequestWithPayment = FastifyRequest & {

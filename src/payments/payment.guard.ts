@@ -86,7 +86,7 @@ export class PaymentGuard implements CanActivate {
     const expiresAt = paymentExpiry(accepted);
     const paymentId = paymentIdOf(payload);
     if (paymentId !== undefined)
-      await this.claimPaymentId(request, paymentId, accepted, fingerprint, expiresAt);
+      await this.claimPaymentId(request, paymentId, accepted.signature, fingerprint, expiresAt);
     try {
       const claim = await this.ledger.claim(fingerprint, expiresAt);
       if (claim === 'uncertain') throw settlementStillUnknown();
@@ -114,12 +114,19 @@ export class PaymentGuard implements CanActivate {
    * batch-settlement: no ledger claim (the channel state serializes a channel's vouchers: the
    * server scheme reserves the channel under its lock, and a second voucher on the same base is
    * stale). A voucher is checked locally against the channel state; a deposit is verified by
-   * the facilitator. Refused → 402 with the scheme's reason.
+   * the facilitator. Refused → 402 with the scheme's reason. A payment-identifier works as with
+   * `exact`: the same voucher presented again under its id gets the answer it bought, free.
    */
   private async activateBatch(
     request: RequestWithPayment,
     accepted: AcceptedBatchPayment,
   ): Promise<boolean> {
+    const fingerprint = `${accepted.channelId.toLowerCase()}:${accepted.maxClaimableAmount}`;
+    const paymentId = paymentIdOf(accepted.payload);
+    if (paymentId !== undefined) {
+      const expiresAt = Date.now() + accepted.requirement.maxTimeoutSeconds * 1000;
+      await this.claimPaymentId(request, paymentId, accepted.signature, fingerprint, expiresAt);
+    }
     try {
       const verdict = await withDeadline(
         this.paywall.verify(request, accepted.payload),
@@ -132,9 +139,10 @@ export class PaymentGuard implements CanActivate {
         );
       }
       if (verdict.kind === 'challenge') throw challengeResponse(verdict);
-      request.x402BatchPayment = { accepted, payment: verdict };
+      request.x402BatchPayment = { accepted, payment: verdict, fingerprint, paymentId };
       return true;
     } catch (error) {
+      if (paymentId !== undefined) await this.ledger.releasePaymentId(paymentId);
       throw asPaymentError(error, this.logger);
     }
   }
@@ -207,14 +215,12 @@ export class PaymentGuard implements CanActivate {
   private async claimPaymentId(
     request: FastifyRequest,
     paymentId: string,
-    accepted: AcceptedPayment,
+    signature: string,
     fingerprint: string,
     expiresAt: number,
   ): Promise<void> {
     const resource = `${request.method} ${request.url}`;
-    const signatureDigest = createHash('sha256')
-      .update(accepted.signature.toLowerCase())
-      .digest('hex');
+    const signatureDigest = createHash('sha256').update(signature.toLowerCase()).digest('hex');
     const claim = await this.ledger.claimPaymentId(
       paymentId,
       { fingerprint, signatureDigest, resource },

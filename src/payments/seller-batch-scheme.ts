@@ -12,6 +12,15 @@ export const WITHDRAWAL_PENDING = 'invalid_batch_settlement_evm_withdrawal_pendi
 /** The SDK's reason for "your voucher is not the next cumulative amount": its clients resync on it. */
 export const CUMULATIVE_MISMATCH = 'invalid_batch_settlement_evm_cumulative_amount_mismatch';
 
+/**
+ * How old a channel's on-chain state may be when a voucher is checked locally against it; older,
+ * the facilitator reads the chain again. A withdrawal started on chain is seen within this time,
+ * and the claim period (X402_BATCH_SETTLE_INTERVAL_MS, at most 10 min) claims every voucher
+ * accepted before then well inside the shortest withdraw delay (15 min). The SDK's default is
+ * up to 5 min, which leaves no margin.
+ */
+const CHAIN_STATE_TTL_MS = 60_000;
+
 type AfterVerifyResult = Awaited<ReturnType<AfterVerifyHook>>;
 
 /**
@@ -28,7 +37,7 @@ type AfterVerifyResult = Awaited<ReturnType<AfterVerifyHook>>;
  */
 export class SellerBatchScheme extends BatchSettlementEvmScheme {
   constructor(receiver: `0x${string}`, config: BatchSettlementEvmSchemeServerConfig) {
-    super(receiver, config);
+    super(receiver, { onchainStateTtlMs: CHAIN_STATE_TTL_MS, ...config });
     const afterVerify = this.schemeHooks.onAfterVerify;
     this.schemeHooks.onAfterVerify = async (context) =>
       (await this.refusal(context)) ?? (await afterVerify?.(context));

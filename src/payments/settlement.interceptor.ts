@@ -61,7 +61,7 @@ export class SettlementInterceptor implements NestInterceptor {
     if (batch !== undefined) {
       return next.handle().pipe(
         catchError(async (error: unknown) => {
-          await batch.payment.cancel('handler_threw');
+          await this.giveBackBatch(batch, 'handler_threw');
           throw error;
         }),
         mergeMap((body) => from(this.settleBatch(request, reply, batch, body))),
@@ -161,7 +161,7 @@ export class SettlementInterceptor implements NestInterceptor {
     body: unknown,
   ): Promise<unknown> {
     if (clientGone(reply)) {
-      await inProgress.payment.cancel('handler_failed');
+      await this.giveBackBatch(inProgress, 'handler_failed');
       throw new ApiError(
         ErrorCode.ClientClosedRequest,
         'The client closed the connection before settlement; nothing was charged.',
@@ -172,7 +172,7 @@ export class SettlementInterceptor implements NestInterceptor {
     try {
       settlement = await withDeadline(settling, this.settleTimeoutMs);
     } catch (error) {
-      await inProgress.payment.cancel('handler_failed');
+      await this.giveBackBatch(inProgress, 'handler_failed');
       throw asPaymentError(error, this.logger);
     }
     if (typeof settlement === 'symbol') {
@@ -182,6 +182,8 @@ export class SettlementInterceptor implements NestInterceptor {
       );
       // still running: if it lands, this unanswered call's price comes off the channel's charge
       this.paywall.takeBackLateCharge(inProgress.payment, channelId, settling);
+      if (inProgress.paymentId !== undefined)
+        await this.ledger.releasePaymentId(inProgress.paymentId);
       throw new ApiError(
         ErrorCode.SettlementUnknown,
         'The payment into your channel could not be confirmed in time. This call is not charged: ' +
@@ -192,14 +194,29 @@ export class SettlementInterceptor implements NestInterceptor {
       );
     }
     if (!settlement.success) {
+      if (inProgress.paymentId !== undefined)
+        await this.ledger.releasePaymentId(inProgress.paymentId);
       const reason = settlement.errorReason ?? 'settlement_failed';
       const challenge = await this.paywall.challenge(request, `settlement_failed: ${reason}`);
       throw challengeResponse(challenge);
     }
     this.paywall.claimIfOverThreshold(settlement);
     const [name, value] = receiptHeader(2, settlement);
-    void reply.headers({ [name]: value, 'cache-control': 'private, no-store' });
+    const headers = { [name]: value, 'cache-control': 'private, no-store' };
+    if (inProgress.paymentId !== undefined)
+      await this.storeForRetries(inProgress.paymentId, inProgress.fingerprint, headers, body);
+    void reply.headers(headers);
     return body;
+  }
+
+  /** Nothing was sold: the channel's reservation and the payment-identifier are given back. */
+  private async giveBackBatch(
+    inProgress: BatchPaymentInProgress,
+    reason: 'handler_threw' | 'handler_failed',
+  ): Promise<void> {
+    await inProgress.payment.cancel(reason);
+    if (inProgress.paymentId !== undefined)
+      await this.ledger.releasePaymentId(inProgress.paymentId);
   }
 
   private async deliver(
