@@ -11,7 +11,7 @@ import { decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x40
 import type { PaymentPayload } from '@x402/core/types';
 import { x402Client, wrapFetchWithPayment } from '@x402/fetch';
 import { BatchSettlementEvmScheme, signVoucher } from '@x402/evm/batch-settlement/client';
-import { FileChannelStorage } from '@x402/evm/batch-settlement/server/file-storage';
+import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { createWalletClient, http, publicActions, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { ChannelConfig } from '../src/payments/batch-acceptance.js';
@@ -36,7 +36,7 @@ interface BatchBuyer {
 describe('batch settlement: money when something goes wrong', () => {
   let stack: PaidApp;
   let dataDir: string;
-  let storage: FileChannelStorage;
+  let storage: ChannelStorage;
   let paywall: X402Paywall;
 
   /** A buyer with USDC, and ETH when `key` is one of anvil's funded accounts. */
@@ -129,7 +129,7 @@ describe('batch settlement: money when something goes wrong', () => {
       },
     });
     paywall = stack.service.app.get(X402Paywall);
-    storage = new FileChannelStorage({ directory: dataDir });
+    storage = paywall.channels()!;
   });
 
   afterAll(async () => {
@@ -336,7 +336,7 @@ describe('batch settlement: a deposit slower than X402_SETTLE_TIMEOUT_MS', () =>
       if (header !== null) sent.push(decodePaymentSignatureHeader(header));
       return fetch(request);
     }, client);
-    const storage = new FileChannelStorage({ directory: dataDir });
+    const storage = slow.app.get(X402Paywall).channels()!;
     const rpc = (method: string, params: unknown[] = []) =>
       stack.chain.publicClient.request({ method: method as never, params: params as never });
 

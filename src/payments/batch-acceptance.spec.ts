@@ -114,6 +114,20 @@ describe('acceptOfferedBatchPayment', () => {
     );
   });
 
+  it('refuses a voucher signature the channel contract would refuse at claim time (not 65 bytes, or high s)', () => {
+    const highS = `0x${'11'.repeat(32)}${'ff'.repeat(32)}1b`;
+    expect(
+      reasonOf({ type: 'voucher', channelConfig, voucher: { ...voucher, signature: highS } }),
+    ).toContain('402 invalid_batch_settlement_evm_voucher_signature');
+    expect(
+      reasonOf({
+        type: 'voucher',
+        channelConfig,
+        voucher: { ...voucher, signature: `${voucher.signature}00` },
+      }),
+    ).toContain('402 invalid_batch_settlement_evm_voucher_signature');
+  });
+
   it('refuses a channel without a payer authorizer key, whose vouchers only the payer contract could vouch for at claim time', () => {
     const contractWallet = {
       ...channelConfig,

@@ -2,6 +2,7 @@ import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { computeChannelId } from '@x402/evm/batch-settlement/client';
 import { isRecord } from '../common/json.js';
 import { PaymentRefusedError, offeredRequirement } from './payment-acceptance.js';
+import { isCanonicalSignature } from './voucher-signature.js';
 import { MalformedPaymentError } from './x402-wire.js';
 
 /** The x402 scheme of payment channels: a deposit once, then a signed cumulative voucher per call. */
@@ -121,7 +122,13 @@ export function acceptBatchPayment(
       'vouchers must be signed by a payer authorizer key (channelConfig.payerAuthorizer), not checked on chain by the payer contract',
     );
   }
-  const channelId = computeChannelId(config, requirement.network);
+  if (!isCanonicalSignature(voucher.signature)) {
+    refuse(
+      'invalid_batch_settlement_evm_voucher_signature',
+      'the voucher signature is not 65 canonical bytes (low s): the channel contract would refuse it at claim time',
+    );
+  }
+  const channelId = channelIdOf(config, requirement.network);
   if (channelId.toLowerCase() !== voucher.channelId.toLowerCase()) {
     refuse(
       'invalid_batch_settlement_evm_channel_id_mismatch',
@@ -168,6 +175,21 @@ export function acceptOfferedBatchPayment(
     throw new PaymentRefusedError(`unsupported_scheme: ${requirement.scheme}`);
   }
   return acceptBatchPayment(presented, requirement);
+}
+
+/** Channel ids already computed: an EIP-712 hash in JS is worth not repeating per voucher. */
+const channelIds = new Map<string, `0x${string}`>();
+const MAX_CACHED_CHANNEL_IDS = 10_000;
+
+function channelIdOf(config: ChannelConfig, network: string): `0x${string}` {
+  const key = `${network}|${CONFIG_FIELDS.map((field) => String(config[field]).toLowerCase()).join('|')}`;
+  let id = channelIds.get(key);
+  if (id === undefined) {
+    id = computeChannelId(config, network);
+    if (channelIds.size >= MAX_CACHED_CHANNEL_IDS) channelIds.clear();
+    channelIds.set(key, id);
+  }
+  return id;
 }
 
 function channelConfig(value: unknown): ChannelConfig {

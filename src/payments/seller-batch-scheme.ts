@@ -1,16 +1,27 @@
-import type { AfterVerifyHook, VerifyResultContext } from '@x402/core/server';
+import { randomUUID } from 'node:crypto';
+import type {
+  AfterVerifyHook,
+  BeforeVerifyHook,
+  VerifyContext,
+  VerifyResultContext,
+} from '@x402/core/server';
 import type { PaymentPayload } from '@x402/core/types';
 import {
   BatchSettlementEvmScheme,
   type BatchSettlementEvmSchemeServerConfig,
   type Channel,
 } from '@x402/evm/batch-settlement/server';
+import type { Hex } from 'viem';
 import { isRecord } from '../common/json.js';
+import { voucherSigner } from './voucher-signature.js';
 
 /** The payer started a timed withdrawal: the channel takes no new voucher until it is finalized. */
 export const WITHDRAWAL_PENDING = 'invalid_batch_settlement_evm_withdrawal_pending';
 /** The SDK's reason for "your voucher is not the next cumulative amount": its clients resync on it. */
 export const CUMULATIVE_MISMATCH = 'invalid_batch_settlement_evm_cumulative_amount_mismatch';
+const INVALID_VOUCHER_SIGNATURE = 'invalid_batch_settlement_evm_voucher_signature';
+const CUMULATIVE_EXCEEDS_BALANCE = 'invalid_batch_settlement_evm_cumulative_exceeds_balance';
+const CUMULATIVE_BELOW_CLAIMED = 'invalid_batch_settlement_evm_cumulative_below_claimed';
 
 /**
  * How old a channel's on-chain state may be when a voucher is checked locally against it; older,
@@ -22,6 +33,7 @@ export const CUMULATIVE_MISMATCH = 'invalid_batch_settlement_evm_cumulative_amou
 const CHAIN_STATE_TTL_MS = 60_000;
 
 type AfterVerifyResult = Awaited<ReturnType<AfterVerifyHook>>;
+type BeforeVerifyResult = Awaited<ReturnType<BeforeVerifyHook>>;
 
 /**
  * The SDK's batch-settlement server scheme with two rules of this seller, checked after a
@@ -38,9 +50,79 @@ type AfterVerifyResult = Awaited<ReturnType<AfterVerifyHook>>;
 export class SellerBatchScheme extends BatchSettlementEvmScheme {
   constructor(receiver: `0x${string}`, config: BatchSettlementEvmSchemeServerConfig) {
     super(receiver, { onchainStateTtlMs: CHAIN_STATE_TTL_MS, ...config });
-    const afterVerify = this.schemeHooks.onAfterVerify;
+    const { onBeforeVerify: beforeVerify, onAfterVerify: afterVerify } = this.schemeHooks;
+    this.schemeHooks.onBeforeVerify = async (context) =>
+      (await this.checkVoucherLocally(context)) ?? (await beforeVerify?.(context));
     this.schemeHooks.onAfterVerify = async (context) =>
       (await this.refusal(context)) ?? (await afterVerify?.(context));
+  }
+
+  /**
+   * A voucher on a channel whose record is fresh, checked here without a chain call, as the SDK
+   * would check it locally but about thirty times cheaper: the signer is recovered natively
+   * (voucher-signature.ts) and the channel id, config and signature shape were already checked
+   * by acceptBatchPayment. Anything else (a deposit, no record, stale on-chain state) goes the
+   * SDK's way, to the facilitator.
+   */
+  private async checkVoucherLocally(context: VerifyContext): Promise<BeforeVerifyResult> {
+    const payload = context.paymentPayload as PaymentPayload;
+    const { requirements } = context;
+    const raw = payload.payload;
+    if (!isRecord(raw) || raw['type'] !== 'voucher') return undefined;
+    const voucher = raw['voucher'] as VoucherFields;
+    const config = raw['channelConfig'] as Channel['channelConfig'];
+    const channel = await this.getStorage().get(voucher.channelId);
+    const now = Date.now();
+    if (
+      channel === undefined ||
+      channel.onchainSyncedAt === undefined ||
+      now - channel.onchainSyncedAt > this.getOnchainStateTtlMs()
+    )
+      return undefined;
+    const signed = BigInt(voucher.maxClaimableAmount);
+    if (signed !== BigInt(channel.chargedCumulativeAmount) + BigInt(requirements.amount)) {
+      this.rememberChannelSnapshot(payload, channel);
+      return {
+        abort: true,
+        reason: CUMULATIVE_MISMATCH,
+        message: 'Client voucher base does not match server state',
+      };
+    }
+    this.mergeRequestContext(payload, {
+      channelId: voucher.channelId,
+      pendingId: randomUUID(),
+      channelSnapshot: channel,
+      localVerify: true,
+    });
+    const invalid = (reason: string) => ({
+      skip: true as const,
+      result: { isValid: false, invalidReason: reason, payer: config.payer },
+    });
+    const signer = voucherSigner(
+      voucher.channelId as Hex,
+      signed,
+      chainIdOf(requirements.network),
+      voucher.signature as Hex,
+    );
+    if (signer?.toLowerCase() !== config.payerAuthorizer.toLowerCase()) {
+      return invalid(INVALID_VOUCHER_SIGNATURE);
+    }
+    if (signed > BigInt(channel.balance)) return invalid(CUMULATIVE_EXCEEDS_BALANCE);
+    if (signed <= BigInt(channel.totalClaimed)) return invalid(CUMULATIVE_BELOW_CLAIMED);
+    return {
+      skip: true,
+      result: {
+        isValid: true,
+        payer: config.payer,
+        extra: {
+          channelId: voucher.channelId,
+          balance: channel.balance,
+          totalClaimed: channel.totalClaimed,
+          withdrawRequestedAt: channel.withdrawRequestedAt,
+          refundNonce: String(channel.refundNonce),
+        },
+      },
+    };
   }
 
   private async refusal(context: VerifyResultContext): Promise<AfterVerifyResult> {
@@ -124,4 +206,9 @@ function onChainState(extra: unknown): OnChainState | undefined {
     withdrawRequestedAt: Number.isFinite(requested) ? requested : 0,
     refundNonce: Number.isSafeInteger(nonce) ? nonce : 0,
   };
+}
+
+/** `eip155:84532` → 84532. */
+function chainIdOf(network: string): number {
+  return Number(network.slice(network.indexOf(':') + 1));
 }

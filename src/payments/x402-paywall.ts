@@ -26,7 +26,6 @@ import type {
   SettleResponse,
 } from '@x402/core/types';
 import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
-import { FileChannelStorage } from '@x402/evm/batch-settlement/server/file-storage';
 import { RedisChannelStorage } from '@x402/evm/batch-settlement/server/redis-storage';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
@@ -43,6 +42,7 @@ import { MetricsService } from '../metrics/metrics.service.js';
 import { REDIS_CLIENT, type RedisClient } from '../shared-state/redis-connection.js';
 import { BATCH_SETTLEMENT } from './batch-acceptance.js';
 import { BatchClaims, type ClaimRound } from './batch-claims.js';
+import { LocalChannelStorage } from './local-channel-storage.js';
 import { bazaarDeclaration, describeRoute, type RouteDescription } from './discovery.js';
 import { FACILITATOR_CLIENT, FacilitatorUnavailableError } from './facilitator-client.js';
 import { FastifyHttpAdapter } from './fastify-http-adapter.js';
@@ -108,6 +108,8 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly challenges = new Map<string, PaymentChallenge>();
   /** The batch-settlement server scheme (channel state, local voucher checks), when offered. */
   private readonly batchScheme: SellerBatchScheme | undefined;
+  /** Where the channels' state lives (Redis, or this process's data directory). */
+  private readonly channelStorage: ChannelStorage | undefined;
   /** Claims and settles the recorded vouchers, once the facilitator confirmed the routes. */
   private claims: BatchClaims | undefined;
 
@@ -121,8 +123,9 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     this.payments = payments;
     if (this.payments.schemes.includes(BATCH_SETTLEMENT)) {
       const { authorizerPrivateKey } = this.payments.batch;
+      this.channelStorage = channelStorage(this.payments, redis);
       this.batchScheme = new SellerBatchScheme(this.payments.payTo, {
-        storage: channelStorage(this.payments, redis),
+        storage: this.channelStorage,
         // the seller's own receiver authorizer: the same on every instance, whichever key settles
         ...(authorizerPrivateKey === undefined
           ? {}
@@ -188,10 +191,15 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     this.destroyed = true;
     clearTimeout(this.retryTimer);
+    await this.flushClaims();
+    if (this.channelStorage instanceof LocalChannelStorage) await this.channelStorage.close();
+  }
+
+  /** The last vouchers are claimed and settled before the process goes (bounded). */
+  private async flushClaims(): Promise<void> {
     const claims = this.claims;
     if (claims === undefined) return;
     this.claims = undefined;
-    // the last vouchers are claimed and settled before the process goes (bounded)
     let timer: NodeJS.Timeout | undefined;
     const flushed = claims.stop().then(() => true);
     const gaveUp = new Promise<false>((resolve) => {
@@ -347,6 +355,11 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
       intervalMs: batch.settleIntervalMs,
       threshold: batch.claimThreshold,
     });
+  }
+
+  /** The batch-settlement channel records (operators and tests), when the scheme is offered. */
+  channels(): ChannelStorage | undefined {
+    return this.channelStorage;
   }
 
   /** Claims and settles now (tests, operators); what the round claimed, settled and set aside. */
@@ -545,8 +558,8 @@ function withReason(challenge: PaymentChallenge, error: string): PaymentChalleng
 
 /**
  * Where channel state lives: Redis with REDIS_URL (atomic per channel across instances), else
- * one JSON file per channel under X402_BATCH_DATA_DIR (atomic per channel across processes on
- * this host). Never only in memory: a lost voucher is lost revenue.
+ * one JSON file per channel under X402_BATCH_DATA_DIR, owned by this process. Never only in
+ * memory: a lost voucher is lost revenue.
  */
 function channelStorage(payments: PaymentConfig, redis: RedisClient | null): ChannelStorage {
   if (redis !== null) {
@@ -555,7 +568,15 @@ function channelStorage(payments: PaymentConfig, redis: RedisClient | null): Cha
       keyPrefix: 'x402-price-api:batch-settlement',
     });
   }
-  return new FileChannelStorage({ directory: payments.batch.dataDir });
+  try {
+    return new LocalChannelStorage(payments.batch.dataDir);
+  } catch (error) {
+    throw new StartupError(
+      `Cannot start: the batch-settlement channels in X402_BATCH_DATA_DIR (${payments.batch.dataDir}) ` +
+        `cannot be used: ${reasonOf(error)}`,
+      { cause: error },
+    );
+  }
 }
 
 function routeKey(route: PaidRoute): string {

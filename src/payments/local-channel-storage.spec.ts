@@ -1,0 +1,86 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Channel } from '@x402/evm/batch-settlement/server';
+import { LocalChannelStorage } from './local-channel-storage.js';
+
+const ID = `0x${'ab'.repeat(32)}`;
+
+function channel(charged: string): Channel {
+  return {
+    channelId: ID,
+    channelConfig: {
+      payer: '0x4Bf9DBaf6ccd1784C8446f14A53455C8E00A3b0B',
+      payerAuthorizer: '0x4Bf9DBaf6ccd1784C8446f14A53455C8E00A3b0B',
+      receiver: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+      receiverAuthorizer: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
+      token: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+      withdrawDelay: 900,
+      salt: `0x${'00'.repeat(32)}`,
+    },
+    chargedCumulativeAmount: charged,
+    signedMaxClaimable: charged,
+    signature: `0x${'1b'.repeat(65)}`,
+    balance: '100000',
+    totalClaimed: '0',
+    withdrawRequestedAt: 0,
+    refundNonce: 0,
+    lastRequestTimestamp: 0,
+  };
+}
+
+const add = (amount: bigint) => (current: Channel | undefined) =>
+  channel((BigInt(current?.chargedCumulativeAmount ?? '0') + amount).toString());
+
+describe('LocalChannelStorage', () => {
+  let dir: string;
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'channels-'));
+  });
+
+  it('applies concurrent updates of one channel one after another, each on the previous', async () => {
+    const storage = new LocalChannelStorage(dir);
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => storage.updateChannel(ID, add(2000n))),
+    );
+    expect(results.every((result) => result.status === 'updated')).toBe(true);
+    expect((await storage.get(ID))?.chargedCumulativeAmount).toBe('100000');
+    await storage.close();
+  });
+
+  it('writes every change to the directory before it counts, so a new process reads it back', async () => {
+    const first = new LocalChannelStorage(dir);
+    await first.updateChannel(ID.toUpperCase().replace('0X', '0x'), add(4000n));
+    const file = path.join(dir, 'server', `${ID}.json`);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({
+      chargedCumulativeAmount: '4000',
+    });
+    await first.close();
+
+    const second = new LocalChannelStorage(dir);
+    expect(await second.list()).toEqual([channel('4000')]);
+    expect(await second.updateChannel(ID, (current) => current)).toMatchObject({
+      status: 'unchanged',
+    });
+    expect(await second.updateChannel(ID, () => undefined)).toMatchObject({ status: 'deleted' });
+    await second.close();
+    const third = new LocalChannelStorage(dir);
+    expect(await third.get(ID)).toBeUndefined();
+    await third.close();
+  });
+
+  it('refuses a directory another storage or a live process owns, and takes over one a dead process left', async () => {
+    const owner = new LocalChannelStorage(dir);
+    expect(() => new LocalChannelStorage(dir)).toThrow(/already used by this process/);
+    await owner.close();
+
+    writeFileSync(path.join(dir, 'owner.pid'), String(process.ppid));
+    expect(() => new LocalChannelStorage(dir)).toThrow(/one process per data directory/);
+
+    writeFileSync(path.join(dir, 'owner.pid'), '2147483646');
+    const heir = new LocalChannelStorage(dir);
+    expect(readFileSync(path.join(dir, 'owner.pid'), 'utf8')).toBe(String(process.pid));
+    await heir.close();
+  });
+});
