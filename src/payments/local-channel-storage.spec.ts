@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Channel } from '@x402/evm/batch-settlement/server';
@@ -49,13 +49,11 @@ describe('LocalChannelStorage', () => {
     await storage.close();
   });
 
-  it('writes every change to the directory before it counts, so a new process reads it back', async () => {
+  it('appends every change to the journal before it counts, so a new process replays it', async () => {
     const first = new LocalChannelStorage(dir);
     await first.updateChannel(ID.toUpperCase().replace('0X', '0x'), add(4000n));
-    const file = path.join(dir, 'server', `${ID}.json`);
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({
-      chargedCumulativeAmount: '4000',
-    });
+    const journal = readFileSync(path.join(dir, 'channels.journal'), 'utf8').trim().split('\n');
+    expect(JSON.parse(journal.at(-1)!)).toEqual({ id: ID, channel: channel('4000') });
     await first.close();
 
     const second = new LocalChannelStorage(dir);
@@ -68,6 +66,22 @@ describe('LocalChannelStorage', () => {
     const third = new LocalChannelStorage(dir);
     expect(await third.get(ID)).toBeUndefined();
     await third.close();
+  });
+
+  it('skips a torn last line (a change that never counted) and takes over the SDK file storage records', async () => {
+    mkdirSync(path.join(dir, 'server'));
+    writeFileSync(path.join(dir, 'server', `${ID}.json`), JSON.stringify(channel('2000')));
+    writeFileSync(
+      path.join(dir, 'channels.journal'),
+      `${JSON.stringify({ id: ID, channel: channel('4000') })}\n{"id":"${ID}","chan`,
+    );
+    const storage = new LocalChannelStorage(dir);
+    expect((await storage.get(ID))?.chargedCumulativeAmount).toBe('4000');
+    expect(existsSync(path.join(dir, 'server', `${ID}.json`))).toBe(false);
+    await storage.close();
+    const again = new LocalChannelStorage(dir);
+    expect((await again.get(ID))?.chargedCumulativeAmount).toBe('4000');
+    await again.close();
   });
 
   it('refuses a directory another storage or a live process owns, and takes over one a dead process left', async () => {

@@ -1,13 +1,16 @@
 import {
   closeSync,
+  existsSync,
+  fstatSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
   renameSync,
   rmSync,
+  writeFileSync,
+  writeSync,
 } from 'node:fs';
-import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type {
   Channel,
@@ -16,39 +19,53 @@ import type {
 } from '@x402/evm/batch-settlement/server';
 
 const CHANNEL_ID = /^0x[0-9a-f]{64}$/;
+/** The journal is rewritten to one line per channel when it grows past this. */
+const COMPACT_AFTER_BYTES = 64 * 1024 * 1024;
 /** Data directories in use by a storage of this process: one owner each. */
 const ownedDirectories = new Set<string>();
 
+/** One line of the journal: a channel's new record, or null when it was deleted. */
+interface JournalEntry {
+  readonly id: string;
+  readonly channel: Channel | null;
+}
+
 /**
  * Batch-settlement channel state for one process without Redis: every record in memory, each
- * change written through to `<dir>/server/<channelId>.json` (the layout of the SDK's file
- * storage, so existing data directories carry over) with an atomic rename before the change
- * counts. A voucher is never only in memory; a restart reads the directory back.
+ * change appended to `<dir>/channels.journal` (one JSON line, one write) before it counts, so a
+ * voucher is never only in memory and a restart replays the journal. The journal is rewritten
+ * to one line per channel at start and whenever it passes 64 MB.
  *
- * Why not the SDK's FileChannelStorage: it takes a lock file and rereads the record on every
- * change (about nine file operations per update, two updates per voucher), and that file work
- * was the largest server cost of a voucher. Here one process owns the directory — a second
- * process or instance is refused at start (several instances share state through REDIS_URL) —
- * so a per-channel queue in memory serializes updates and a change costs one write and one
- * rename.
+ * Why not the SDK's FileChannelStorage: it takes a lock file and rewrites a file per change
+ * (about nine file operations per update, two updates per voucher), and that file work was the
+ * largest server cost of a voucher. Here one process owns the directory (a second process or
+ * instance is refused at start: several instances share state through REDIS_URL), so a
+ * per-channel queue in memory serializes updates and a change costs one append. Records the
+ * SDK's file storage left in `<dir>/server/*.json` are taken over at the first start.
+ *
+ * A crash in the middle of an append leaves a torn last line: that change never counted (its
+ * caller was still waiting), so replay skips it.
  */
 export class LocalChannelStorage implements ChannelStorage {
   private readonly channels = new Map<string, Channel>();
   private readonly queues = new Map<string, Promise<unknown>>();
-  private readonly directory: string;
+  private readonly root: string;
+  private readonly journalFile: string;
   private readonly ownerFile: string;
+  private journal: number;
+  private journalBytes = 0;
   private closed = false;
 
   constructor(dataDir: string) {
-    this.directory = path.resolve(dataDir, 'server');
-    this.ownerFile = path.join(path.resolve(dataDir), 'owner.pid');
-    mkdirSync(this.directory, { recursive: true });
-    this.claimDirectory(path.resolve(dataDir));
-    for (const name of readdirSync(this.directory)) {
-      if (!name.endsWith('.json')) continue;
-      const channel = JSON.parse(readFileSync(path.join(this.directory, name), 'utf8')) as Channel;
-      this.channels.set(channel.channelId.toLowerCase(), channel);
-    }
+    this.root = path.resolve(dataDir);
+    this.journalFile = path.join(this.root, 'channels.journal');
+    this.ownerFile = path.join(this.root, 'owner.pid');
+    mkdirSync(this.root, { recursive: true });
+    this.claimDirectory();
+    const legacy = this.readLegacyFiles();
+    this.replayJournal();
+    this.journal = this.compact();
+    for (const file of legacy) rmSync(file, { force: true });
   }
 
   get(channelId: string): Promise<Channel | undefined> {
@@ -61,7 +78,7 @@ export class LocalChannelStorage implements ChannelStorage {
     );
   }
 
-  /** Runs after every earlier update of the same channel; the file is written before it counts. */
+  /** Runs after every earlier update of the same channel; the journal has it before it counts. */
   updateChannel(
     channelId: string,
     update: (current: Channel | undefined) => Channel | undefined,
@@ -81,13 +98,14 @@ export class LocalChannelStorage implements ChannelStorage {
     return next;
   }
 
-  /** Gives the directory up for another process (after the last update). */
+  /** Gives the directory up for another process, after the updates under way. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await Promise.allSettled(this.queues.values());
+    closeSync(this.journal);
     rmSync(this.ownerFile, { force: true });
-    ownedDirectories.delete(path.dirname(this.ownerFile));
+    ownedDirectories.delete(this.root);
   }
 
   private apply(
@@ -98,41 +116,90 @@ export class LocalChannelStorage implements ChannelStorage {
     const current = this.channels.get(key);
     const next = update(current);
     if (next === current) return { channel: current, status: 'unchanged' };
-    const file = path.join(this.directory, `${key}.json`);
+    if (next === undefined && current === undefined)
+      return { channel: undefined, status: 'unchanged' };
+    this.append({ id: key, channel: next ?? null });
     if (next === undefined) {
-      rmSync(file, { force: true });
       this.channels.delete(key);
-      return { channel: undefined, status: current === undefined ? 'unchanged' : 'deleted' };
+      return { channel: undefined, status: 'deleted' };
     }
-    const temporary = `${file}.${process.pid}.tmp`;
-    writeFileSync(temporary, `${JSON.stringify(next)}\n`);
-    renameSync(temporary, file);
     this.channels.set(key, next);
     return { channel: next, status: 'updated' };
+  }
+
+  private append(entry: JournalEntry): void {
+    const line = `${JSON.stringify(entry)}\n`;
+    writeSync(this.journal, line);
+    this.journalBytes += Buffer.byteLength(line);
+    if (this.journalBytes > COMPACT_AFTER_BYTES) {
+      closeSync(this.journal);
+      this.journal = this.compact();
+    }
+  }
+
+  /** Rewrites the journal as one line per live channel (atomically) and opens it for appends. */
+  private compact(): number {
+    const temporary = `${this.journalFile}.${process.pid}.tmp`;
+    const lines = [...this.channels].map(([id, channel]) => `${JSON.stringify({ id, channel })}\n`);
+    writeFileSync(temporary, lines.join(''));
+    renameSync(temporary, this.journalFile);
+    const journal = openSync(this.journalFile, 'a');
+    this.journalBytes = fstatSync(journal).size;
+    return journal;
+  }
+
+  private replayJournal(): void {
+    if (!existsSync(this.journalFile)) return;
+    const lines = readFileSync(this.journalFile, 'utf8').split('\n');
+    lines.forEach((line, index) => {
+      if (line === '') return;
+      let entry: JournalEntry;
+      try {
+        entry = JSON.parse(line) as JournalEntry;
+      } catch (error) {
+        // a torn last line is a change that never counted; a torn line before it is damage
+        if (index >= lines.length - 2) return;
+        throw new Error(`${this.journalFile} line ${index + 1} is damaged`, { cause: error });
+      }
+      if (entry.channel === null) this.channels.delete(entry.id);
+      else this.channels.set(entry.id, entry.channel);
+    });
+  }
+
+  /** Records of the SDK's file storage (`server/<id>.json`), taken over once. */
+  private readLegacyFiles(): string[] {
+    const directory = path.join(this.root, 'server');
+    if (!existsSync(directory)) return [];
+    const files = readdirSync(directory)
+      .filter((name) => name.endsWith('.json'))
+      .map((name) => path.join(directory, name));
+    for (const file of files) {
+      const channel = JSON.parse(readFileSync(file, 'utf8')) as Channel;
+      this.channels.set(keyOf(channel.channelId), channel);
+    }
+    return files;
   }
 
   /**
    * One owner per directory: a second storage in this process, or a live process that holds it,
    * is refused; a pid file left by a process that died is taken over.
    */
-  private claimDirectory(root: string): void {
-    if (ownedDirectories.has(root)) {
-      throw new Error(`${root} is already used by this process's channel storage`);
+  private claimDirectory(): void {
+    if (ownedDirectories.has(this.root)) {
+      throw new Error(`${this.root} is already used by this process's channel storage`);
     }
     try {
       const owner = Number(readFileSync(this.ownerFile, 'utf8'));
       if (Number.isSafeInteger(owner) && owner !== process.pid && isAlive(owner)) {
         throw new Error(
-          `${root} holds the batch-settlement channels of process ${owner}; one process per data directory (set REDIS_URL to share channels between instances)`,
+          `${this.root} holds the batch-settlement channels of process ${owner}; one process per data directory (set REDIS_URL to share channels between instances)`,
         );
       }
     } catch (error) {
       if (!isMissing(error)) throw error;
     }
-    const handle = openSync(this.ownerFile, 'w');
-    writeFileSync(handle, String(process.pid));
-    closeSync(handle);
-    ownedDirectories.add(root);
+    writeFileSync(this.ownerFile, String(process.pid));
+    ownedDirectories.add(this.root);
   }
 }
 
