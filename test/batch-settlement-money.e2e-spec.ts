@@ -18,6 +18,7 @@ import type { ChannelConfig } from '../src/payments/batch-acceptance.js';
 import { X402Paywall } from '../src/payments/x402-paywall.js';
 import { CHANNEL_VIEWS_ABI, WITHDRAW_ABI } from './support/batch-channel.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
+import { parseExposition, sampleValue, type Sample } from './support/prometheus.js';
 import { USDC } from './support/paying-clients.js';
 import { startApp, type RunningApp } from './support/test-app.js';
 import { paymentRequiredOf } from './support/x402-payloads.js';
@@ -79,6 +80,12 @@ describe('batch settlement: money when something goes wrong', () => {
       args: [channelId],
     });
     return { balance, totalClaimed };
+  }
+
+  async function scrape(): Promise<Sample[]> {
+    const response = await fetch(`${stack.service.url}/metrics`);
+    expect(response.status).toBe(200);
+    return parseExposition(await response.text());
   }
 
   async function buy(buyer: BatchBuyer, times: number): Promise<void> {
@@ -186,9 +193,10 @@ describe('batch settlement: money when something goes wrong', () => {
     expect((await stack.balances()).payTo - balances.payTo).toBe(PRICE);
   });
 
-  it('answers a voucher presented again under its payment-identifier with the answer it bought, charged once', async () => {
+  it('answers a voucher presented again under its payment-identifier with the answer it bought, charged once, and counts each sale once in the revenue metric', async () => {
     const buyer = await batchBuyer();
     await buy(buyer, 1);
+    const before = await scrape();
     const { channelConfig, voucher } = lastVoucher(buyer);
     const challenge = paymentRequiredOf(await fetch(`${stack.service.url}${TICKER}`));
     const accepted = challenge.accepts.find((offer) => offer.scheme === 'batch-settlement')!;
@@ -238,6 +246,16 @@ describe('batch settlement: money when something goes wrong', () => {
       headers: { 'payment-signature': header(id) },
     });
     expect(other.status).toBe(409);
+
+    const after = await scrape();
+    const delta = (name: string, labels: Record<string, string>): number =>
+      sampleValue(after, name, labels) - sampleValue(before, name, labels);
+    const route = { route: '/v1/ticker/:symbol' };
+    expect(delta('x402_revenue_atomic_total', { ...route, scheme: 'batch-settlement' })).toBe(
+      Number(PRICE),
+    );
+    expect(delta('x402_payments_total', { ...route, outcome: 'settled' })).toBe(1);
+    expect(delta('x402_payments_total', { ...route, outcome: 'refused' })).toBe(1);
   });
 
   it('refuses every voucher on a channel whose payer started a withdrawal', async () => {

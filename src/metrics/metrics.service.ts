@@ -41,7 +41,7 @@ export class MetricsService {
   });
   private readonly revenue = new Counter({
     name: 'x402_revenue_atomic_total',
-    help: 'Revenue proven settled (at once or by reconciliation), in atomic units of the asset (USDC: 1e-6 USD), by route and scheme.',
+    help: 'Revenue proven settled (exact: on chain, at once or by reconciliation; batch-settlement: owed by a recorded voucher, claimed on chain by the next claim round), in atomic units of the asset (USDC: 1e-6 USD), by route and scheme.',
     labelNames: ['route', 'scheme', 'network', 'asset'],
     registers: [this.registry],
   });

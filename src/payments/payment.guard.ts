@@ -127,6 +127,7 @@ export class PaymentGuard implements CanActivate {
       const expiresAt = Date.now() + accepted.requirement.maxTimeoutSeconds * 1000;
       await this.claimPaymentId(request, paymentId, accepted.signature, fingerprint, expiresAt);
     }
+    const started = performance.now();
     try {
       const verdict = await withDeadline(
         this.paywall.verify(request, accepted.payload),
@@ -138,7 +139,11 @@ export class PaymentGuard implements CanActivate {
           new Error(`no verdict within X402_VERIFY_TIMEOUT_MS (${this.verifyTimeoutMs} ms)`),
         );
       }
-      if (verdict.kind === 'challenge') throw challengeResponse(verdict);
+      if (verdict.kind === 'challenge') {
+        this.metrics.paymentRefused(routeOf(request), verdict.body.error);
+        throw challengeResponse(verdict);
+      }
+      this.metrics.paymentVerified(routeOf(request), (performance.now() - started) / 1000);
       request.x402BatchPayment = { accepted, payment: verdict, fingerprint, paymentId };
       return true;
     } catch (error) {

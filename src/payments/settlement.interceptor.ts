@@ -168,14 +168,19 @@ export class SettlementInterceptor implements NestInterceptor {
       );
     }
     let settlement: SettleResponse | symbol;
+    const route = routeOf(request);
+    const started = performance.now();
+    const seconds = (): number => (performance.now() - started) / 1000;
     const settling = this.paywall.settleBatch(inProgress.payment);
     try {
       settlement = await withDeadline(settling, this.settleTimeoutMs);
     } catch (error) {
+      this.metrics.settlementNotProven(route, 'unavailable', String(error), seconds());
       await this.giveBackBatch(inProgress, 'handler_failed');
       throw asPaymentError(error, this.logger);
     }
     if (typeof settlement === 'symbol') {
+      this.metrics.settlementNotProven(route, 'unknown', 'settle_timeout', seconds());
       const { channelId } = inProgress.accepted;
       this.logger.error(
         `batch settlement: ${inProgress.accepted.kind} on ${channelId} not settled within X402_SETTLE_TIMEOUT_MS`,
@@ -194,12 +199,15 @@ export class SettlementInterceptor implements NestInterceptor {
       );
     }
     if (!settlement.success) {
+      const reason = settlement.errorReason ?? 'settlement_failed';
+      this.metrics.settlementNotProven(route, 'refused', reason, seconds());
       if (inProgress.paymentId !== undefined)
         await this.ledger.releasePaymentId(inProgress.paymentId);
-      const reason = settlement.errorReason ?? 'settlement_failed';
       const challenge = await this.paywall.challenge(request, `settlement_failed: ${reason}`);
       throw challengeResponse(challenge);
     }
+    // owed to X402_PAY_TO by a recorded voucher, claimed on chain by the next claim round
+    this.metrics.paymentSettled(route, inProgress.accepted.requirement, seconds());
     this.paywall.claimIfOverThreshold(settlement);
     const [name, value] = receiptHeader(2, settlement);
     const headers = { [name]: value, 'cache-control': 'private, no-store' };
