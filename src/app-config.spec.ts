@@ -392,6 +392,13 @@ describe('loadConfig', () => {
           X402_SETTLER_PRIVATE_KEY: SETTLER_KEY,
           X402_RPC_URL: 'http://127.0.0.1:8545',
         }).payments.schemes,
+      ).toEqual(['exact', 'batch-settlement']);
+      // a remote facilitator may not do batch-settlement: asked for explicitly there
+      expect(
+        loadConfig({
+          X402_FACILITATOR: 'remote',
+          X402_FACILITATOR_URL: 'https://facilitator.example',
+        }).payments.schemes,
       ).toEqual(['exact']);
       expect(problemsOf({ X402_SCHEMES: 'exact,upto' })[0]).toContain('X402_SCHEMES');
       // claims must land before a payer's shortest timed withdrawal (15 min) can finalize

@@ -46,6 +46,7 @@ export interface PaymentConfig {
 }
 
 export type PaymentScheme = 'exact' | 'batch-settlement';
+const BATCH: PaymentScheme = 'batch-settlement';
 
 /** Batch settlement: vouchers recorded locally, claimed and settled on chain later. */
 export interface BatchSettlementConfig {
@@ -140,8 +141,8 @@ class PaymentVariables {
 
   /**
    * Comma list of `exact` and `batch-settlement`; every paid route offers each, same price.
-   * Unset: `exact` alone (batch-settlement is opt-in; a facilitator that cannot do it fails
-   * start-up when it is asked for).
+   * Unset: both with the embedded facilitator, `exact` alone with a remote or CDP one (a
+   * facilitator that cannot do batch-settlement fails start-up when it is asked for).
    */
   @IsOptional()
   @Matches(/^\s*(exact|batch-settlement)\s*(,\s*(exact|batch-settlement)\s*)*$/, {
@@ -221,7 +222,7 @@ function parsePaymentConfig(
     settleTimeoutMs: variables.X402_SETTLE_TIMEOUT_MS,
     verifyTimeoutMs: variables.X402_VERIFY_TIMEOUT_MS,
     rpcUrl: variables.X402_RPC_URL,
-    schemes: offeredSchemes(variables.X402_SCHEMES),
+    schemes: offeredSchemes(variables.X402_SCHEMES, facilitator.mode),
     batch: {
       settleIntervalMs: variables.X402_BATCH_SETTLE_INTERVAL_MS,
       claimThreshold: BigInt(variables.X402_BATCH_CLAIM_THRESHOLD),
@@ -324,7 +325,11 @@ function parseFacilitator(
  * survive a voucher the chain refuses (one such voucher blocks every claim) and a payer's
  * withdrawal racing its vouchers: see the README.
  */
-function offeredSchemes(list: string | undefined): PaymentScheme[] {
-  if (list === undefined) return ['exact'];
+/**
+ * Unset: both schemes with the embedded facilitator (it always does batch-settlement), `exact`
+ * alone with a remote or CDP one (which may not: ask for batch-settlement explicitly there).
+ */
+function offeredSchemes(list: string | undefined, facilitator: string): PaymentScheme[] {
+  if (list === undefined) return facilitator === 'embedded' ? ['exact', BATCH] : ['exact'];
   return [...new Set(list.split(',').map((scheme) => scheme.trim() as PaymentScheme))];
 }
