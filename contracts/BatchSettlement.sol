@@ -405,13 +405,12 @@ contract BatchSettlement {
         require(_recover(digest, signature) == signer, "BatchSettlement: invalid signature");
     }
 
-    /// @dev Canonical 65-byte ECDSA (v 27/28 or 0/1, low s); address(0) when malformed.
+    /// @dev Canonical 65-byte ECDSA (v 27/28, low s), as OpenZeppelin's ECDSA; address(0) otherwise.
     function _recover(bytes32 digest, bytes calldata signature) private pure returns (address) {
         if (signature.length != 65) return address(0);
         bytes32 r = bytes32(signature[0:32]);
         bytes32 s = bytes32(signature[32:64]);
         uint8 v = uint8(signature[64]);
-        if (v < 27) v += 27;
         if ((v != 27 && v != 28) || uint256(s) > HALF_CURVE_ORDER) return address(0);
         return ecrecover(digest, v, r, s);
     }

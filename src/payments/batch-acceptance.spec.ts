@@ -114,6 +114,25 @@ describe('acceptOfferedBatchPayment', () => {
     );
   });
 
+  it('records the channel config in its canonical EIP-55 form, and refuses an address whose mixed case is a wrong checksum', () => {
+    const lowerCase = {
+      ...channelConfig,
+      payer: channelConfig.payer.toLowerCase(),
+      payerAuthorizer: channelConfig.payerAuthorizer.toLowerCase(),
+    } as ChannelConfig;
+    const accepted = acceptOfferedBatchPayment(
+      presented({ type: 'voucher', channelConfig: lowerCase, voucher }),
+      offered,
+    );
+    expect((accepted.payload.payload as { channelConfig: unknown }).channelConfig).toEqual(
+      channelConfig,
+    );
+    const wrongChecksum = { ...channelConfig, payer: channelConfig.payer.replace('Bf9', 'bF9') };
+    expect(reasonOf({ type: 'voucher', channelConfig: wrongChecksum, voucher })).toContain(
+      '400 payload.channelConfig.payer has a wrong EIP-55 checksum',
+    );
+  });
+
   it('refuses a voucher signature the channel contract would refuse at claim time (not 65 bytes, or high s)', () => {
     const highS = `0x${'11'.repeat(32)}${'ff'.repeat(32)}1b`;
     expect(

@@ -1,5 +1,6 @@
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { computeChannelId } from '@x402/evm/batch-settlement/client';
+import { getAddress, isAddress } from 'viem';
 import { isRecord } from '../common/json.js';
 import { PaymentRefusedError, offeredRequirement } from './payment-acceptance.js';
 import { isCanonicalSignature } from './voucher-signature.js';
@@ -84,7 +85,8 @@ export function acceptBatchPayment(
       : ['type', 'channelConfig', 'voucher'],
     'payload',
   );
-  const config = channelConfig(raw['channelConfig']);
+  const presentedConfig = channelConfig(raw['channelConfig']);
+  const { config, id: channelId } = canonicalChannel(presentedConfig, requirement.network);
   const voucher = voucherFields(raw['voucher']);
   const extra = requirement.extra;
   const refuse = (reason: string, why: string): never => {
@@ -128,7 +130,6 @@ export function acceptBatchPayment(
       'the voucher signature is not 65 canonical bytes (low s): the channel contract would refuse it at claim time',
     );
   }
-  const channelId = channelIdOf(config, requirement.network);
   if (channelId.toLowerCase() !== voucher.channelId.toLowerCase()) {
     refuse(
       'invalid_batch_settlement_evm_channel_id_mismatch',
@@ -177,25 +178,55 @@ export function acceptOfferedBatchPayment(
   return acceptBatchPayment(presented, requirement);
 }
 
-/** Channel ids already computed: an EIP-712 hash in JS is worth not repeating per voucher. */
-const channelIds = new Map<string, `0x${string}`>();
-const MAX_CACHED_CHANNEL_IDS = 10_000;
+/**
+ * Channel configs already checked, by their exact text and network: the canonical config (EIP-55
+ * addresses, lower-case salt) and its id. Checksums and the id are keccak hashes in JS, worth not
+ * repeating per voucher.
+ */
+const knownConfigs = new Map<string, { config: ChannelConfig; id: `0x${string}` }>();
+const MAX_KNOWN_CONFIGS = 10_000;
+const ADDRESS_FIELDS = [
+  'payer',
+  'payerAuthorizer',
+  'receiver',
+  'receiverAuthorizer',
+  'token',
+] as const;
 
-function channelIdOf(config: ChannelConfig, network: string): `0x${string}` {
-  const key = `${network}|${CONFIG_FIELDS.map((field) => String(config[field]).toLowerCase()).join('|')}`;
-  let id = channelIds.get(key);
-  if (id === undefined) {
-    id = computeChannelId(config, network);
-    if (channelIds.size >= MAX_CACHED_CHANNEL_IDS) channelIds.clear();
-    channelIds.set(key, id);
+/**
+ * The channel config in its canonical form and its id on this network. Every record and claim
+ * is built from this form: a config whose addresses differ only in case has the same id, and a
+ * mixed-case address with a wrong EIP-55 checksum is malformed (the SDK's claim signer would
+ * throw on it at claim time).
+ */
+function canonicalChannel(
+  config: ChannelConfig,
+  network: string,
+): { config: ChannelConfig; id: `0x${string}` } {
+  const key = `${network}|${CONFIG_FIELDS.map((field) => String(config[field])).join('|')}`;
+  let known = knownConfigs.get(key);
+  if (known === undefined) {
+    const canonical: Record<string, unknown> = { ...config, salt: config.salt.toLowerCase() };
+    for (const field of ADDRESS_FIELDS) {
+      if (!isAddress(config[field], { strict: true })) {
+        throw new MalformedPaymentError(
+          `payload.channelConfig.${field} has a wrong EIP-55 checksum`,
+        );
+      }
+      canonical[field] = getAddress(config[field]);
+    }
+    const canonicalConfig = canonical as unknown as ChannelConfig;
+    known = { config: canonicalConfig, id: computeChannelId(canonicalConfig, network) };
+    if (knownConfigs.size >= MAX_KNOWN_CONFIGS) knownConfigs.clear();
+    knownConfigs.set(key, known);
   }
-  return id;
+  return known;
 }
 
 function channelConfig(value: unknown): ChannelConfig {
   if (!isRecord(value)) throw new MalformedPaymentError('payload.channelConfig is missing');
   exactKeys(value, CONFIG_FIELDS, 'payload.channelConfig');
-  for (const field of ['payer', 'payerAuthorizer', 'receiver', 'receiverAuthorizer', 'token']) {
+  for (const field of ADDRESS_FIELDS) {
     const address = value[field];
     if (typeof address !== 'string' || !ADDRESS.test(address)) {
       throw new MalformedPaymentError(`payload.channelConfig.${field} is malformed`);

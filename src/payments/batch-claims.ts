@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { FacilitatorUnavailableError } from './facilitator-client.js';
 import type {
   BatchSettlementChannelManager,
   Channel,
@@ -34,8 +35,10 @@ export interface BatchClaimsOptions {
  *
  * One voucher the chain refuses (its payer withdrew the escrow, say) reverts the whole claim
  * transaction it is in; claimed naively, it would block every later claim for good. So a refused
- * claim is retried channel by channel, and a channel whose own claim is refused is set aside for
- * PARK_MS (left out of claims and refunds, and logged) while every other channel is paid.
+ * claim is split in halves until the refused channel stands alone, and that channel is set aside
+ * for PARK_MS (left out of claims and refunds, and logged) while every other channel is paid. A
+ * facilitator or RPC that does not answer sets nothing aside: the round just fails and the next
+ * one tries again.
  */
 export class BatchClaims {
   private readonly logger = new Logger('BatchSettlement');
@@ -146,32 +149,50 @@ export class BatchClaims {
     try {
       return await this.manager.claim({ selectClaimChannels });
     } catch (error) {
-      if (!isRefusedClaim(error)) throw error;
-      this.logger.warn(`a claim was refused (${reasonOf(error)}); claiming channel by channel`);
+      if (!isChannelFault(error)) throw error;
+      this.logger.warn(`a claim was refused (${reasonOf(error)}); finding the channel at fault`);
     }
-    // the batches before the refused one landed and are recorded; the rest one channel at a time
+    // the batches before the refused one landed and are recorded; the rest is split in halves
+    // until each refused channel stands alone: a few transactions, not one per channel
     const claims: ClaimResult[] = [];
-    const unclaimed = (await this.storage.list()).filter(
-      (channel) =>
-        BigInt(channel.chargedCumulativeAmount) > BigInt(channel.totalClaimed) &&
-        !this.isParked(channel.channelId),
-    );
-    for (const { channelId } of unclaimed) {
-      const only = (channels: Channel[]): Channel[] =>
-        channels.filter((channel) => channel.channelId === channelId);
-      try {
-        claims.push(...(await this.manager.claim({ selectClaimChannels: only })));
-      } catch (error) {
-        if (!isRefusedClaim(error)) throw error;
-        this.parked.set(channelId.toLowerCase(), this.now() + PARK_MS);
-        parked.push(channelId);
+    const unclaimed = (await this.storage.list())
+      .filter(
+        (channel) =>
+          BigInt(channel.chargedCumulativeAmount) > BigInt(channel.totalClaimed) &&
+          !this.isParked(channel.channelId),
+      )
+      .map((channel) => channel.channelId.toLowerCase());
+    await this.claimGroup(unclaimed, claims, parked);
+    return claims;
+  }
+
+  private async claimGroup(ids: string[], claims: ClaimResult[], parked: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const group = new Set(ids);
+    try {
+      claims.push(
+        ...(await this.manager.claim({
+          selectClaimChannels: (channels) =>
+            channels.filter((channel) => group.has(channel.channelId.toLowerCase())),
+        })),
+      );
+      return;
+    } catch (error) {
+      if (!isChannelFault(error)) throw error;
+      const [only] = ids;
+      if (ids.length === 1 && only !== undefined) {
+        this.parked.set(only, this.now() + PARK_MS);
+        parked.push(only);
         this.logger.error(
-          `the chain refused the vouchers of channel ${channelId} (${reasonOf(error)}); ` +
+          `the chain refused the vouchers of channel ${only} (${reasonOf(error)}); ` +
             `left out of claims for ${PARK_MS / 60_000} min while the other channels are paid`,
         );
+        return;
       }
     }
-    return claims;
+    const half = Math.ceil(ids.length / 2);
+    await this.claimGroup(ids.slice(0, half), claims, parked);
+    await this.claimGroup(ids.slice(half), claims, parked);
   }
 
   private refundable(channel: Channel): boolean {
@@ -184,9 +205,22 @@ export class BatchClaims {
   }
 }
 
-/** The facilitator answered and the chain (or its simulation) refused the claim transaction. */
-function isRefusedClaim(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith('Claim failed:');
+/**
+ * The claim failed because of its rows: the chain (or the facilitator's simulation of it)
+ * reverted, or the claim could not even be built from a record. Not a fault of the rows, and no
+ * reason to set a channel aside: the facilitator or its RPC did not answer.
+ */
+function isChannelFault(error: unknown): boolean {
+  if (!(error instanceof Error) || isUnreachable(error)) return false;
+  if (error.message.startsWith('Claim failed:')) return /revert/i.test(error.message);
+  return true;
+}
+
+function isUnreachable(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof FacilitatorUnavailableError) return true;
+  }
+  return false;
 }
 
 function reasonOf(error: unknown): string {

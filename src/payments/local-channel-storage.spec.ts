@@ -1,4 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { hostname } from 'node:os';
 import os from 'node:os';
 import path from 'node:path';
 import type { Channel } from '@x402/evm/batch-settlement/server';
@@ -84,17 +92,26 @@ describe('LocalChannelStorage', () => {
     await again.close();
   });
 
-  it('refuses a directory another storage or a live process owns, and takes over one a dead process left', async () => {
+  it('refuses a directory another storage or a live owner holds, and takes over one a dead or silent owner left', async () => {
+    const ownerFile = path.join(dir, 'owner.pid');
     const owner = new LocalChannelStorage(dir);
     expect(() => new LocalChannelStorage(dir)).toThrow(/already used by this process/);
     await owner.close();
 
-    writeFileSync(path.join(dir, 'owner.pid'), String(process.ppid));
+    writeFileSync(ownerFile, `${hostname()} ${process.ppid} token`);
     expect(() => new LocalChannelStorage(dir)).toThrow(/one process per data directory/);
+    // another host sharing the volume (pids mean nothing there) while it keeps the file fresh
+    writeFileSync(ownerFile, 'other-container 1 token');
+    expect(() => new LocalChannelStorage(dir)).toThrow(/process 1 on other-container/);
 
-    writeFileSync(path.join(dir, 'owner.pid'), '2147483646');
+    const minuteAgo = new Date(Date.now() - 60_000);
+    utimesSync(ownerFile, minuteAgo, minuteAgo);
     const heir = new LocalChannelStorage(dir);
-    expect(readFileSync(path.join(dir, 'owner.pid'), 'utf8')).toBe(String(process.pid));
+    expect(readFileSync(ownerFile, 'utf8')).toMatch(new RegExp(`^${hostname()} ${process.pid} `));
     await heir.close();
+
+    writeFileSync(ownerFile, `${hostname()} 2147483646 token`);
+    const afterCrash = new LocalChannelStorage(dir);
+    await afterCrash.close();
   });
 });

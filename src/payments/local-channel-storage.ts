@@ -8,9 +8,13 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
+  utimesSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import type {
   Channel,
@@ -21,6 +25,9 @@ import type {
 const CHANNEL_ID = /^0x[0-9a-f]{64}$/;
 /** The journal is rewritten to one line per channel when it grows past this. */
 const COMPACT_AFTER_BYTES = 64 * 1024 * 1024;
+/** The owner touches its owner file this often; one untouched for OWNER_STALE_MS is taken over. */
+const OWNER_HEARTBEAT_MS = 5_000;
+const OWNER_STALE_MS = 30_000;
 /** Data directories in use by a storage of this process: one owner each. */
 const ownedDirectories = new Set<string>();
 
@@ -52,9 +59,11 @@ export class LocalChannelStorage implements ChannelStorage {
   private readonly root: string;
   private readonly journalFile: string;
   private readonly ownerFile: string;
-  private journal: number;
+  private journal = -1;
   private journalBytes = 0;
   private closed = false;
+  private readonly token = randomUUID();
+  private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(dataDir: string) {
     this.root = path.resolve(dataDir);
@@ -62,10 +71,15 @@ export class LocalChannelStorage implements ChannelStorage {
     this.ownerFile = path.join(this.root, 'owner.pid');
     mkdirSync(this.root, { recursive: true });
     this.claimDirectory();
-    const legacy = this.readLegacyFiles();
-    this.replayJournal();
-    this.journal = this.compact();
-    for (const file of legacy) rmSync(file, { force: true });
+    try {
+      const legacy = this.readLegacyFiles();
+      this.replayJournal();
+      this.journal = this.compact();
+      for (const file of legacy) rmSync(file, { force: true });
+    } catch (error) {
+      this.releaseDirectory();
+      throw error;
+    }
   }
 
   get(channelId: string): Promise<Channel | undefined> {
@@ -104,6 +118,11 @@ export class LocalChannelStorage implements ChannelStorage {
     this.closed = true;
     await Promise.allSettled(this.queues.values());
     closeSync(this.journal);
+    this.releaseDirectory();
+  }
+
+  private releaseDirectory(): void {
+    clearInterval(this.heartbeat);
     rmSync(this.ownerFile, { force: true });
     ownedDirectories.delete(this.root);
   }
@@ -128,12 +147,15 @@ export class LocalChannelStorage implements ChannelStorage {
   }
 
   private append(entry: JournalEntry): void {
-    const line = `${JSON.stringify(entry)}\n`;
-    writeSync(this.journal, line);
-    this.journalBytes += Buffer.byteLength(line);
+    const line = Buffer.from(`${JSON.stringify(entry)}\n`);
+    for (let written = 0; written < line.length;) {
+      written += writeSync(this.journal, line, written);
+    }
+    this.journalBytes += line.length;
     if (this.journalBytes > COMPACT_AFTER_BYTES) {
-      closeSync(this.journal);
-      this.journal = this.compact();
+      const previous = this.journal;
+      this.journal = this.compact(); // the old handle stays in use if this throws
+      closeSync(previous);
     }
   }
 
@@ -181,25 +203,50 @@ export class LocalChannelStorage implements ChannelStorage {
   }
 
   /**
-   * One owner per directory: a second storage in this process, or a live process that holds it,
-   * is refused; a pid file left by a process that died is taken over.
+   * One owner per directory. The owner file names the host, pid and a token, and the owner
+   * touches it every few seconds. Refused: a second storage in this process, a live process on
+   * this host, or any owner elsewhere (another container on a shared volume: pids say nothing
+   * there) that touched the file lately. Taken over: a file left by a process that died on this
+   * host (or by this very pid: a container restarted), or one not touched for a while.
    */
   private claimDirectory(): void {
     if (ownedDirectories.has(this.root)) {
       throw new Error(`${this.root} is already used by this process's channel storage`);
     }
-    try {
-      const owner = Number(readFileSync(this.ownerFile, 'utf8'));
-      if (Number.isSafeInteger(owner) && owner !== process.pid && isAlive(owner)) {
-        throw new Error(
-          `${this.root} holds the batch-settlement channels of process ${owner}; one process per data directory (set REDIS_URL to share channels between instances)`,
-        );
-      }
-    } catch (error) {
-      if (!isMissing(error)) throw error;
+    const owner = this.readOwner();
+    if (owner !== undefined && !this.mayTakeOver(owner)) {
+      throw new Error(
+        `${this.root} holds the batch-settlement channels of process ${owner.pid} on ${owner.host}; ` +
+          'one process per data directory (set REDIS_URL to share channels between instances)',
+      );
     }
-    writeFileSync(this.ownerFile, String(process.pid));
+    writeFileSync(this.ownerFile, `${hostname()} ${process.pid} ${this.token}`);
     ownedDirectories.add(this.root);
+    this.heartbeat = setInterval(() => {
+      const now = new Date();
+      try {
+        utimesSync(this.ownerFile, now, now);
+      } catch {
+        // the next start sees an old owner file and takes over: nothing is lost meanwhile
+      }
+    }, OWNER_HEARTBEAT_MS);
+    this.heartbeat.unref();
+  }
+
+  private readOwner(): { host: string; pid: number; touchedAt: number } | undefined {
+    try {
+      const [host = '', pid = ''] = readFileSync(this.ownerFile, 'utf8').split(' ');
+      return { host, pid: Number(pid), touchedAt: statSync(this.ownerFile).mtimeMs };
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+
+  private mayTakeOver(owner: { host: string; pid: number; touchedAt: number }): boolean {
+    if (Date.now() - owner.touchedAt > OWNER_STALE_MS) return true;
+    if (owner.host !== hostname()) return false;
+    return owner.pid === process.pid || !isAlive(owner.pid);
   }
 }
 

@@ -175,8 +175,16 @@ export class SettlementInterceptor implements NestInterceptor {
     try {
       settlement = await withDeadline(settling, this.settleTimeoutMs);
     } catch (error) {
-      this.metrics.settlementNotProven(route, 'unavailable', String(error), seconds());
       await this.giveBackBatch(inProgress, 'handler_failed');
+      if (inProgress.accepted.kind === 'deposit') {
+        // the deposit transaction may have gone out before the failure: money may have moved
+        this.metrics.settlementNotProven(route, 'unknown', String(error), seconds());
+        this.logger.error(
+          `batch settlement: deposit on ${inProgress.accepted.channelId} failed: ${String(error)}`,
+        );
+        throw channelPaymentUnknown();
+      }
+      this.metrics.settlementNotProven(route, 'unavailable', String(error), seconds());
       throw asPaymentError(error, this.logger);
     }
     if (typeof settlement === 'symbol') {
@@ -189,14 +197,7 @@ export class SettlementInterceptor implements NestInterceptor {
       this.paywall.takeBackLateCharge(inProgress.payment, channelId, settling);
       if (inProgress.paymentId !== undefined)
         await this.ledger.releasePaymentId(inProgress.paymentId);
-      throw new ApiError(
-        ErrorCode.SettlementUnknown,
-        'The payment into your channel could not be confirmed in time. This call is not charged: ' +
-          'if it lands after all, its price is taken back off the channel, and a deposit stays ' +
-          'yours in the channel (refundable, or withdrawable after the channel delay). Retry in a ' +
-          'few seconds.',
-        { 'retry-after': '5' },
-      );
+      throw channelPaymentUnknown();
     }
     if (!settlement.success) {
       const reason = settlement.errorReason ?? 'settlement_failed';
@@ -323,6 +324,17 @@ export class SettlementInterceptor implements NestInterceptor {
     if (inProgress.paymentId !== undefined)
       await this.ledger.releasePaymentId(inProgress.paymentId);
   }
+}
+
+/** A batch payment whose outcome is not known: the call is not charged, a deposit stays the buyer's. */
+function channelPaymentUnknown(): ApiError {
+  return new ApiError(
+    ErrorCode.SettlementUnknown,
+    'The payment into your channel could not be confirmed. This call is not charged: if it ' +
+      'lands after all, its price is taken back off the channel, and a deposit stays yours in ' +
+      'the channel (refundable, or withdrawable after the channel delay). Retry in a few seconds.',
+    { 'retry-after': '5' },
+  );
 }
 
 /** The connection the answer would go out on is gone: nobody would receive what is sold. */

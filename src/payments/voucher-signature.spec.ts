@@ -43,6 +43,9 @@ describe('voucher signatures', () => {
     expect(voucherSigner(CHANNEL, 4000n, CHAIN_ID, twin)).toBeUndefined();
     expect(isCanonicalSignature(`${signature}00`)).toBe(false);
     expect(isCanonicalSignature(`0x${signature.slice(2, 130)}1d`)).toBe(false);
+    // v 0/1 recovers the same signer, but OpenZeppelin's ECDSA (the deployed contract) refuses it
+    const v = Number.parseInt(signature.slice(130), 16) - 27;
+    expect(isCanonicalSignature(`0x${signature.slice(2, 130)}0${v}`)).toBe(false);
     expect(isCanonicalSignature(`0x${signature.slice(2, 66)}${'00'.repeat(32)}1b`)).toBe(false);
   });
 });

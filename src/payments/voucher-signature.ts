@@ -26,15 +26,15 @@ const HALF_CURVE_ORDER = CURVE_ORDER >> 1n;
 const domainSeparators = new Map<number, Uint8Array>();
 
 /**
- * A voucher signature the channel contract would accept: 65 bytes, `v` 27/28 (or 0/1), `s` in
- * the lower half of the curve order. Its malleable twin (same r, n - s) recovers the same signer
- * off chain, but the contract refuses it at claim time.
+ * A voucher signature the channel contract would accept: 65 bytes, `v` 27 or 28, `s` in the
+ * lower half of the curve order (OpenZeppelin's ECDSA, which the deployed contract uses, refuses
+ * `v` 0/1 and the malleable high-`s` twin, though both recover the same signer off chain).
  */
 export function isCanonicalSignature(signature: Hex): boolean {
   if (signature.length !== 2 + 130) return false;
   const s = BigInt(`0x${signature.slice(66, 130)}`);
   const v = Number.parseInt(signature.slice(130), 16);
-  return s > 0n && s <= HALF_CURVE_ORDER && [0, 1, 27, 28].includes(v);
+  return s > 0n && s <= HALF_CURVE_ORDER && (v === 27 || v === 28);
 }
 
 /** The EIP-712 digest a voucher's signature signs (the SDK's and the contract's domain and type). */
@@ -71,7 +71,7 @@ export function voucherSigner(
   try {
     const publicKey = secp256k1.ecdsaRecover(
       bytes.subarray(0, 64),
-      v >= 27 ? v - 27 : v,
+      v - 27,
       voucherDigest(channelId, maxClaimableAmount, chainId),
       false,
     );
