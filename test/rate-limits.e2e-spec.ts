@@ -42,6 +42,16 @@ describe('rate limits per client address', () => {
     expect(paid.status).toBe(200);
     expect((await stack.balances()).payTo - before.payTo).toBe(BigInt(accepted.amount));
   });
+
+  it('refused payments: RATE_LIMIT_UNPAID + 1 of them answered, then that address gets 429 for payments too', async () => {
+    const junk = { 'payment-signature': 'bm90IGEgcGF5bWVudA==' };
+    const statuses: number[] = [];
+    for (let index = 0; index < 4; index += 1) {
+      statuses.push((await stack.service.get('/v1/ticker/BTC', { headers: junk })).status);
+    }
+    expect(statuses).toEqual([400, 400, 400, 429]);
+    await expectRateLimited(await stack.service.get('/v1/ticker/BTC', { headers: junk }));
+  });
 });
 
 describeWithRedis('rate limits shared by instances (REDIS_URL)', () => {
