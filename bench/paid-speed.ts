@@ -560,7 +560,7 @@ async function main(): Promise<void> {
 
 function profileArgs(name: string): string[] {
   const dir = process.env['BENCH_CPU_PROF'];
-  return dir === undefined || name.startsWith('bare')
+  return dir === undefined || name === 'bare2'
     ? []
     : ['--cpu-prof', `--cpu-prof-dir=${dir}/${name}`];
 }

@@ -15,6 +15,9 @@ import { presentedPaymentHeader } from '../payments/x402-wire.js';
 
 export const RATE_LIMIT_STORAGE = Symbol('RateLimitStorage');
 
+/** The rate limit's verdict on one request: admitted, or the 429 to answer. */
+export type RateLimitVerdict = ApiError | undefined;
+
 /**
  * Per client address (the connection's, or the proxy's X-Forwarded-For with TRUST_PROXY):
  * at most RATE_LIMIT_FREE requests to free routes and RATE_LIMIT_UNPAID unpaid requests (the
@@ -22,42 +25,73 @@ export const RATE_LIMIT_STORAGE = Symbol('RateLimitStorage');
  * carries a payment is never limited: it may be settling money. The counts live in Redis with
  * REDIS_URL, so every instance counts together; if Redis cannot be reached the limit is not
  * applied (free routes keep working).
+ *
+ * A request is counted once, however many times its verdict is asked: the prepared answers
+ * (common/fast-answers.ts) ask before Nest's pipeline, and the guard asks again when they hand
+ * the request on.
  */
 @Injectable()
-export class RateLimitGuard implements CanActivate {
+export class RateLimiter {
   private readonly logger = new Logger(RateLimitGuard.name);
-  private readonly limits: RateLimitSettings;
+  private readonly verdicts = new WeakMap<FastifyRequest, Promise<RateLimitVerdict>>();
 
   constructor(
     @Inject(RATE_LIMIT_STORAGE) private readonly storage: ThrottlerStorage,
-    @Inject(RATE_LIMIT_SETTINGS.token) limits: RateLimitSettings,
-    private readonly reflector: Reflector,
-  ) {
-    this.limits = limits;
+    @Inject(RATE_LIMIT_SETTINGS.token) private readonly limits: RateLimitSettings,
+  ) {}
+
+  /** Whether `paid` or free requests are limited at all (0 turns a limit off). */
+  limited(paid: boolean): boolean {
+    return (paid ? this.limits.unpaid : this.limits.free) !== 0;
   }
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (context.getType() !== 'http') return true;
-    const request = context.switchToHttp().getRequest<FastifyRequest>();
-    const paid = this.reflector.get<unknown>(PAID_PRICE, context.getHandler()) !== undefined;
+  /** The verdict on `request`, counted on the first call only. */
+  verdict(request: FastifyRequest, paid: boolean): Promise<RateLimitVerdict> {
     if (paid && presentedPaymentHeader((name) => single(request.headers[name])) !== undefined) {
-      return true;
+      return Promise.resolve(undefined);
     }
+    let verdict = this.verdicts.get(request);
+    if (verdict === undefined) {
+      verdict = this.count(request, paid);
+      this.verdicts.set(request, verdict);
+    }
+    return verdict;
+  }
+
+  private async count(request: FastifyRequest, paid: boolean): Promise<RateLimitVerdict> {
     const [bucket, limit] = paid ? ['unpaid', this.limits.unpaid] : ['free', this.limits.free];
-    if (limit === 0) return true;
+    if (limit === 0) return undefined;
     let record;
     try {
       record = await this.storage.increment(request.ip, this.limits.windowMs, limit, 0, bucket);
     } catch (error) {
       this.logger.warn(`rate limit not applied: ${String(error)}`);
-      return true;
+      return undefined;
     }
-    if (!record.isBlocked) return true;
-    throw new ApiError(
+    if (!record.isBlocked) return undefined;
+    return new ApiError(
       ErrorCode.RateLimited,
       `Too many ${paid ? 'unpaid requests to paid routes' : 'requests'} from ${request.ip}: at most ${String(limit)} per ${String(this.limits.windowMs / 1000)} s. A request carrying a payment is never limited.`,
       { 'retry-after': String(record.timeToBlockExpire) },
     );
+  }
+}
+
+/** RateLimiter on every Nest route: a paid route's bucket is `unpaid`, any other's `free`. */
+@Injectable()
+export class RateLimitGuard implements CanActivate {
+  constructor(
+    private readonly limiter: RateLimiter,
+    private readonly reflector: Reflector,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') return true;
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    const paid = this.reflector.get<unknown>(PAID_PRICE, context.getHandler()) !== undefined;
+    const refusal = await this.limiter.verdict(request, paid);
+    if (refusal !== undefined) throw refusal;
+    return true;
   }
 }
 
