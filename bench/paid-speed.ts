@@ -71,7 +71,7 @@ class Target {
     const child = fork(fileURLToPath(new URL('./targets.js', import.meta.url)), [settings.kind], {
       env: { ...process.env, BENCH_TARGET: JSON.stringify(settings) },
       // BENCH_CPU_PROF=dir: the product writes a V8 CPU profile there when it stops.
-      execArgv: ['--expose-gc', ...profileArgs(name)],
+      execArgv: ['--expose-gc', ...productFlags(name), ...profileArgs(name)],
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
     const url = await new Promise<string>((resolve, reject) => {
@@ -85,9 +85,13 @@ class Target {
     return new Target(name, url, child);
   }
 
-  usage(
-    kind: 'usage' | 'memory' = 'usage',
-  ): Promise<{ cpuMicros: number; rss: number; heapUsed: number }> {
+  usage(kind: 'usage' | 'memory' = 'usage'): Promise<{
+    cpuMicros: number;
+    rss: number;
+    heapUsed: number;
+    heapTotal: number;
+    external: number;
+  }> {
     return new Promise((resolve) => {
       const onMessage = (message: TargetMessage): void => {
         if (message.type !== 'usage') return;
@@ -540,11 +544,13 @@ async function main(): Promise<void> {
     }
     console.log(await checkBatchClaims(chain, batchPaid.get('product') ?? 0, price));
     const after = await Promise.all(targets.map((target) => target.usage('memory')));
-    console.log('RSS, idle -> after the loads (JS heap kept after a full GC)');
+    console.log(
+      'RSS, idle -> after the loads (after a full GC: JS heap live / V8 heap reserved, external)',
+    );
     targets.forEach((target, i) => {
       const [before, now] = [required(idle[i], target.name), required(after[i], target.name)];
       console.log(
-        `  ${target.name.padEnd(9)} ${mb(before.rss)} -> ${mb(now.rss)} (${mb(now.heapUsed)})`,
+        `  ${target.name.padEnd(9)} ${mb(before.rss)} -> ${mb(now.rss)} (${mb(now.heapUsed)} / ${mb(now.heapTotal)}, ${mb(now.external)})`,
       );
     });
     console.log(
@@ -558,9 +564,15 @@ async function main(): Promise<void> {
   }
 }
 
+/** BENCH_PRODUCT_FLAGS: extra node flags for the product's process (e.g. V8 heap limits to compare). */
+function productFlags(name: string): string[] {
+  const flags = process.env['BENCH_PRODUCT_FLAGS'];
+  return name === 'product' && flags !== undefined ? flags.split(' ').filter(Boolean) : [];
+}
+
 function profileArgs(name: string): string[] {
   const dir = process.env['BENCH_CPU_PROF'];
-  return dir === undefined || name.startsWith('bare')
+  return dir === undefined || name === 'bare2'
     ? []
     : ['--cpu-prof', `--cpu-prof-dir=${dir}/${name}`];
 }

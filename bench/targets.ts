@@ -40,6 +40,9 @@ export type TargetMessage =
       readonly cpuMicros: number;
       readonly rss: number;
       readonly heapUsed: number;
+      /** V8 heap reserved (used or not), and memory outside it (Buffers, native). */
+      readonly heapTotal: number;
+      readonly external: number;
     };
 
 async function start(settings: TargetSettings): Promise<string> {
@@ -90,6 +93,8 @@ process.on('message', (message: unknown) => {
     cpuMicros: cpu.user + cpu.system,
     rss: memory.rss,
     heapUsed: memory.heapUsed,
+    heapTotal: memory.heapTotal,
+    external: memory.external,
   });
 });
 process.on('disconnect', () => {

@@ -1,3 +1,4 @@
+import fastifyCors from '@fastify/cors';
 import { type LogLevel, type ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -9,6 +10,8 @@ import { answerFrameworkError } from './common/framework-errors.js';
 import { httpServerOptions, originForm, refuseRequestBodies } from './common/http-server.js';
 import { MethodTable } from './common/method-table.js';
 import { ProblemDetailsFilter } from './common/problem-details.filter.js';
+import { AssetsController } from './assets/assets.controller.js';
+import { installFastAnswers } from './common/fast-answers.js';
 import { AppLogger } from './logging/app-logger.js';
 import { installRequestContext, requestIdOf } from './logging/request-context.js';
 import { installHttpMetrics } from './metrics/http-metrics.js';
@@ -17,6 +20,8 @@ import { buildOpenApiDocument } from './openapi/openapi-document.js';
 import { x402RequestInterceptor } from './openapi/swagger-wallet-payment.js';
 import { PaidRouteExplorer } from './payments/paid-routes.js';
 import { installPaywall } from './payments/install-paywall.js';
+import { RateLimiter } from './rate-limit/rate-limit.guard.js';
+import { unpaidTickerRoutes } from './tickers/unpaid-ticker-answers.js';
 
 /** Browsers may pay: they can send the payment headers and read the x402 response headers. */
 const X402_CORS = {
@@ -54,6 +59,11 @@ export interface CreateAppOptions {
   readonly logger?: false;
   /** Feature modules to serve beside the built-in ones; their `@Paid` routes are sold too. */
   readonly features?: NonNullable<ModuleMetadata['imports']>;
+  /**
+   * Hot answers (the asset list, unpaid ticker 402s) sent as prepared bytes before Nest's
+   * pipeline (default true); false sends every request through Nest, for tests comparing both.
+   */
+  readonly preparedAnswers?: boolean;
 }
 
 /** Builds the application exactly as `main` serves it; tests and scripts use this too. */
@@ -80,6 +90,11 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   );
   app.getHttpServer().maxConnections = config.http.maxConnections;
   const fastify = app.getHttpAdapter().getInstance();
+  // The CORS plugin registered on Fastify itself, where `app.enableCors` would put its hook: first
+  // of the app's request hooks. Not through `app.enableCors`: that copies the CORS headers onto
+  // the Node response for Nest middleware (there is none here), which sends every response
+  // down Node's slow header path (each header validated again): 6 µs of a free request.
+  await app.register(fastifyCors, X402_CORS);
   installRequestContext(fastify, config.logFormat === 'json');
   installHttpMetrics(fastify, app.get(MetricsService));
   fastify.addHook('onRequest', refuseRequestBodies);
@@ -91,8 +106,14 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
       .map((route) => route.path),
   );
   methods.install(fastify);
+  if (options.preparedAnswers ?? true) {
+    // the free asset list and unpaid ticker 402s: prepared bytes before Nest's pipeline
+    installFastAnswers(fastify, app.get(RateLimiter), [
+      app.get(AssetsController).fastRoute(),
+      ...unpaidTickerRoutes(app),
+    ]);
+  }
   app.useGlobalFilters(new ProblemDetailsFilter(methods));
-  app.enableCors(X402_CORS);
   const document = buildOpenApiDocument(app);
   installPaywall(app, document);
   documents.set(app, document);

@@ -1,6 +1,5 @@
 import { CacheModule, CACHE_MANAGER, type CacheOptions } from '@nestjs/cache-manager';
 import { Module } from '@nestjs/common';
-import KeyvRedis, { Keyv } from '@keyv/redis';
 import type { Cache } from 'cache-manager';
 import { AssetsModule } from '../assets/assets.module.js';
 import { MarketsModule } from '../markets/markets.module.js';
@@ -15,12 +14,17 @@ import { InMemorySnapshotStore, SNAPSHOT_STORE } from './snapshot-store.js';
 /**
  * The cache's Redis store on this instance's one connection. The cache module disconnects its
  * stores when modules are destroyed, before requests in flight have finished; the connection is
- * the shared-state module's to close, after them.
+ * the shared-state module's to close, after them. `@keyv/redis` is loaded only with REDIS_URL:
+ * without it nothing uses it (it brings its own Redis client, about 4 MB of heap).
  */
-class SharedConnectionStore extends KeyvRedis<unknown> {
-  override disconnect(): Promise<void> {
-    return Promise.resolve();
+async function sharedConnectionCache(redis: RedisClient): Promise<CacheOptions> {
+  const { default: KeyvRedis, Keyv } = await import('@keyv/redis');
+  class SharedConnectionStore extends KeyvRedis<unknown> {
+    override disconnect(): Promise<void> {
+      return Promise.resolve();
+    }
   }
+  return { stores: [new Keyv({ store: new SharedConnectionStore(redis) })] };
 }
 
 @Module({
@@ -30,8 +34,8 @@ class SharedConnectionStore extends KeyvRedis<unknown> {
     // with REDIS_URL, the cache (and so the price snapshot) lives in Redis on the shared connection
     CacheModule.registerAsync({
       inject: [REDIS_CLIENT],
-      useFactory: (redis: RedisClient | null): CacheOptions =>
-        redis === null ? {} : { stores: [new Keyv({ store: new SharedConnectionStore(redis) })] },
+      useFactory: (redis: RedisClient | null): CacheOptions | Promise<CacheOptions> =>
+        redis === null ? {} : sharedConnectionCache(redis),
     }),
   ],
   controllers: [SourcesController],

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { x402Facilitator } from '@x402/core/facilitator';
 import {
   FacilitatorResponseError,
@@ -29,6 +28,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createNonceManager, jsonRpc } from 'viem/nonce';
+import { ScopedStorage } from '../common/scoped-storage.js';
 import type { FacilitatorConfig, PaymentConfig } from './payments.settings.js';
 import { ReceiptPacing, pollReceipt } from './receipt-wait.js';
 
@@ -49,7 +49,7 @@ export interface SettlementTrace {
 }
 
 /** The trace of the settlement running in the current async context, if one is being traced. */
-export const settlementTraces = new AsyncLocalStorage<SettlementTrace>();
+export const settlementTraces = new ScopedStorage<SettlementTrace>();
 
 type Operation = 'verify' | 'settle' | 'supported';
 
@@ -123,7 +123,7 @@ function isTransportFailure(error: unknown): boolean {
  */
 export class EmbeddedFacilitatorClient implements FacilitatorClient {
   private readonly facilitator = new x402Facilitator();
-  private readonly transport = new AsyncLocalStorage<{ failure?: unknown }>();
+  private readonly transport = new ScopedStorage<{ failure?: unknown }>();
 
   /**
    * `receiptMaxWaitMs`: the longest wait between two asks for a settlement's receipt (default:

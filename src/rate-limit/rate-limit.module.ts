@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { REDIS_CLIENT, type RedisClient } from '../shared-state/redis-connection.js';
 import { MemoryThrottlerStorage } from './memory-throttler-storage.js';
-import { RATE_LIMIT_STORAGE, RateLimitGuard } from './rate-limit.guard.js';
+import { RATE_LIMIT_STORAGE, RateLimitGuard, RateLimiter } from './rate-limit.guard.js';
 import { RedisThrottlerStorage } from './redis-throttler-storage.js';
 
 /** Rate limits on free routes and unpaid 402s (RateLimitGuard), counted in Redis with REDIS_URL. */
@@ -14,7 +14,9 @@ import { RedisThrottlerStorage } from './redis-throttler-storage.js';
       useFactory: (redis: RedisClient | null) =>
         redis === null ? new MemoryThrottlerStorage() : new RedisThrottlerStorage(redis),
     },
+    RateLimiter,
     { provide: APP_GUARD, useClass: RateLimitGuard },
   ],
+  exports: [RateLimiter],
 })
 export class RateLimitModule {}

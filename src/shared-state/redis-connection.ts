@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import { createClient } from 'redis';
+import type { createClient } from 'redis';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { StartupError } from '../common/startup-error.js';
 
@@ -23,6 +23,8 @@ const ERROR_LOG_EVERY_MS = 10_000;
  * away rather than hang); `isReady` says whether it is connected now.
  */
 export async function connectRedis(url: string): Promise<RedisClient> {
+  // loaded only here: an instance without REDIS_URL never needs the client (about 4 MB of heap)
+  const { createClient } = await import('redis');
   const logger = new Logger('Redis');
   let started = false;
   let lastLogged = 0;

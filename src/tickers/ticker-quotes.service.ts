@@ -31,23 +31,42 @@ export class TickerQuotesService {
   ) {}
 
   async quote(selection: TickerSelection): Promise<TickerQuotes> {
+    const { snapshot, fresh } = await this.decide(selection);
+    const prices = new Map<string, number>();
+    for (const [symbol, price] of fresh) prices.set(symbol, servedPrice(price));
+    return { timestamp: new Date(snapshot.asOf).toISOString(), prices: Object.fromEntries(prices) };
+  }
+
+  /**
+   * Whether `selection` can be answered now, with exactly the refusals of `quote` (404, 503),
+   * without building the answer: an unpaid request gets its 402 only when a payment would buy
+   * a price.
+   */
+  async check(selection: TickerSelection): Promise<void> {
+    await this.decide(selection);
+  }
+
+  /** The snapshot and the fresh raw prices `selection` is answered from, or the refusal. */
+  private async decide(
+    selection: TickerSelection,
+  ): Promise<{ snapshot: PriceSnapshot; fresh: Map<string, number> }> {
     const symbols = this.requestedSymbols(selection);
     const snapshot = await this.store.current();
-    const prices = this.freshPrices(snapshot, symbols);
+    const fresh = this.freshPrices(snapshot, symbols);
     if (snapshot === undefined) throw this.unavailable('No prices have been aggregated yet.');
     if (selection.kind === 'all') {
-      if (prices.size * 2 < symbols.length) {
+      if (fresh.size * 2 < symbols.length) {
         throw this.unavailable(
-          `Only ${prices.size} of ${symbols.length} assets have a trustworthy price.`,
+          `Only ${fresh.size} of ${symbols.length} assets have a trustworthy price.`,
         );
       }
     } else {
-      const missing = symbols.filter((symbol) => !prices.has(symbol));
+      const missing = symbols.filter((symbol) => !fresh.has(symbol));
       if (missing.length > 0) {
         throw this.unavailable(`No trustworthy price for ${missing.join(', ')} right now.`);
       }
     }
-    return { timestamp: new Date(snapshot.asOf).toISOString(), prices: Object.fromEntries(prices) };
+    return { snapshot, fresh };
   }
 
   private requestedSymbols(selection: TickerSelection): readonly string[] {
@@ -72,7 +91,7 @@ export class TickerQuotesService {
     for (const symbol of symbols) {
       const price = snapshot?.prices.get(symbol);
       if (price !== undefined && isFresh(price, now, this.pricing.staleMs)) {
-        prices.set(symbol, servedPrice(price.price));
+        prices.set(symbol, price.price);
       }
     }
     return prices;

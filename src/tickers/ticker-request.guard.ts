@@ -14,7 +14,7 @@ import {
   type TickerSelection,
 } from './ticker-quotes.service.js';
 
-type SelectionKind = TickerSelection['kind'];
+export type SelectionKind = TickerSelection['kind'];
 type RequestWithQuotes = FastifyRequest & { tickerQuotes?: TickerQuotes };
 
 const SELECTION_KIND = Symbol('TickerSelectionKind');
@@ -47,7 +47,13 @@ export class TickerRequestGuard implements CanActivate {
   }
 }
 
-function selectionOf(kind: SelectionKind, params: Record<string, string>): TickerSelection {
+/** The selection kind `@Selects` gave a handler, if any. */
+export function selectionKindOf(handler: (...args: never[]) => unknown): SelectionKind | undefined {
+  return Reflect.getMetadata(SELECTION_KIND, handler) as SelectionKind | undefined;
+}
+
+/** The symbols a request of `kind` asks for: 400 when malformed. */
+export function selectionOf(kind: SelectionKind, params: Record<string, string>): TickerSelection {
   switch (kind) {
     case 'one':
       return { kind, symbol: parseSymbol(params.symbol ?? '') };

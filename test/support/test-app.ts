@@ -39,6 +39,7 @@ export interface RunningApp {
 export async function startApp(
   env: Record<string, string> = {},
   features: CreateAppOptions['features'] = [],
+  options: Pick<CreateAppOptions, 'preparedAnswers'> = {},
 ): Promise<RunningApp> {
   // batch-settlement channel state: a fresh directory per app unless the test shares one
   const batchDir = mkdtempSync(path.join(os.tmpdir(), 'x402-price-api-channels-'));
@@ -46,6 +47,7 @@ export async function startApp(
     config: loadConfig({ ...TEST_ENV, X402_BATCH_DATA_DIR: batchDir, ...env }),
     logger: false,
     features,
+    ...options,
   });
   try {
     await app.listen(0, '127.0.0.1');
