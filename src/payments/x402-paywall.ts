@@ -6,11 +6,7 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import {
-  decodePaymentRequiredHeader,
-  encodePaymentRequiredHeader,
-  encodePaymentSignatureHeader,
-} from '@x402/core/http';
+import { decodePaymentRequiredHeader } from '@x402/core/http';
 import {
   x402HTTPResourceServer,
   x402ResourceServer,
@@ -48,7 +44,7 @@ import { FACILITATOR_CLIENT, FacilitatorUnavailableError } from './facilitator-c
 import { FastifyHttpAdapter } from './fastify-http-adapter.js';
 import { PaidRouteExplorer, type PaidRoute } from './paid-routes.js';
 import { usdToAtomic } from './usd-amount.js';
-import { PAYMENT_REQUIRED_HEADER, toV1PaymentRequired } from './x402-wire.js';
+import { encodeHeaderJson, PAYMENT_REQUIRED_HEADER, toV1PaymentRequired } from './x402-wire.js';
 import { PAYMENT_SETTINGS, type PaymentConfig, type PaymentScheme } from './payments.settings.js';
 import { SellerBatchScheme } from './seller-batch-scheme.js';
 
@@ -315,7 +311,7 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     request: FastifyRequest,
     payload: PaymentPayload,
   ): Promise<VerifiedPayment | PaymentChallenge> {
-    const context = this.context(request, encodePaymentSignatureHeader(payload));
+    const context = this.context(request, encodeHeaderJson(payload));
     const result = await this.sellingServer().processHTTPRequest(context);
     switch (result.type) {
       case 'payment-verified': {
@@ -503,7 +499,7 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     const headers = { ...response.headers };
     delete headers['Content-Type'];
     if (error !== undefined) {
-      headers[PAYMENT_REQUIRED_HEADER] = encodePaymentRequiredHeader(required);
+      headers[PAYMENT_REQUIRED_HEADER] = encodeHeaderJson(required);
     }
     return { kind: 'challenge', headers, body, requirements: required.accepts, required };
   }
@@ -550,7 +546,7 @@ function withReason(challenge: PaymentChallenge, error: string): PaymentChalleng
     required,
     headers: {
       ...challenge.headers,
-      [PAYMENT_REQUIRED_HEADER]: encodePaymentRequiredHeader(required),
+      [PAYMENT_REQUIRED_HEADER]: encodeHeaderJson(required),
     },
     body: { ...challenge.body, error },
   };

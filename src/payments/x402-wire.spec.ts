@@ -1,6 +1,8 @@
 import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
+import { encodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import {
   MalformedPaymentError,
+  encodeHeaderJson,
   decodeV1Payment,
   decodeV2Payment,
   presentedPaymentHeader,
@@ -121,5 +123,24 @@ describe('x402 wire', () => {
       network: 'base-sepolia',
       payer: '0x1',
     });
+  });
+});
+
+describe('encodeHeaderJson', () => {
+  it('encodes exactly as the SDK encoders do, non-ASCII included', () => {
+    const settlement = {
+      success: true,
+      transaction: '0xabc',
+      network: 'eip155:84532' as const,
+      payer: '0x1',
+      extensionResponses: { internal: true },
+    };
+    expect(receiptHeader(2, settlement)[1]).toBe(encodePaymentResponseHeader(settlement));
+    const payload = { x402Version: 2, note: 'Zürich — ₿' };
+    expect(encodeHeaderJson(payload)).toBe(
+      encodePaymentSignatureHeader(
+        payload as unknown as Parameters<typeof encodePaymentSignatureHeader>[0],
+      ),
+    );
   });
 });
