@@ -4,20 +4,17 @@
  * (X402_BATCH_AUTHORIZER_PRIVATE_KEY). A channel opened on one instance is paid on the other, and
  * one voucher presented to both at once is sold once.
  */
-import { decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
-import type { PaymentPayload } from '@x402/core/types';
-import { x402Client, wrapFetchWithPayment } from '@x402/fetch';
-import { BatchSettlementEvmScheme, signVoucher } from '@x402/evm/batch-settlement/client';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { encodePaymentSignatureHeader } from '@x402/core/http';
+import { signVoucher } from '@x402/evm/batch-settlement/client';
+import { privateKeyToAccount } from 'viem/accounts';
 import { X402Paywall } from '../src/payments/x402-paywall.js';
 import { startLocalChain, type LocalChain } from './support/chain.js';
 import { FakeMarkets } from './support/fake-markets.js';
-import { USDC } from './support/paying-clients.js';
 import { startRedisServer, type RedisServer } from './support/redis-server.js';
 import { describeWithRedis } from './support/redis-suite.js';
 import { startApp, type RunningApp } from './support/test-app.js';
 import { paymentRequiredOf } from './support/x402-payloads.js';
-import { CHANNEL_VIEWS_ABI } from './support/batch-channel.js';
+import { batchBuyer, CHANNEL_VIEWS_ABI } from './support/batch-channel.js';
 
 const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' as const;
 const PRICE = 2000n;
@@ -68,22 +65,7 @@ describeWithRedis('batch settlement across instances sharing Redis', () => {
       receiverAuthorizer: privateKeyToAccount(chain.accounts[5]!).address,
     });
 
-    const account = privateKeyToAccount(generatePrivateKey());
-    await chain.mintUsdc(account.address, USDC);
-    const sent: PaymentPayload[] = [];
-    const recording: typeof fetch = async (input, init) => {
-      const request = new Request(input, init);
-      const header = request.headers.get('payment-signature');
-      if (header !== null) sent.push(decodePaymentSignatureHeader(header));
-      return fetch(request);
-    };
-    const pay = wrapFetchWithPayment(
-      recording,
-      new x402Client().register(
-        'eip155:*',
-        new BatchSettlementEvmScheme(account, { rpcUrl: chain.rpcUrl }),
-      ),
-    );
+    const { account, fetch: pay, sent } = await batchBuyer(chain);
     // deposit on a, then vouchers alternating between the instances
     let sold = 0n;
     for (const app of [a, b, a, b]) {

@@ -7,32 +7,25 @@
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
-import type { PaymentPayload } from '@x402/core/types';
-import { x402Client, wrapFetchWithPayment } from '@x402/fetch';
-import { BatchSettlementEvmScheme, signVoucher } from '@x402/evm/batch-settlement/client';
+import { encodePaymentSignatureHeader } from '@x402/core/http';
+import { signVoucher } from '@x402/evm/batch-settlement/client';
 import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { createWalletClient, http, publicActions, type Hex } from 'viem';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { ChannelConfig } from '../src/payments/batch-acceptance.js';
 import { X402Paywall } from '../src/payments/x402-paywall.js';
-import { CHANNEL_VIEWS_ABI, WITHDRAW_ABI } from './support/batch-channel.js';
+import {
+  batchBuyer,
+  CHANNEL_VIEWS_ABI,
+  WITHDRAW_ABI,
+  type BatchBuyer,
+} from './support/batch-channel.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
 import { parseExposition, sampleValue, type Sample } from './support/prometheus.js';
-import { USDC } from './support/paying-clients.js';
 import { startApp, type RunningApp } from './support/test-app.js';
 import { paymentRequiredOf } from './support/x402-payloads.js';
 
 const PRICE = 2000n;
 const TICKER = '/v1/ticker/BTC';
-
-interface BatchBuyer {
-  readonly account: PrivateKeyAccount;
-  readonly key: Hex;
-  readonly fetch: typeof fetch;
-  /** Every PAYMENT-SIGNATURE the client sent, decoded, in order. */
-  readonly sent: PaymentPayload[];
-}
 
 describe('batch settlement: money when something goes wrong', () => {
   let stack: PaidApp;
@@ -41,25 +34,8 @@ describe('batch settlement: money when something goes wrong', () => {
   let paywall: X402Paywall;
 
   /** A buyer with USDC, and ETH when `key` is one of anvil's funded accounts. */
-  async function batchBuyer(key: Hex = generatePrivateKey()): Promise<BatchBuyer> {
-    const account = privateKeyToAccount(key);
-    await stack.chain.mintUsdc(account.address, 1n * USDC);
-    const sent: PaymentPayload[] = [];
-    const recording: typeof fetch = async (input, init) => {
-      const request = new Request(input, init);
-      const header = request.headers.get('payment-signature');
-      if (header !== null) sent.push(decodePaymentSignatureHeader(header));
-      return fetch(request);
-    };
-    const client = new x402Client().register(
-      'eip155:*',
-      new BatchSettlementEvmScheme(account, {
-        rpcUrl: stack.chain.rpcUrl,
-        depositPolicy: { depositMultiplier: 10 },
-      }),
-    );
-    return { account, key, fetch: wrapFetchWithPayment(recording, client), sent };
-  }
+  const newBuyer = (key?: Hex): Promise<BatchBuyer> =>
+    batchBuyer(stack.chain, { depositMultiplier: 10, ...(key === undefined ? {} : { key }) });
 
   function lastVoucher(buyer: BatchBuyer): {
     channelConfig: ChannelConfig;
@@ -146,7 +122,7 @@ describe('batch settlement: money when something goes wrong', () => {
   });
 
   it('refuses a voucher that adds less than the price over the claimed total on a channel the server forgot, and takes the right one', async () => {
-    const buyer = await batchBuyer();
+    const buyer = await newBuyer();
     await buy(buyer, 2);
     const { channelConfig, voucher } = lastVoucher(buyer);
     await paywall.claimAndSettle();
@@ -194,7 +170,7 @@ describe('batch settlement: money when something goes wrong', () => {
   });
 
   it('answers a voucher presented again under its payment-identifier with the answer it bought, charged once, and counts each sale once in the revenue metric', async () => {
-    const buyer = await batchBuyer();
+    const buyer = await newBuyer();
     await buy(buyer, 1);
     const before = await scrape();
     const { channelConfig, voucher } = lastVoucher(buyer);
@@ -259,7 +235,7 @@ describe('batch settlement: money when something goes wrong', () => {
   });
 
   it('refuses every voucher on a channel whose payer started a withdrawal', async () => {
-    const buyer = await batchBuyer(stack.chain.accounts[7]);
+    const buyer = await newBuyer(stack.chain.accounts[7]);
     await buy(buyer, 1);
     const { voucher } = lastVoucher(buyer);
     await paywall.claimAndSettle();
@@ -277,8 +253,8 @@ describe('batch settlement: money when something goes wrong', () => {
   });
 
   it('keeps claiming every other channel when the chain refuses one channel’s vouchers, and sets that one aside', async () => {
-    const withdrawing = await batchBuyer(stack.chain.accounts[8]);
-    const honest = await batchBuyer();
+    const withdrawing = await newBuyer(stack.chain.accounts[8]);
+    const honest = await newBuyer();
     await buy(withdrawing, 3);
     await buy(honest, 2);
     const payerChannel = lastVoucher(withdrawing).voucher.channelId;
@@ -338,22 +314,7 @@ describe('batch settlement: a deposit slower than X402_SETTLE_TIMEOUT_MS', () =>
   });
 
   it('answers settlement_unknown, and when the deposit lands after all the unanswered call is not charged', async () => {
-    const account = privateKeyToAccount(generatePrivateKey());
-    await stack.chain.mintUsdc(account.address, 1n * USDC);
-    const sent: PaymentPayload[] = [];
-    const client = new x402Client().register(
-      'eip155:*',
-      new BatchSettlementEvmScheme(account, {
-        rpcUrl: stack.chain.rpcUrl,
-        depositPolicy: { depositMultiplier: 10 },
-      }),
-    );
-    const buyer = wrapFetchWithPayment(async (input, init) => {
-      const request = new Request(input, init);
-      const header = request.headers.get('payment-signature');
-      if (header !== null) sent.push(decodePaymentSignatureHeader(header));
-      return fetch(request);
-    }, client);
+    const { fetch: buyer, sent } = await batchBuyer(stack.chain, { depositMultiplier: 10 });
     const storage = slow.app.get(X402Paywall).channels()!;
     const rpc = (method: string, params: unknown[] = []) =>
       stack.chain.publicClient.request({ method: method as never, params: params as never });

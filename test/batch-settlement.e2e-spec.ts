@@ -6,26 +6,18 @@
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import { encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
-import { x402Client, wrapFetchWithPayment } from '@x402/fetch';
-import { BatchSettlementEvmScheme, signVoucher } from '@x402/evm/batch-settlement/client';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { signVoucher } from '@x402/evm/batch-settlement/client';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { X402Paywall } from '../src/payments/x402-paywall.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
 import { USDC } from './support/paying-clients.js';
 import { startApp } from './support/test-app.js';
 import { paymentRequiredOf } from './support/x402-payloads.js';
-import { CHANNEL_VIEWS_ABI } from './support/batch-channel.js';
+import { batchBuyer, CHANNEL_VIEWS_ABI, type BatchBuyer } from './support/batch-channel.js';
 
 const TICKER_PRICE = 2000n;
-
-interface BatchBuyer {
-  readonly account: PrivateKeyAccount;
-  readonly fetch: typeof fetch;
-  /** Every PAYMENT-SIGNATURE the client sent, decoded, in order. */
-  readonly sent: PaymentPayload[];
-}
 
 describe('batch settlement: paid calls without a chain round trip', () => {
   let stack: PaidApp;
@@ -34,25 +26,7 @@ describe('batch settlement: paid calls without a chain round trip', () => {
   let closeService: () => Promise<void>;
   let paywall: X402Paywall;
 
-  async function batchBuyer(funds = 1n * USDC): Promise<BatchBuyer> {
-    const account = privateKeyToAccount(generatePrivateKey());
-    await stack.chain.mintUsdc(account.address, funds);
-    const sent: PaymentPayload[] = [];
-    const recording: typeof fetch = async (input, init) => {
-      const request = new Request(input, init);
-      const header = request.headers.get('payment-signature');
-      if (header !== null) sent.push(decodePaymentSignatureHeader(header));
-      return fetch(request);
-    };
-    const client = new x402Client().register(
-      'eip155:*',
-      new BatchSettlementEvmScheme(account, {
-        rpcUrl: stack.chain.rpcUrl,
-        depositPolicy: { depositMultiplier: 10 },
-      }),
-    );
-    return { account, fetch: wrapFetchWithPayment(recording, client), sent };
-  }
+  const newBuyer = (): Promise<BatchBuyer> => batchBuyer(stack.chain, { depositMultiplier: 10 });
 
   async function channel(channelId: `0x${string}`) {
     const [balance, totalClaimed] = await stack.chain.publicClient.readContract({
@@ -125,7 +99,7 @@ describe('batch settlement: paid calls without a chain round trip', () => {
   });
 
   it('buys every paid route through one channel; a claim pays X402_PAY_TO exactly N x price and the rest of the deposit stays the buyer’s', async () => {
-    const buyer = await batchBuyer();
+    const buyer = await newBuyer();
     const before = await stack.balances();
     const paths = [
       ['/v1/ticker/BTC', 2000n],
@@ -163,7 +137,7 @@ describe('batch settlement: paid calls without a chain round trip', () => {
   });
 
   it('refuses a replayed voucher, one over the deposit, one for another channel and one with a forged signature with a 402 naming why', async () => {
-    const buyer = await batchBuyer();
+    const buyer = await newBuyer();
     expect((await buyer.fetch(`${serviceUrl}/v1/ticker/BTC`)).status).toBe(200);
     expect((await buyer.fetch(`${serviceUrl}/v1/ticker/BTC`)).status).toBe(200);
     const last = buyer.sent.at(-1)!;
@@ -236,7 +210,7 @@ describe('batch settlement: paid calls without a chain round trip', () => {
   });
 
   it('loses no voucher when the server restarts between calls', async () => {
-    const buyer = await batchBuyer();
+    const buyer = await newBuyer();
     for (let i = 0; i < 3; i += 1) {
       expect((await buyer.fetch(`${serviceUrl}/v1/ticker/BTC`)).status).toBe(200);
     }

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { FacilitatorUnavailableError } from './facilitator-client.js';
+import { isFacilitatorUnreachable, reasonOf } from './facilitator-client.js';
 import type {
   BatchSettlementChannelManager,
   Channel,
@@ -211,20 +211,7 @@ export class BatchClaims {
  * reason to set a channel aside: the facilitator or its RPC did not answer.
  */
 function isChannelFault(error: unknown): boolean {
-  if (!(error instanceof Error) || isUnreachable(error)) return false;
+  if (!(error instanceof Error) || isFacilitatorUnreachable(error)) return false;
   if (error.message.startsWith('Claim failed:')) return /revert/i.test(error.message);
   return true;
-}
-
-function isUnreachable(error: unknown): boolean {
-  for (let cause = error; cause instanceof Error; cause = cause.cause) {
-    if (cause instanceof FacilitatorUnavailableError) return true;
-  }
-  return false;
-}
-
-function reasonOf(error: unknown): string {
-  const cause =
-    error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
-  return error instanceof Error ? `${error.message}${cause}` : String(error);
 }

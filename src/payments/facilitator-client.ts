@@ -68,6 +68,21 @@ export class FacilitatorUnavailableError extends FacilitatorResponseError {
   }
 }
 
+/** The SDK wraps a facilitator it could not ask in its own error: look for ours in the causes. */
+export function isFacilitatorUnreachable(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof FacilitatorUnavailableError) return true;
+  }
+  return false;
+}
+
+/** An error's message with its cause's, for logs and start-up sentences. */
+export function reasonOf(error: unknown): string {
+  const cause =
+    error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return error instanceof Error ? `${error.message}${cause}` : String(error);
+}
+
 /** viem's short message: its long one names the RPC URL, which can carry the provider's key. */
 function describeCause(cause: unknown): string {
   if (cause instanceof BaseError) return cause.shortMessage;

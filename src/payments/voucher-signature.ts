@@ -1,7 +1,7 @@
 import secp256k1 from 'secp256k1';
 import {
   concatBytes,
-  hashDomain,
+  domainSeparator as eip712DomainSeparator,
   hexToBytes,
   keccak256,
   numberToBytes,
@@ -85,20 +85,12 @@ function domainSeparator(chainId: number): Uint8Array {
   let separator = domainSeparators.get(chainId);
   if (separator === undefined) {
     separator = hexToBytes(
-      hashDomain({
+      eip712DomainSeparator({
         domain: {
           name: DOMAIN_NAME,
           version: DOMAIN_VERSION,
           chainId: BigInt(chainId),
           verifyingContract: CHANNEL_CONTRACT,
-        },
-        types: {
-          EIP712Domain: [
-            { name: 'name', type: 'string' },
-            { name: 'version', type: 'string' },
-            { name: 'chainId', type: 'uint256' },
-            { name: 'verifyingContract', type: 'address' },
-          ],
         },
       }),
     );

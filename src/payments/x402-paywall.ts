@@ -40,7 +40,7 @@ import { BATCH_SETTLEMENT } from './batch-acceptance.js';
 import { BatchClaims, type ClaimRound } from './batch-claims.js';
 import { LocalChannelStorage } from './local-channel-storage.js';
 import { bazaarDeclaration, describeRoute, type RouteDescription } from './discovery.js';
-import { FACILITATOR_CLIENT, FacilitatorUnavailableError } from './facilitator-client.js';
+import { FACILITATOR_CLIENT, isFacilitatorUnreachable, reasonOf } from './facilitator-client.js';
 import { FastifyHttpAdapter } from './fastify-http-adapter.js';
 import { PaidRouteExplorer, type PaidRoute } from './paid-routes.js';
 import { usdToAtomic } from './usd-amount.js';
@@ -226,7 +226,7 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     try {
       await this.http().initialize();
     } catch (error) {
-      if (isUnreachable(error)) {
+      if (isFacilitatorUnreachable(error)) {
         this.metrics.facilitatorError('supported');
         return error;
       }
@@ -522,20 +522,6 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
       throw new Error('X402Paywall.describe() must run before the app starts');
     return this.server;
   }
-}
-
-/** The SDK wraps a facilitator it could not ask in its own error: look for ours in the causes. */
-function isUnreachable(error: unknown): boolean {
-  for (let cause = error; cause instanceof Error; cause = cause.cause) {
-    if (cause instanceof FacilitatorUnavailableError) return true;
-  }
-  return false;
-}
-
-function reasonOf(error: unknown): string {
-  const cause =
-    error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
-  return error instanceof Error ? `${error.message}${cause}` : String(error);
 }
 
 /** The same 402 with the reason a payment was refused, in the header and the body. */

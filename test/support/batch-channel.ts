@@ -1,3 +1,12 @@
+import { decodePaymentSignatureHeader } from '@x402/core/http';
+import type { PaymentPayload } from '@x402/core/types';
+import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import type { Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type { LocalChain } from './chain.js';
+import { USDC } from './paying-clients.js';
+
 /** The batch-settlement channel contract's views the tests read balances and totals from. */
 export const CHANNEL_VIEWS_ABI = [
   {
@@ -63,3 +72,38 @@ export const WITHDRAW_ABI = [
     outputs: [],
   },
 ] as const;
+
+/** A buyer paying through a channel with the official client, every payment header it sent kept. */
+export interface BatchBuyer {
+  readonly account: PrivateKeyAccount;
+  readonly fetch: typeof fetch;
+  /** Every PAYMENT-SIGNATURE the client sent, decoded, in order. */
+  readonly sent: PaymentPayload[];
+}
+
+/**
+ * `@x402/fetch` with the SDK's batch-settlement client scheme, for a new key (or `key`: one of
+ * anvil's funded accounts, when the buyer must send its own transactions) holding 1 USDC.
+ */
+export async function batchBuyer(
+  chain: LocalChain,
+  options: { key?: Hex; depositMultiplier?: number } = {},
+): Promise<BatchBuyer> {
+  const account = privateKeyToAccount(options.key ?? generatePrivateKey());
+  await chain.mintUsdc(account.address, USDC);
+  const sent: PaymentPayload[] = [];
+  const recording: typeof fetch = async (input, init) => {
+    const request = new Request(input, init);
+    const header = request.headers.get('payment-signature');
+    if (header !== null) sent.push(decodePaymentSignatureHeader(header));
+    return fetch(request);
+  };
+  const scheme = new BatchSettlementEvmScheme(account, {
+    rpcUrl: chain.rpcUrl,
+    ...(options.depositMultiplier === undefined
+      ? {}
+      : { depositPolicy: { depositMultiplier: options.depositMultiplier } }),
+  });
+  const client = new x402Client().register('eip155:*', scheme);
+  return { account, fetch: wrapFetchWithPayment(recording, client), sent };
+}
