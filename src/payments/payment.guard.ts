@@ -127,24 +127,9 @@ export class PaymentGuard implements CanActivate {
       const expiresAt = Date.now() + accepted.requirement.maxTimeoutSeconds * 1000;
       await this.claimPaymentId(request, paymentId, accepted.signature, fingerprint, expiresAt);
     }
-    const started = performance.now();
     try {
-      const verdict = await withDeadline(
-        this.paywall.verify(request, accepted.payload),
-        this.verifyTimeoutMs,
-      );
-      if (typeof verdict === 'symbol') {
-        throw new FacilitatorUnavailableError(
-          'verify',
-          new Error(`no verdict within X402_VERIFY_TIMEOUT_MS (${this.verifyTimeoutMs} ms)`),
-        );
-      }
-      if (verdict.kind === 'challenge') {
-        this.metrics.paymentRefused(routeOf(request), verdict.body.error);
-        throw challengeResponse(verdict);
-      }
-      this.metrics.paymentVerified(routeOf(request), (performance.now() - started) / 1000);
-      request.x402BatchPayment = { accepted, payment: verdict, fingerprint, paymentId };
+      const payment = await this.verdictWithinDeadline(request, accepted.payload);
+      request.x402BatchPayment = { accepted, payment, fingerprint, paymentId };
       return true;
     } catch (error) {
       if (paymentId !== undefined) await this.ledger.releasePaymentId(paymentId);
@@ -157,6 +142,22 @@ export class PaymentGuard implements CanActivate {
     request: FastifyRequest,
     payload: PaymentPayload,
     fingerprint: string,
+  ): Promise<VerifiedPayment> {
+    try {
+      return await this.verdictWithinDeadline(request, payload);
+    } catch (error) {
+      await this.ledger.release(fingerprint);
+      throw asPaymentError(error, this.logger);
+    }
+  }
+
+  /**
+   * The verification of either scheme within X402_VERIFY_TIMEOUT_MS, counted in the metrics: a
+   * refusal throws its 402, no answer a FacilitatorUnavailableError.
+   */
+  private async verdictWithinDeadline(
+    request: FastifyRequest,
+    payload: PaymentPayload,
   ): Promise<VerifiedPayment> {
     const started = performance.now();
     const seconds = (): number => (performance.now() - started) / 1000;
@@ -183,8 +184,7 @@ export class PaymentGuard implements CanActivate {
         this.metrics.verificationFailed('error', seconds());
         this.metrics.facilitatorError('verify');
       }
-      await this.ledger.release(fingerprint);
-      throw asPaymentError(error, this.logger);
+      throw error;
     }
   }
 
