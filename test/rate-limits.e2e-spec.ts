@@ -2,6 +2,7 @@ import { requirementFor, startPaidApp, type PaidApp } from './support/paid-app.j
 import { startRedisServer, type RedisServer } from './support/redis-server.js';
 import { describeWithRedis } from './support/redis-suite.js';
 import { startApp, type RunningApp } from './support/test-app.js';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { signedPayment, v2Header } from './support/x402-payloads.js';
 
 const LIMITS = { RATE_LIMIT_FREE: '3', RATE_LIMIT_UNPAID: '2', RATE_LIMIT_WINDOW_MS: '60000' };
@@ -51,6 +52,42 @@ describe('rate limits per client address', () => {
     }
     expect(statuses).toEqual([400, 400, 400, 429]);
     await expectRateLimited(await stack.service.get('/v1/ticker/BTC', { headers: junk }));
+  });
+});
+
+describe('refused payments whose client hangs up', () => {
+  let stack: PaidApp;
+
+  beforeAll(async () => {
+    stack = await startPaidApp({ env: LIMITS });
+  });
+
+  afterAll(async () => {
+    await stack.close();
+  });
+
+  it('still count: leaving before the 402 does not escape the limit', async () => {
+    const accepted = await requirementFor(stack, '/v1/ticker/BTC');
+    const unfunded = privateKeyToAccount(generatePrivateKey());
+    for (let index = 0; index < 3; index += 1) {
+      // a well-formed payment the facilitator refuses (no funds), abandoned while it is checked
+      const payment = await signedPayment(unfunded, accepted);
+      const gone = new AbortController();
+      const request = stack.service.get('/v1/ticker/BTC', {
+        headers: v2Header(payment),
+        signal: gone.signal,
+      });
+      setTimeout(() => {
+        gone.abort();
+      }, 5);
+      await expect(request).rejects.toThrow();
+    }
+    // the server counts each abandoned refusal when it has checked it; then the next payment
+    // from that address is already over the limit
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const junk = { 'payment-signature': 'bm90IGEgcGF5bWVudA==' };
+    const status = (await stack.service.get('/v1/ticker/BTC', { headers: junk })).status;
+    expect(status).toBe(429);
   });
 });
 

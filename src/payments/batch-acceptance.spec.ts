@@ -208,6 +208,10 @@ describe('acceptOfferedBatchPayment', () => {
     ],
     [{ type: 'deposit', channelConfig, voucher, deposit: { ...deposit, amount: '0' } }, 'amount'],
     [{ type: 'claim', claims: [] }, 'payload.type'],
+    [
+      { type: 'voucher', channelConfig: { ...channelConfig, withdrawDelay: 2 ** 40 }, voucher },
+      'withdrawDelay',
+    ],
   ])('refuses a malformed payload with a 400 (%#: %s)', (payload, where) => {
     const answer = reasonOf(payload);
     expect(answer.startsWith('400 ')).toBe(true);

@@ -51,6 +51,8 @@ const CONFIG_FIELDS = [
   'salt',
 ] as const;
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
+/** The channel contract's withdrawDelay is a uint40. */
+const UINT40_MAX = 2 ** 40 - 1;
 /** A channel without a payer authorizer key: refused (see acceptBatchPayment). */
 export const PAYER_AUTHORIZER_REQUIRED = 'invalid_batch_settlement_evm_payer_authorizer_required';
 
@@ -85,8 +87,7 @@ export function acceptBatchPayment(
       : ['type', 'channelConfig', 'voucher'],
     'payload',
   );
-  const presentedConfig = channelConfig(raw['channelConfig']);
-  const { config, id: channelId } = canonicalChannel(presentedConfig, requirement.network);
+  const config = channelConfig(raw['channelConfig']);
   const voucher = voucherFields(raw['voucher']);
   const extra = requirement.extra;
   const refuse = (reason: string, why: string): never => {
@@ -130,6 +131,8 @@ export function acceptBatchPayment(
       'the voucher signature is not 65 canonical bytes (low s): the channel contract would refuse it at claim time',
     );
   }
+  // hashed only once the cheap checks against the offer passed
+  const { config: canonical, id: channelId } = canonicalChannel(config, requirement.network);
   if (channelId.toLowerCase() !== voucher.channelId.toLowerCase()) {
     refuse(
       'invalid_batch_settlement_evm_channel_id_mismatch',
@@ -138,7 +141,7 @@ export function acceptBatchPayment(
   }
   const schemePayload: Record<string, unknown> = {
     type,
-    channelConfig: config,
+    channelConfig: canonical,
     voucher: { ...voucher, channelId },
   };
   if (type === 'deposit') schemePayload['deposit'] = depositFields(raw['deposit']);
@@ -154,7 +157,7 @@ export function acceptBatchPayment(
     requirement,
     kind: type,
     channelId,
-    payer: config.payer,
+    payer: canonical.payer,
     maxClaimableAmount: voucher.maxClaimableAmount,
     signature: voucher.signature,
   };
@@ -236,7 +239,8 @@ function channelConfig(value: unknown): ChannelConfig {
   if (
     typeof withdrawDelay !== 'number' ||
     !Number.isSafeInteger(withdrawDelay) ||
-    withdrawDelay < 0
+    withdrawDelay < 0 ||
+    withdrawDelay > UINT40_MAX
   ) {
     throw new MalformedPaymentError('payload.channelConfig.withdrawDelay is malformed');
   }

@@ -150,6 +150,8 @@ export class BatchClaims {
       return await this.manager.claim({ selectClaimChannels });
     } catch (error) {
       if (!isChannelFault(error)) throw error;
+      // batches of 100 before the refused one may have landed: their claims are owed a settle
+      this.settleOwed = true;
       this.logger.warn(`a claim was refused (${reasonOf(error)}); finding the channel at fault`);
     }
     // the batches before the refused one landed and are recorded; the rest is split in halves

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import {
   existsSync,
   mkdirSync,
@@ -113,5 +114,22 @@ describe('LocalChannelStorage', () => {
     writeFileSync(ownerFile, `${hostname()} 2147483646 token`);
     const afterCrash = new LocalChannelStorage(dir);
     await afterCrash.close();
+  });
+
+  it('stops recording once another process took the directory over, and leaves its owner file alone', async () => {
+    jest.useFakeTimers();
+    try {
+      const stalled = new LocalChannelStorage(dir);
+      await stalled.updateChannel(ID, add(2000n));
+      const ownerFile = path.join(dir, 'owner.pid');
+      writeFileSync(ownerFile, `${hostname()} ${process.pid} the-new-owner`);
+      jest.advanceTimersByTime(5_000);
+      await expect(stalled.updateChannel(ID, add(2000n))).rejects.toThrow(/took .* over/);
+      expect((await stalled.get(ID))?.chargedCumulativeAmount).toBe('2000');
+      await stalled.close();
+      expect(readFileSync(ownerFile, 'utf8')).toContain('the-new-owner');
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });

@@ -15,6 +15,7 @@ import {
 } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { Logger } from '@nestjs/common';
 import path from 'node:path';
 import type {
   Channel,
@@ -63,6 +64,9 @@ export class LocalChannelStorage implements ChannelStorage {
   private journalBytes = 0;
   private closed = false;
   private readonly token = randomUUID();
+  private readonly logger = new Logger('BatchSettlement');
+  /** Another process took the directory over: nothing more is recorded here. */
+  private displaced = false;
   private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(dataDir: string) {
@@ -123,7 +127,7 @@ export class LocalChannelStorage implements ChannelStorage {
 
   private releaseDirectory(): void {
     clearInterval(this.heartbeat);
-    rmSync(this.ownerFile, { force: true });
+    if (this.ownsFile()) rmSync(this.ownerFile, { force: true });
     ownedDirectories.delete(this.root);
   }
 
@@ -132,18 +136,21 @@ export class LocalChannelStorage implements ChannelStorage {
     update: (current: Channel | undefined) => Channel | undefined,
   ): ChannelUpdateResult {
     if (this.closed) throw new Error('the channel storage is closed');
+    if (this.displaced) {
+      throw new Error(`another process took ${this.root} over: no channel change is recorded here`);
+    }
     const current = this.channels.get(key);
     const next = update(current);
     if (next === current) return { channel: current, status: 'unchanged' };
     if (next === undefined && current === undefined)
       return { channel: undefined, status: 'unchanged' };
     this.append({ id: key, channel: next ?? null });
-    if (next === undefined) {
-      this.channels.delete(key);
-      return { channel: undefined, status: 'deleted' };
-    }
-    this.channels.set(key, next);
-    return { channel: next, status: 'updated' };
+    if (next === undefined) this.channels.delete(key);
+    else this.channels.set(key, next);
+    this.compactIfLarge();
+    return next === undefined
+      ? { channel: undefined, status: 'deleted' }
+      : { channel: next, status: 'updated' };
   }
 
   private append(entry: JournalEntry): void {
@@ -152,10 +159,17 @@ export class LocalChannelStorage implements ChannelStorage {
       written += writeSync(this.journal, line, written);
     }
     this.journalBytes += line.length;
-    if (this.journalBytes > COMPACT_AFTER_BYTES) {
+  }
+
+  /** Past 64 MB, after a change counted: the rewrite must include it. A failure is retried later. */
+  private compactIfLarge(): void {
+    if (this.journalBytes <= COMPACT_AFTER_BYTES) return;
+    try {
       const previous = this.journal;
-      this.journal = this.compact(); // the old handle stays in use if this throws
+      this.journal = this.compact();
       closeSync(previous);
+    } catch (error) {
+      this.logger.warn(`could not compact ${this.journalFile}: ${String(error)}`);
     }
   }
 
@@ -223,14 +237,40 @@ export class LocalChannelStorage implements ChannelStorage {
     writeFileSync(this.ownerFile, `${hostname()} ${process.pid} ${this.token}`);
     ownedDirectories.add(this.root);
     this.heartbeat = setInterval(() => {
-      const now = new Date();
-      try {
-        utimesSync(this.ownerFile, now, now);
-      } catch {
-        // the next start sees an old owner file and takes over: nothing is lost meanwhile
-      }
+      this.keepOwnership();
     }, OWNER_HEARTBEAT_MS);
     this.heartbeat.unref();
+  }
+
+  /**
+   * Touches the owner file while it is still ours. If another process took the directory over
+   * (this one stalled past OWNER_STALE_MS, say), this one stops recording changes: two writers of
+   * one journal would each sell the same voucher.
+   */
+  private keepOwnership(): void {
+    try {
+      if (!this.ownsFile()) {
+        this.displaced = true;
+        clearInterval(this.heartbeat);
+        this.logger.error(
+          `another process took ${this.root} over; batch-settlement payments fail here until restart`,
+        );
+        return;
+      }
+      const now = new Date();
+      utimesSync(this.ownerFile, now, now);
+    } catch (error) {
+      this.logger.warn(`could not touch ${this.ownerFile}: ${String(error)}`);
+    }
+  }
+
+  private ownsFile(): boolean {
+    try {
+      return readFileSync(this.ownerFile, 'utf8').split(' ')[2] === this.token;
+    } catch (error) {
+      if (isMissing(error)) return false;
+      throw error;
+    }
   }
 
   private readOwner(): { host: string; pid: number; touchedAt: number } | undefined {

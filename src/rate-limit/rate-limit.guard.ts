@@ -81,8 +81,10 @@ export class RateLimiter {
         { 'retry-after': String(Math.max(1, Math.ceil((until - Date.now()) / 1000))) },
       );
     }
-    reply?.raw.once('finish', () => {
-      if (!REFUSED.has(reply.raw.statusCode)) return;
+    // 'close' comes whether the answer went out or the client left first; a client that leaves
+    // before its answer bought nothing it received, and must not escape the count by hanging up
+    reply?.raw.once('close', () => {
+      if (reply.raw.writableFinished && !REFUSED.has(reply.raw.statusCode)) return;
       this.storage
         .increment(request.ip, this.limits.windowMs, limit, 0, 'refused')
         .then((record) => {

@@ -1,7 +1,10 @@
 import { IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
 import { splitList, type SettingsSection } from '../config/settings.js';
 
-/** Per client address and window; 0 turns a limit off. Paid requests are never limited. */
+/**
+ * Per client address and window; 0 turns a limit off. A request with a payment counts only when
+ * its payment is refused (or its client leaves before the answer), against `unpaid`.
+ */
 export interface RateLimitSettings {
   readonly windowMs: number;
   /** Requests to free routes. */
