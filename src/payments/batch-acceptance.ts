@@ -3,7 +3,7 @@ import { computeChannelId } from '@x402/evm/batch-settlement/client';
 import { getAddress, isAddress } from 'viem';
 import { isRecord } from '../common/json.js';
 import { PaymentRefusedError, offeredRequirement } from './payment-acceptance.js';
-import { isCanonicalSignature } from './voucher-signature.js';
+import { isCanonicalSignature } from './ecdsa.js';
 import { MalformedPaymentError } from './x402-wire.js';
 
 /** The x402 scheme of payment channels: a deposit once, then a signed cumulative voucher per call. */

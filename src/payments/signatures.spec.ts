@@ -1,6 +1,7 @@
 import { signVoucher } from '@x402/evm/batch-settlement/client';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { isCanonicalSignature, voucherSigner } from './voucher-signature.js';
+import { isCanonicalSignature } from './ecdsa.js';
+import { voucherSigner } from './voucher-signature.js';
 
 const NETWORK = 'eip155:84532';
 const CHAIN_ID = 84532;
