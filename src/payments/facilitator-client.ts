@@ -44,12 +44,36 @@ export const FACILITATOR_CLIENT = Symbol('FacilitatorClient');
 export interface SettlementTrace {
   observed: boolean;
   broadcast: boolean;
+  /**
+   * Given up on before anything was sent (see abandonUnsent): the embedded facilitator then
+   * refuses to send its transaction, so nothing ever moves for it.
+   */
+  abandoned?: boolean;
   transaction?: `0x${string}`;
   receipt?: TransactionReceipt;
 }
 
 /** The trace of the settlement running in the current async context, if one is being traced. */
 export const settlementTraces = new ScopedStorage<SettlementTrace>();
+
+/**
+ * Gives up on a settlement whose transaction has not left yet, so that it never will: true when
+ * this process watches its chain calls (the embedded facilitator) and nothing was sent. A
+ * facilitator over HTTP may be sending as we speak: false, and the settlement is waited for.
+ */
+export function abandonUnsent(trace: SettlementTrace): boolean {
+  if (!trace.observed || trace.broadcast) return false;
+  trace.abandoned = true;
+  return true;
+}
+
+/** Thrown instead of sending the transaction of an abandoned settlement. */
+export class SettlementAbandonedError extends Error {
+  constructor() {
+    super('settlement abandoned before its transaction was sent');
+    this.name = 'SettlementAbandonedError';
+  }
+}
 
 type Operation = 'verify' | 'settle' | 'supported';
 
@@ -251,12 +275,14 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
 /**
  * Marks the traced settlement as broadcast the moment a raw transaction leaves for the RPC:
  * from then on a failure cannot prove nothing was sent. Failures before it (gas estimation,
- * nonce) prove the opposite.
+ * nonce) prove the opposite. An abandoned settlement's transaction does not leave at all.
  */
 function traceSend(_request: Request, init: RequestInit): void {
   const trace = settlementTraces.getStore();
   if (trace === undefined || typeof init.body !== 'string') return;
-  if (init.body.includes('"eth_sendRawTransaction"')) trace.broadcast = true;
+  if (!init.body.includes('"eth_sendRawTransaction"')) return;
+  if (trace.abandoned === true) throw new SettlementAbandonedError();
+  trace.broadcast = true;
 }
 
 /** A remote facilitator's answer that names a transaction, or says one is pending, was sent. */
@@ -268,7 +294,13 @@ function traceRemoteAnswer(answer: Pick<SettleResponse, 'transaction' | 'errorRe
   if (/^0x[0-9a-fA-F]{64}$/.test(transaction)) trace.transaction ??= transaction as `0x${string}`;
 }
 
+/**
+ * Sends a settlement's transaction and records it; an abandoned settlement's is not even
+ * prepared (preparing it takes an account nonce, and a nonce taken but never sent holds back
+ * every later transaction of the settling key until it is filled).
+ */
 async function traceTransaction(send: () => Promise<`0x${string}`>): Promise<`0x${string}`> {
+  if (settlementTraces.getStore()?.abandoned === true) throw new SettlementAbandonedError();
   const hash = await send();
   const trace = settlementTraces.getStore();
   if (trace !== undefined) {

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { SettleResponse } from '@x402/core/types';
 import {
   FacilitatorUnavailableError,
+  abandonUnsent,
   settlementTraces,
   type SettlementTrace,
 } from './facilitator-client.js';
@@ -16,7 +17,8 @@ import { PAYMENT_SETTINGS, type PaymentConfig } from './payments.settings.js';
  * - `settled`: the price moved to the seller (shown by the receipt wherever a chain is readable);
  * - `refused`: provably nothing moved, the payment may be used again (402);
  * - `unavailable`: the facilitator could not be asked and nothing was sent (503);
- * - `unknown`: money may have moved (502 `settlement_unknown`, never accepted again).
+ * - `unknown`: money may have moved (502 `settlement_unknown`, never accepted again);
+ * - `abandoned`: the client left before anything was sent, and nothing will be (499, usable again).
  */
 export type SettlementOutcome =
   | { readonly kind: 'settled'; readonly settlement: SettleResponse }
@@ -28,7 +30,8 @@ export type SettlementOutcome =
       /** Still written to by a settlement that outlived its deadline. */
       readonly trace: SettlementTrace;
       readonly transaction: `0x${string}` | undefined;
-    };
+    }
+  | { readonly kind: 'abandoned' };
 
 /**
  * Reasons a facilitator gives only from its own checks, before anything is sent. Any other
@@ -55,13 +58,26 @@ const PRE_BROADCAST_REASONS: ReadonlySet<string> = new Set([
 
 const DEADLINE = Symbol('deadline');
 
-/** Runs `work`, or gives up on it after `ms` (it keeps running; its failure is then ignored). */
-export async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T | typeof DEADLINE> {
+/**
+ * Runs `work`, or stops waiting for it after `ms` or when `stop` aborts, whichever comes first
+ * (it keeps running; its failure is then ignored).
+ */
+export async function withDeadline<T>(
+  work: Promise<T>,
+  ms: number,
+  stop?: AbortSignal,
+): Promise<T | typeof DEADLINE> {
   let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
   const deadline = new Promise<typeof DEADLINE>((resolve) => {
     timer = setTimeout(() => {
       resolve(DEADLINE);
     }, ms);
+    onAbort = () => {
+      resolve(DEADLINE);
+    };
+    if (stop?.aborted === true) onAbort();
+    else stop?.addEventListener('abort', onAbort, { once: true });
   });
   work.catch(() => {
     // given up on at the deadline: its late failure is nobody's answer
@@ -70,6 +86,7 @@ export async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T |
     return await Promise.race([work, deadline]);
   } finally {
     clearTimeout(timer);
+    if (onAbort !== undefined) stop?.removeEventListener('abort', onAbort);
   }
 }
 
@@ -77,11 +94,18 @@ export async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T |
  * Settles a verified payment within X402_SETTLE_TIMEOUT_MS and says what can be proven about
  * it. A facilitator's "success" is checked against the receipt (the token's own events) when
  * the chain is readable; a failure is a refusal only when nothing can have been sent.
+ *
+ * With the facilitator in this process, its settlement first checks the payment again (that is
+ * the verification when the guard checked it locally, see SellerExactScheme). Until its
+ * transaction leaves, the settlement can still be given up on for good: when nothing was sent
+ * within X402_VERIFY_TIMEOUT_MS (503, the payment stays usable) or the client left (nothing
+ * charged).
  */
 @Injectable()
 export class PaymentSettler {
   private readonly logger = new Logger(PaymentSettler.name);
   private readonly timeoutMs: number;
+  private readonly sendTimeoutMs: number;
 
   constructor(
     private readonly paywall: X402Paywall,
@@ -89,6 +113,7 @@ export class PaymentSettler {
     @Inject(SETTLEMENT_CHAIN) private readonly chain: SettlementChain | null,
   ) {
     this.timeoutMs = payments.settleTimeoutMs;
+    this.sendTimeoutMs = Math.min(payments.verifyTimeoutMs, payments.settleTimeoutMs);
     if (chain === null) {
       this.logger.warn(
         `X402_RPC_URL is not set: settlements through the ${payments.facilitator.mode} ` +
@@ -98,7 +123,13 @@ export class PaymentSettler {
     }
   }
 
-  async settle(verified: VerifiedPayment, payment: AcceptedPayment): Promise<SettlementOutcome> {
+  /** `clientGone`: aborts when the client's connection closes. */
+  async settle(
+    verified: VerifiedPayment,
+    payment: AcceptedPayment,
+    clientGone?: AbortSignal,
+  ): Promise<SettlementOutcome> {
+    const started = performance.now();
     const trace: SettlementTrace = { observed: false, broadcast: false };
     const attempt = settlementTraces
       .run(trace, () => this.settleAndProve(verified, payment, trace))
@@ -106,7 +137,20 @@ export class PaymentSettler {
         // whatever failed, it failed after the facilitator was asked: money may have moved
         unknown(trace, `settlement_error: ${describe(error)}`, trace.transaction),
       );
-    const outcome = await withDeadline(attempt, this.timeoutMs);
+    const early = await withDeadline(attempt, this.sendTimeoutMs, clientGone);
+    if (early !== DEADLINE) return early;
+    if (abandonUnsent(trace)) {
+      if (clientGone?.aborted === true) return { kind: 'abandoned' };
+      return {
+        kind: 'unavailable',
+        error: new FacilitatorUnavailableError(
+          'settle',
+          new Error(`nothing sent within X402_VERIFY_TIMEOUT_MS (${this.sendTimeoutMs} ms)`),
+        ),
+      };
+    }
+    const left = this.timeoutMs - (performance.now() - started);
+    const outcome = left > 0 ? await withDeadline(attempt, left) : DEADLINE;
     if (outcome !== DEADLINE) return outcome;
     return unknown(
       trace,

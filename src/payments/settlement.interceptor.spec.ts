@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { Logger, type CallHandler } from '@nestjs/common';
 import { decodePaymentResponseHeader } from '@x402/core/http';
 import type { SettleResponse } from '@x402/core/types';
@@ -40,8 +41,12 @@ class ScriptedSettler {
   outcome: SettlementOutcome = { kind: 'settled', settlement: settlement(true) };
   readonly calls: Parameters<PaymentSettler['settle']>[] = [];
 
+  /** Runs while the settlement is under way (a client leaving, say). */
+  onSettle: (() => void) | undefined;
+
   settle(...args: Parameters<PaymentSettler['settle']>): Promise<SettlementOutcome> {
     this.calls.push(args);
+    this.onSettle?.();
     return Promise.resolve(this.outcome);
   }
 }
@@ -59,13 +64,22 @@ class RecordingReconciler {
   }
 }
 
+/** The connection an answer would go out on. */
+class FakeConnection extends EventEmitter {
+  writableFinished = false;
+
+  constructor(
+    public destroyed = false,
+    public socket: { destroyed: boolean } | null = { destroyed: false },
+  ) {
+    super();
+  }
+}
+
 /** The reply the answer would go out on: its connection state and the headers set on it. */
 class FakeReply {
   sent: Record<string, string> | undefined;
-  raw: { destroyed: boolean; socket: { destroyed: boolean } | null } = {
-    destroyed: false,
-    socket: { destroyed: false },
-  };
+  raw = new FakeConnection();
 
   headers(values: Record<string, string>): this {
     this.sent = { ...this.sent, ...values };
@@ -227,9 +241,9 @@ describe('SettlementInterceptor', () => {
   });
 
   it.each<[string, FakeReply['raw']]>([
-    ['the response is destroyed', { destroyed: true, socket: { destroyed: false } }],
-    ['the socket is detached', { destroyed: false, socket: null }],
-    ['the socket is destroyed', { destroyed: false, socket: { destroyed: true } }],
+    ['the response is destroyed', new FakeConnection(true, { destroyed: false })],
+    ['the socket is detached', new FakeConnection(false, null)],
+    ['the socket is destroyed', new FakeConnection(false, { destroyed: true })],
   ])(
     'settles nothing when the client left (%s): 499 and the payment released',
     async (_case, raw) => {
@@ -254,7 +268,9 @@ describe('SettlementInterceptor', () => {
       const payment = await claimedPayment();
 
       expect(await run(payment)).toBe(BODY);
-      expect(settler.calls).toEqual([[payment.payment, payment.accepted]]);
+      expect(settler.calls.map(([verified, accepted]) => [verified, accepted])).toEqual([
+        [payment.payment, payment.accepted],
+      ]);
       expect(Object.keys(reply.sent ?? {})).toEqual(['PAYMENT-RESPONSE', 'cache-control']);
       expect(reply.sent?.['cache-control']).toBe('private, no-store');
       expect(decodePaymentResponseHeader(reply.sent!['PAYMENT-RESPONSE']!)).toEqual(
@@ -339,6 +355,32 @@ describe('SettlementInterceptor', () => {
     expect(decodePaymentResponseHeader(prepared.headers['PAYMENT-RESPONSE']!)).toEqual(refused);
     expect(reply.sent).toBeUndefined();
     await expectReleased(payment);
+  });
+
+  it('answers 499 when the client left before the payment was sent, and releases the payment', async () => {
+    settler.outcome = { kind: 'abandoned' };
+    const payment = await claimedPayment({ paymentId: ID });
+
+    const error = await rejectionOf(run(payment));
+    expect(error).toBeInstanceOf(ApiError);
+    expect([(error as ApiError).code, (error as ApiError).status]).toEqual([
+      ErrorCode.ClientClosedRequest,
+      499,
+    ]);
+    expect(reply.sent).toBeUndefined();
+    await expectReleased(payment);
+  });
+
+  it("tells the settlement when the client's connection closes before the answer went out", async () => {
+    const seen: boolean[] = [];
+    settler.onSettle = () => {
+      const departed = settler.calls[0]?.[2];
+      seen.push(departed?.aborted ?? true);
+      reply.raw.emit('close');
+      seen.push(departed?.aborted ?? false);
+    };
+    await run(await claimedPayment({ paymentId: ID }));
+    expect(seen).toEqual([false, true]);
   });
 
   it('answers 503 when the facilitator could not be asked, and releases the payment', async () => {

@@ -100,10 +100,22 @@ export class SettlementInterceptor implements NestInterceptor {
       );
     }
     const started = performance.now();
-    const outcome = await this.settler.settle(inProgress.payment, inProgress.accepted);
+    const departure = watchDeparture(reply);
+    const outcome = await this.settler
+      .settle(inProgress.payment, inProgress.accepted, departure.signal)
+      .finally(departure.stop);
     const route = routeOf(request);
     const seconds = (performance.now() - started) / 1000;
     switch (outcome.kind) {
+      case 'abandoned':
+        await this.giveBack(inProgress);
+        this.logger.warn(
+          `${request.method} ${request.url}: client left before the payment was sent; nothing charged`,
+        );
+        throw new ApiError(
+          ErrorCode.ClientClosedRequest,
+          'The client closed the connection before the payment was sent; nothing was charged.',
+        );
       case 'settled':
         this.metrics.paymentSettled(route, inProgress.accepted.requirement, seconds);
         this.logPayment(route, inProgress, outcome.settlement);
@@ -335,6 +347,25 @@ function channelPaymentUnknown(): ApiError {
       'the channel (refundable, or withdrawable after the channel delay). Retry in a few seconds.',
     { 'retry-after': '5' },
   );
+}
+
+/**
+ * A signal that aborts when the client's connection closes before the answer went out; `stop`
+ * stops watching.
+ */
+function watchDeparture(reply: FastifyReply): { signal: AbortSignal; stop: () => void } {
+  const controller = new AbortController();
+  const response = reply.raw;
+  const onClose = (): void => {
+    if (!response.writableFinished) controller.abort();
+  };
+  response.once('close', onClose);
+  return {
+    signal: controller.signal,
+    stop: () => {
+      response.off('close', onClose);
+    },
+  };
 }
 
 /** The connection the answer would go out on is gone: nobody would receive what is sold. */
