@@ -47,6 +47,7 @@ import { usdToAtomic } from './usd-amount.js';
 import { encodeHeaderJson, PAYMENT_REQUIRED_HEADER, toV1PaymentRequired } from './x402-wire.js';
 import { PAYMENT_SETTINGS, type PaymentConfig, type PaymentScheme } from './payments.settings.js';
 import { SellerBatchScheme } from './seller-batch-scheme.js';
+import { SellerExactScheme } from './seller-exact-scheme.js';
 
 /** A 402 ready to send: v2 PAYMENT-REQUIRED header and the v1-shaped JSON body. */
 export interface PaymentChallenge {
@@ -150,7 +151,12 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     }
     const resourceServer = new x402ResourceServer(this.facilitator);
     if (this.payments.schemes.includes('exact')) {
-      resourceServer.register(this.payments.network, new ExactEvmScheme());
+      // with the facilitator in this process, settlement re-checks everything before it sends
+      const exact =
+        this.payments.facilitator.mode === 'embedded'
+          ? new SellerExactScheme()
+          : new ExactEvmScheme();
+      resourceServer.register(this.payments.network, exact);
     }
     if (this.batchScheme !== undefined) {
       resourceServer.register(this.payments.network, this.batchScheme);
