@@ -276,7 +276,11 @@ describe('batch settlement: money when something goes wrong', () => {
     expect((await onChain(honestChannel)).totalClaimed).toBe(2n * PRICE);
     expect((await stack.balances()).payTo - balances.payTo).toBe(2n * PRICE);
 
-    // set aside: the next rounds do not stumble on it again
+    // set aside: it sells nothing more (its vouchers could not be paid either), and the next
+    // rounds do not stumble on it again
+    const unpaid = await withdrawing.fetch(`${stack.service.url}${TICKER}`);
+    expect(unpaid.status).toBe(402);
+    expect(paymentRequiredOf(unpaid).error).toContain('channel_set_aside');
     await buy(honest, 1);
     expect(await paywall.claimAndSettle()).toMatchObject({ vouchers: 1, parked: [] });
     expect((await onChain(honestChannel)).totalClaimed).toBe(3n * PRICE);

@@ -22,6 +22,8 @@ export const CUMULATIVE_MISMATCH = 'invalid_batch_settlement_evm_cumulative_amou
 const INVALID_VOUCHER_SIGNATURE = 'invalid_batch_settlement_evm_voucher_signature';
 const CUMULATIVE_EXCEEDS_BALANCE = 'invalid_batch_settlement_evm_cumulative_exceeds_balance';
 const CUMULATIVE_BELOW_CLAIMED = 'invalid_batch_settlement_evm_cumulative_below_claimed';
+/** The chain refused this channel's last claim: it sells nothing until that is cleared up. */
+export const CHANNEL_SET_ASIDE = 'invalid_batch_settlement_evm_channel_set_aside';
 
 /**
  * How old a channel's on-chain state may be when a voucher is checked locally against it; older,
@@ -48,13 +50,37 @@ type BeforeVerifyResult = Awaited<ReturnType<BeforeVerifyHook>>;
  *   total, from which the buyer's client signs the right amount.
  */
 export class SellerBatchScheme extends BatchSettlementEvmScheme {
-  constructor(receiver: `0x${string}`, config: BatchSettlementEvmSchemeServerConfig) {
+  /**
+   * `isSetAside`: whether the chain refused a claim of this channel lately (BatchClaims sets such
+   * a channel aside). Its vouchers cannot be paid, so it takes no new one (nor a deposit) until
+   * then: selling on it would serve calls nobody pays for.
+   */
+  constructor(
+    receiver: `0x${string}`,
+    config: BatchSettlementEvmSchemeServerConfig,
+    private readonly isSetAside: (channelId: string) => boolean = () => false,
+  ) {
     super(receiver, { onchainStateTtlMs: CHAIN_STATE_TTL_MS, ...config });
     const { onBeforeVerify: beforeVerify, onAfterVerify: afterVerify } = this.schemeHooks;
     this.schemeHooks.onBeforeVerify = async (context) =>
-      (await this.checkVoucherLocally(context)) ?? (await beforeVerify?.(context));
+      this.setAside(context) ??
+      (await this.checkVoucherLocally(context)) ??
+      (await beforeVerify?.(context));
     this.schemeHooks.onAfterVerify = async (context) =>
       (await this.refusal(context)) ?? (await afterVerify?.(context));
+  }
+
+  private setAside(context: VerifyContext): BeforeVerifyResult {
+    const raw = (context.paymentPayload as PaymentPayload).payload;
+    const voucher = isRecord(raw) ? raw['voucher'] : undefined;
+    const channelId = isRecord(voucher) ? voucher['channelId'] : undefined;
+    if (typeof channelId !== 'string' || !this.isSetAside(channelId)) return undefined;
+    return {
+      abort: true,
+      reason: CHANNEL_SET_ASIDE,
+      message:
+        "The chain refused this channel's last claim, so it takes no new voucher for now; pay from a new channel",
+    };
   }
 
   /**

@@ -121,13 +121,17 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     if (this.payments.schemes.includes(BATCH_SETTLEMENT)) {
       const { authorizerPrivateKey } = this.payments.batch;
       this.channelStorage = channelStorage(this.payments, redis);
-      this.batchScheme = new SellerBatchScheme(this.payments.payTo, {
-        storage: this.channelStorage,
-        // the seller's own receiver authorizer: the same on every instance, whichever key settles
-        ...(authorizerPrivateKey === undefined
-          ? {}
-          : { receiverAuthorizerSigner: privateKeyToAccount(authorizerPrivateKey) }),
-      });
+      this.batchScheme = new SellerBatchScheme(
+        this.payments.payTo,
+        {
+          storage: this.channelStorage,
+          // the seller's own receiver authorizer: the same on every instance, whichever key settles
+          ...(authorizerPrivateKey === undefined
+            ? {}
+            : { receiverAuthorizerSigner: privateKeyToAccount(authorizerPrivateKey) }),
+        },
+        (channelId) => this.claims?.isParked(channelId) ?? false,
+      );
     }
   }
 
