@@ -13,7 +13,7 @@ import {
   type SupportedResponse,
   type VerifyResponse,
 } from '@x402/core/types';
-import { toFacilitatorEvmSigner } from '@x402/evm';
+import { eip3009ABI, toFacilitatorEvmSigner } from '@x402/evm';
 import { BatchSettlementEvmScheme as BatchSettlementFacilitatorScheme } from '@x402/evm/batch-settlement/facilitator';
 import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
 import {
@@ -22,13 +22,18 @@ import {
   TimeoutError,
   createWalletClient,
   defineChain,
+  encodeFunctionData,
+  getAddress,
   http,
+  parseSignature,
   publicActions,
+  type Hex,
   type TransactionReceipt,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createNonceManager, jsonRpc } from 'viem/nonce';
 import { ScopedStorage } from '../common/scoped-storage.js';
+import type { ExactEvmAuthorization } from './payment-acceptance.js';
 import type { FacilitatorConfig, PaymentConfig } from './payments.settings.js';
 import { ReceiptPacing, pollReceipt } from './receipt-wait.js';
 
@@ -46,9 +51,15 @@ export interface SettlementTrace {
   broadcast: boolean;
   /**
    * Given up on before anything was sent (see abandonUnsent): the embedded facilitator then
-   * refuses to send its transaction, so nothing ever moves for it.
+   * refuses to prepare its transaction, so nothing ever moves for it.
    */
   abandoned?: boolean;
+  /**
+   * The embedded facilitator started preparing the transaction (which takes an account nonce):
+   * from here it is sent, since a nonce taken and never sent would hold back every later
+   * transaction of the settling key. It can no longer be abandoned.
+   */
+  committed?: boolean;
   transaction?: `0x${string}`;
   receipt?: TransactionReceipt;
 }
@@ -62,7 +73,7 @@ export const settlementTraces = new ScopedStorage<SettlementTrace>();
  * facilitator over HTTP may be sending as we speak: false, and the settlement is waited for.
  */
 export function abandonUnsent(trace: SettlementTrace): boolean {
-  if (!trace.observed || trace.broadcast) return false;
+  if (!trace.observed || trace.committed === true || trace.broadcast) return false;
   trace.abandoned = true;
   return true;
 }
@@ -76,6 +87,12 @@ export class SettlementAbandonedError extends Error {
 }
 
 type Operation = 'verify' | 'settle' | 'supported';
+
+/** One facilitator operation in progress: its first unanswered chain call, its memoized reads. */
+interface OperationState {
+  failure?: unknown;
+  reads?: Map<string, Promise<unknown>>;
+}
 
 /**
  * The facilitator could not be asked (down, unreachable, timing out, answering garbage).
@@ -162,7 +179,9 @@ function isTransportFailure(error: unknown): boolean {
  */
 export class EmbeddedFacilitatorClient implements FacilitatorClient {
   private readonly facilitator = new x402Facilitator();
-  private readonly transport = new ScopedStorage<{ failure?: unknown }>();
+  private readonly transport = new ScopedStorage<OperationState>();
+  /** An `eth_call` from the settling account. */
+  private readonly callAsSettler: (to: Hex, data: Hex) => Promise<unknown>;
 
   /**
    * `receiptMaxWaitMs`: the longest wait between two asks for a settlement's receipt (default:
@@ -196,6 +215,7 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
       pollingInterval: receiptMaxWaitMs ?? 250,
     }).extend(publicActions);
     type Client = typeof client;
+    this.callAsSettler = (to, data) => client.call({ account, to, data });
     const pacing = new ReceiptPacing(() => blockTimeMs(client), receiptMaxWaitMs);
     const waitAfter = (attempt: number): number => pacing.waitAfter(attempt);
     const watch = <T>(call: () => Promise<T>): Promise<T> => this.watched(call);
@@ -219,8 +239,10 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
           ),
         ),
       // The SDK starts this check early and may never await it: a rejection here would be
-      // unhandled and end the process, so a failure is recorded as an outage instead.
-      getCode: (args) => this.watchedWithout(() => client.getCode(args)),
+      // unhandled and end the process, so a failure is recorded as an outage instead. Its
+      // signature check asks twice for the payer's code within one operation: asked once.
+      getCode: (args) =>
+        this.watchedWithout(() => this.onceInOperation(args.address, () => client.getCode(args))),
     });
     registerExactEvmScheme(this.facilitator, { signer, networks: network });
     // batch-settlement: deposits, claims, settlements and refunds go through the same settlement
@@ -230,6 +252,43 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
 
   verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {
     return this.reportingOutages('verify', () => this.facilitator.verify(payload, requirements));
+  }
+
+  /**
+   * Whether the token would execute this EIP-3009 transfer now, sent by the settling account
+   * (one `eth_call`: balance, an unused nonce, the validity window and the token's own signature
+   * check, contract payers included): false when it reverts, undefined when the chain did not
+   * answer.
+   */
+  async wouldTransfer(
+    asset: Hex,
+    authorization: ExactEvmAuthorization,
+    signature: Hex,
+  ): Promise<boolean | undefined> {
+    const { v, r, s } = parseSignature(signature);
+    try {
+      await this.callAsSettler(
+        asset,
+        encodeFunctionData({
+          abi: eip3009ABI,
+          functionName: 'transferWithAuthorization',
+          args: [
+            getAddress(authorization.from),
+            getAddress(authorization.to),
+            BigInt(authorization.value),
+            BigInt(authorization.validAfter),
+            BigInt(authorization.validBefore),
+            authorization.nonce,
+            Number(v),
+            r,
+            s,
+          ],
+        }),
+      );
+      return true;
+    } catch (error) {
+      return isTransportFailure(error) ? undefined : false;
+    }
   }
 
   settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> {
@@ -244,11 +303,23 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
 
   /** Runs a facilitator operation; if any chain call in it went unanswered, that is an outage. */
   private async reportingOutages<T>(operation: Operation, run: () => Promise<T>): Promise<T> {
-    const watched: { failure?: unknown } = {};
+    const watched: OperationState = {};
     const result = await this.transport.run(watched, run);
     if (watched.failure !== undefined)
       throw new FacilitatorUnavailableError(operation, watched.failure);
     return result;
+  }
+
+  /** `read`, or what it gave for `key` earlier in the same operation (verify or settle). */
+  private onceInOperation<T>(key: string, read: () => Promise<T>): Promise<T> {
+    const operation = this.transport.getStore();
+    if (operation === undefined) return read();
+    operation.reads ??= new Map();
+    const known = operation.reads.get(key.toLowerCase()) as Promise<T> | undefined;
+    if (known !== undefined) return known;
+    const reading = read();
+    operation.reads.set(key.toLowerCase(), reading);
+    return reading;
   }
 
   private async watchedWithout<T>(call: () => Promise<T>): Promise<T | undefined> {
@@ -275,14 +346,12 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
 /**
  * Marks the traced settlement as broadcast the moment a raw transaction leaves for the RPC:
  * from then on a failure cannot prove nothing was sent. Failures before it (gas estimation,
- * nonce) prove the opposite. An abandoned settlement's transaction does not leave at all.
+ * nonce) prove the opposite.
  */
 function traceSend(_request: Request, init: RequestInit): void {
   const trace = settlementTraces.getStore();
   if (trace === undefined || typeof init.body !== 'string') return;
-  if (!init.body.includes('"eth_sendRawTransaction"')) return;
-  if (trace.abandoned === true) throw new SettlementAbandonedError();
-  trace.broadcast = true;
+  if (init.body.includes('"eth_sendRawTransaction"')) trace.broadcast = true;
 }
 
 /** A remote facilitator's answer that names a transaction, or says one is pending, was sent. */
@@ -295,12 +364,13 @@ function traceRemoteAnswer(answer: Pick<SettleResponse, 'transaction' | 'errorRe
 }
 
 /**
- * Sends a settlement's transaction and records it; an abandoned settlement's is not even
- * prepared (preparing it takes an account nonce, and a nonce taken but never sent holds back
- * every later transaction of the settling key until it is filled).
+ * Sends a settlement's transaction and records it. An abandoned settlement's is not even
+ * prepared; once preparing starts (it takes an account nonce) the settlement is committed.
  */
 async function traceTransaction(send: () => Promise<`0x${string}`>): Promise<`0x${string}`> {
-  if (settlementTraces.getStore()?.abandoned === true) throw new SettlementAbandonedError();
+  const committing = settlementTraces.getStore();
+  if (committing?.abandoned === true) throw new SettlementAbandonedError();
+  if (committing !== undefined) committing.committed = true;
   const hash = await send();
   const trace = settlementTraces.getStore();
   if (trace !== undefined) {

@@ -143,6 +143,21 @@ describe('PaymentSettler', () => {
       expect(seen[0]?.abandoned).toBeUndefined();
     });
 
+    it('once the transaction is being prepared (an account nonce taken), it is sent: waited for, not abandoned', async () => {
+      const { paywall, seen } = embeddedSettling(success, 400, (trace) => {
+        trace.committed = true;
+      });
+      const departed = new AbortController();
+      departed.abort();
+      const outcome = await new PaymentSettler(paywall, SETTINGS, null).settle(
+        verifiedPayment(payload),
+        accepted,
+        departed.signal,
+      );
+      expect(outcome).toEqual({ kind: 'settled', settlement: success });
+      expect(seen[0]?.abandoned).toBeUndefined();
+    });
+
     it('a facilitator over HTTP (calls not watched) is waited for to the deadline: unknown', async () => {
       const { paywall } = embeddedSettling(success, 2000, (trace) => {
         trace.observed = false;

@@ -3,7 +3,7 @@ import { authorizationTypes } from '@x402/evm';
 import { hashTypedData, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { ExactEvmAuthorization } from './payment-acceptance.js';
-import { verifiedLocally } from './seller-exact-scheme.js';
+import { SellerExactScheme, verifiedLocally, type TransferCheck } from './seller-exact-scheme.js';
 import { transferAuthorizationDigest, type TokenDomain } from './transfer-authorization.js';
 
 const NOW_MS = 1_800_000_000_000;
@@ -132,5 +132,34 @@ describe('EIP-3009 authorizations checked without the facilitator', () => {
     ).toBeUndefined();
     expect(verdict(payment(signed, signature), { ...requirements, extra: {} })).toBeUndefined();
     expect(verdict({ ...payment(signed, signature), payload: { signature } })).toBeUndefined();
+  });
+
+  it('accepts only what the token says it would execute now; a refusal or no answer goes to the facilitator', async () => {
+    const signed = authorization({
+      validAfter: '0',
+      validBefore: String(Math.floor(Date.now() / 1000) + 60),
+    });
+    const paymentPayload = payment(signed, await sign(signed));
+    const asked: Parameters<TransferCheck>[] = [];
+    const verdicts: unknown[] = [];
+    for (const answer of [true, false, undefined]) {
+      const scheme = new SellerExactScheme((...args) => {
+        asked.push(args);
+        return Promise.resolve(answer);
+      });
+      verdicts.push(
+        await scheme.schemeHooks.onBeforeVerify?.({
+          paymentPayload,
+          requirements,
+          declaredExtensions: {},
+        }),
+      );
+    }
+    expect(verdicts).toEqual([
+      { skip: true, result: { isValid: true, payer: buyer.address } },
+      undefined,
+      undefined,
+    ]);
+    expect(asked[0]).toEqual([ASSET, signed, paymentPayload.payload['signature']]);
   });
 });

@@ -40,7 +40,12 @@ import { BATCH_SETTLEMENT } from './batch-acceptance.js';
 import { BatchClaims, type ClaimRound } from './batch-claims.js';
 import { LocalChannelStorage } from './local-channel-storage.js';
 import { bazaarDeclaration, describeRoute, type RouteDescription } from './discovery.js';
-import { FACILITATOR_CLIENT, isFacilitatorUnreachable, reasonOf } from './facilitator-client.js';
+import {
+  EmbeddedFacilitatorClient,
+  FACILITATOR_CLIENT,
+  isFacilitatorUnreachable,
+  reasonOf,
+} from './facilitator-client.js';
 import { FastifyHttpAdapter } from './fastify-http-adapter.js';
 import { PaidRouteExplorer, type PaidRoute } from './paid-routes.js';
 import { usdToAtomic } from './usd-amount.js';
@@ -155,10 +160,13 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     }
     const resourceServer = new x402ResourceServer(this.facilitator);
     if (this.payments.schemes.includes('exact')) {
-      // with the facilitator in this process, settlement re-checks everything before it sends
+      // with the facilitator in this process, verified with one chain call (SellerExactScheme)
+      const { facilitator } = this;
       const exact =
-        this.payments.facilitator.mode === 'embedded'
-          ? new SellerExactScheme()
+        facilitator instanceof EmbeddedFacilitatorClient
+          ? new SellerExactScheme((asset, authorization, signature) =>
+              facilitator.wouldTransfer(asset, authorization, signature),
+            )
           : new ExactEvmScheme();
       resourceServer.register(this.payments.network, exact);
     }

@@ -1,0 +1,136 @@
+/**
+ * With the embedded facilitator, an `exact` payment is verified without the facilitator's verify
+ * (SellerExactScheme): its signature is recovered here and the token is asked, in one `eth_call`,
+ * whether it would execute the transfer now. What the facilitator's simulated transfer refused
+ * before the handler is still refused there (402, nothing moved, the handler never runs).
+ */
+import { appendPaymentIdentifierToExtensions } from '@x402/extensions/payment-identifier';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { spyOnHandler } from './support/handler-spy.js';
+import { requirementFor, startPaidApp, type PaidApp } from './support/paid-app.js';
+import { fundedBuyer } from './support/paying-clients.js';
+import { RpcProxy } from './support/rpc-proxy.js';
+import { startApp, type RunningApp } from './support/test-app.js';
+import { paymentRequiredOf, signedPayment, v2Header } from './support/x402-payloads.js';
+import { TickersController } from '../src/tickers/tickers.controller.js';
+
+const PRICE = 2000n;
+
+describe('local verification: a transfer the token would refuse', () => {
+  let stack: PaidApp;
+  let proxy: RpcProxy | undefined;
+  const { spy: handler } = spyOnHandler<TickersController['getTicker']>(
+    TickersController.prototype,
+    'getTicker',
+  );
+
+  beforeAll(async () => {
+    stack = await startPaidApp({
+      env: { X402_SETTLE_TIMEOUT_MS: '4000' },
+      beforeApp: async (chain) => {
+        proxy = await RpcProxy.start(chain.rpcUrl);
+        return { X402_RPC_URL: proxy.url };
+      },
+    });
+  });
+
+  afterAll(async () => {
+    handler.mockRestore();
+    await stack.close();
+    await proxy?.close();
+  });
+
+  it('an unfunded payer is refused before the handler, and honest payments beside it are all paid', async () => {
+    const accepted = await requirementFor(stack, '/v1/ticker/BTC');
+    const honest = await Promise.all([0, 1, 2].map(() => fundedBuyer(stack.chain)));
+    const before = await stack.balances();
+    const calls = handler.mock.calls.length;
+    // a real RPC takes tens of ms to prepare a transaction; loopback anvil about one
+    proxy!.fail('eth_fillTransaction', { kind: 'delay', ms: 150 });
+    const answers: Promise<{ who: 'unfunded' | 'honest'; status: number; reason?: string }>[] = [];
+    for (const buyer of honest) {
+      const bad = await signedPayment(privateKeyToAccount(generatePrivateKey()), accepted);
+      const good = await signedPayment(buyer.account, accepted);
+      answers.push(
+        stack.service.get('/v1/ticker/BTC', { headers: v2Header(bad) }).then((response) => ({
+          who: 'unfunded',
+          status: response.status,
+          reason: paymentRequiredOf(response).error,
+        })),
+        new Promise((resolve) => setTimeout(resolve, 40))
+          .then(() => stack.service.get('/v1/ticker/BTC', { headers: v2Header(good) }))
+          .then((response) => ({ who: 'honest', status: response.status })),
+      );
+    }
+    const settled = await Promise.all(answers);
+    proxy!.clear();
+    expect(settled.filter(({ who }) => who === 'unfunded')).toEqual(
+      Array(3).fill({
+        who: 'unfunded',
+        status: 402,
+        reason: expect.stringMatching(/insufficient_balance|simulation_failed/) as string,
+      }),
+    );
+    expect(settled.filter(({ who }) => who === 'honest').map(({ status }) => status)).toEqual([
+      200, 200, 200,
+    ]);
+    expect(handler.mock.calls.length - calls).toBe(3);
+    expect((await stack.balances()).payTo - before.payTo).toBe(3n * PRICE);
+    // nothing of the settling key waits in the pool behind a nonce that was never sent
+    const pool = await stack.chain.publicClient.request<{
+      Method: 'txpool_status';
+      Parameters: [];
+      ReturnType: { pending: string; queued: string };
+    }>({ method: 'txpool_status', params: [] });
+    expect([Number(pool.pending), Number(pool.queued)]).toEqual([0, 0]);
+  });
+});
+
+describe('local verification: a settled payment presented where the ledger forgot it', () => {
+  let stack: PaidApp;
+  let restarted: RunningApp;
+
+  beforeAll(async () => {
+    stack = await startPaidApp();
+    // a second process on the same chain with its own (empty) in-memory ledger: a restart
+    restarted = await startApp({
+      ...stack.markets.env(),
+      X402_FACILITATOR: 'embedded',
+      X402_NETWORK: 'base-sepolia',
+      X402_PAY_TO: stack.payTo,
+      X402_SETTLER_PRIVATE_KEY: stack.chain.accounts[1]!,
+      X402_RPC_URL: stack.chain.rpcUrl,
+      X402_RECEIPT_POLL_MS: '20',
+    });
+    await restarted.refresh();
+  });
+
+  afterAll(async () => {
+    await restarted.close();
+    await stack.close();
+  });
+
+  it('is refused (402), under a new payment-identifier too, and is paid once', async () => {
+    const accepted = await requirementFor(stack, '/v1/ticker/BTC');
+    const payment = await signedPayment(stack.buyer.account, accepted);
+    const before = await stack.balances();
+    const first = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
+    expect(first.status).toBe(200);
+
+    const replay = {
+      ...payment,
+      extensions: appendPaymentIdentifierToExtensions(
+        { 'payment-identifier': { info: { required: false } } },
+        'replay_0123456789abcdef',
+      ),
+    };
+    for (const presented of [payment, replay]) {
+      const answer = await restarted.get('/v1/ticker/BTC', { headers: v2Header(presented) });
+      expect(answer.status).toBe(402);
+      expect(paymentRequiredOf(answer).error).toMatch(/nonce_already_used|simulation_failed/);
+    }
+    const after = await stack.balances();
+    expect(before.buyer - after.buyer).toBe(PRICE);
+    expect(after.payTo - before.payTo).toBe(PRICE);
+  });
+});
