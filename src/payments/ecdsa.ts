@@ -40,3 +40,25 @@ const EIP712_PREFIX = new Uint8Array([0x19, 0x01]);
 export function typedDataDigest(domainSeparator: Uint8Array, structHash: Uint8Array): Uint8Array {
   return keccak256(concatBytes([EIP712_PREFIX, domainSeparator, structHash]), 'bytes');
 }
+
+/** A signature as viem's serializers take it. */
+export interface SignatureParts {
+  readonly r: Hex;
+  readonly s: Hex;
+  readonly v: bigint;
+  readonly yParity: number;
+}
+
+/**
+ * Signs a 32-byte digest with libsecp256k1: RFC 6979 nonce and low `s`, the same signature viem's
+ * pure-JS signer makes, at a small fraction of its CPU.
+ */
+export function signDigest(digest: Hex, privateKey: Uint8Array): SignatureParts {
+  const { signature, recid } = secp256k1.ecdsaSign(hexToBytes(digest), privateKey);
+  return {
+    r: bytesToHex(signature.subarray(0, 32)),
+    s: bytesToHex(signature.subarray(32, 64)),
+    v: BigInt(27 + recid),
+    yParity: recid,
+  };
+}

@@ -30,9 +30,9 @@ import {
   type Hex,
   type TransactionReceipt,
 } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import { createNonceManager, jsonRpc } from 'viem/nonce';
 import { ScopedStorage } from '../common/scoped-storage.js';
+import { nativeSigningAccount } from './native-account.js';
 import type { ExactEvmAuthorization } from './payment-acceptance.js';
 import type { FacilitatorConfig, PaymentConfig } from './payments.settings.js';
 import { ReceiptPacing, pollReceipt } from './receipt-wait.js';
@@ -199,7 +199,7 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
     }: { receiptMaxWaitMs?: number | undefined; receiptTimeoutMs?: number } = {},
   ) {
     const chainId = Number(network.split(':')[1]);
-    const account = privateKeyToAccount(settlerPrivateKey, {
+    const account = nativeSigningAccount(settlerPrivateKey, {
       nonceManager: createNonceManager({ source: jsonRpc() }),
     });
     const chain = defineChain({
