@@ -128,24 +128,12 @@ describe('PaymentSettler', () => {
       expect(seen[0]?.abandoned).toBe(true);
     });
 
-    it('once sent, it is waited for to the settlement deadline, client or not', async () => {
+    it.each<[string, Partial<SettlementTrace>]>([
+      ['once sent', { broadcast: true }],
+      ['once the transaction is being prepared (an account nonce taken)', { committed: true }],
+    ])('%s, it is waited for to the settlement deadline, client or not', async (_case, state) => {
       const { paywall, seen } = embeddedSettling(success, 400, (trace) => {
-        trace.broadcast = true;
-      });
-      const departed = new AbortController();
-      departed.abort();
-      const outcome = await new PaymentSettler(paywall, SETTINGS, null).settle(
-        verifiedPayment(payload),
-        accepted,
-        departed.signal,
-      );
-      expect(outcome).toEqual({ kind: 'settled', settlement: success });
-      expect(seen[0]?.abandoned).toBeUndefined();
-    });
-
-    it('once the transaction is being prepared (an account nonce taken), it is sent: waited for, not abandoned', async () => {
-      const { paywall, seen } = embeddedSettling(success, 400, (trace) => {
-        trace.committed = true;
+        Object.assign(trace, state);
       });
       const departed = new AbortController();
       departed.abort();

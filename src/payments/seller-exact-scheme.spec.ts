@@ -40,8 +40,9 @@ function authorization(overrides: Partial<ExactEvmAuthorization> = {}): ExactEvm
   };
 }
 
-async function sign(signed: ExactEvmAuthorization, domain: TokenDomain = DOMAIN): Promise<Hex> {
-  return buyer.signTypedData({
+/** The authorization as viem's EIP-712 typed data. */
+function typedData(signed: ExactEvmAuthorization, domain: TokenDomain = DOMAIN) {
+  return {
     domain: { ...domain, chainId: BigInt(domain.chainId) },
     types: authorizationTypes,
     primaryType: 'TransferWithAuthorization',
@@ -51,7 +52,11 @@ async function sign(signed: ExactEvmAuthorization, domain: TokenDomain = DOMAIN)
       validAfter: BigInt(signed.validAfter),
       validBefore: BigInt(signed.validBefore),
     },
-  });
+  } as const;
+}
+
+async function sign(signed: ExactEvmAuthorization, domain: TokenDomain = DOMAIN): Promise<Hex> {
+  return buyer.signTypedData(typedData(signed, domain));
 }
 
 function payment(signed: ExactEvmAuthorization, signature: Hex): PaymentPayload {
@@ -69,17 +74,7 @@ function verdict(paymentPayload: PaymentPayload, offer: PaymentRequirements = re
 describe('EIP-3009 authorizations checked without the facilitator', () => {
   it("hashes an authorization exactly as viem's EIP-712 typed data does", () => {
     const signed = authorization({ value: '123456789', nonce: `0x${'07'.repeat(32)}` });
-    const expected = hashTypedData({
-      domain: { ...DOMAIN, chainId: BigInt(DOMAIN.chainId) },
-      types: authorizationTypes,
-      primaryType: 'TransferWithAuthorization',
-      message: {
-        ...signed,
-        value: BigInt(signed.value),
-        validAfter: BigInt(signed.validAfter),
-        validBefore: BigInt(signed.validBefore),
-      },
-    });
+    const expected = hashTypedData(typedData(signed));
     expect(Buffer.from(transferAuthorizationDigest(DOMAIN, signed)).toString('hex')).toBe(
       expected.slice(2),
     );

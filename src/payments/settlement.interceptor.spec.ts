@@ -357,20 +357,6 @@ describe('SettlementInterceptor', () => {
     await expectReleased(payment);
   });
 
-  it('answers 499 when the client left before the payment was sent, and releases the payment', async () => {
-    settler.outcome = { kind: 'abandoned' };
-    const payment = await claimedPayment({ paymentId: ID });
-
-    const error = await rejectionOf(run(payment));
-    expect(error).toBeInstanceOf(ApiError);
-    expect([(error as ApiError).code, (error as ApiError).status]).toEqual([
-      ErrorCode.ClientClosedRequest,
-      499,
-    ]);
-    expect(reply.sent).toBeUndefined();
-    await expectReleased(payment);
-  });
-
   it("tells the settlement when the client's connection closes before the answer went out", async () => {
     const seen: boolean[] = [];
     settler.onSettle = () => {
@@ -383,19 +369,29 @@ describe('SettlementInterceptor', () => {
     expect(seen).toEqual([false, true]);
   });
 
-  it('answers 503 when the facilitator could not be asked, and releases the payment', async () => {
-    settler.outcome = {
-      kind: 'unavailable',
-      error: new FacilitatorUnavailableError('settle', new Error('ECONNREFUSED')),
-    };
+  it.each<[string, SettlementOutcome, ErrorCode, number]>([
+    [
+      'answers 499 when the client left before the payment was sent',
+      { kind: 'abandoned' },
+      ErrorCode.ClientClosedRequest,
+      499,
+    ],
+    [
+      'answers 503 when the facilitator could not be asked',
+      {
+        kind: 'unavailable',
+        error: new FacilitatorUnavailableError('settle', new Error('ECONNREFUSED')),
+      },
+      ErrorCode.FacilitatorUnavailable,
+      503,
+    ],
+  ])('%s, and releases the payment', async (_case, outcome, code, status) => {
+    settler.outcome = outcome;
     const payment = await claimedPayment({ paymentId: ID });
 
     const error = await rejectionOf(run(payment));
     expect(error).toBeInstanceOf(ApiError);
-    expect([(error as ApiError).code, (error as ApiError).status]).toEqual([
-      ErrorCode.FacilitatorUnavailable,
-      503,
-    ]);
+    expect([(error as ApiError).code, (error as ApiError).status]).toEqual([code, status]);
     expect(reply.sent).toBeUndefined();
     await expectReleased(payment);
   });
