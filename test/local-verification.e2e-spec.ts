@@ -5,6 +5,9 @@
  * before the handler is still refused there (402, nothing moved, the handler never runs).
  */
 import { appendPaymentIdentifierToExtensions } from '@x402/extensions/payment-identifier';
+import type { PaymentPayload } from '@x402/core/types';
+import { eip3009ABI } from '@x402/evm';
+import { createWalletClient, getAddress, http, parseSignature } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { spyOnHandler } from './support/handler-spy.js';
 import { requirementFor, startPaidApp, type PaidApp } from './support/paid-app.js';
@@ -15,14 +18,18 @@ import { paymentRequiredOf, signedPayment, v2Header } from './support/x402-paylo
 import { TickersController } from '../src/tickers/tickers.controller.js';
 
 const PRICE = 2000n;
+const { spy: handler, original: getTicker } = spyOnHandler<TickersController['getTicker']>(
+  TickersController.prototype,
+  'getTicker',
+);
+
+afterAll(() => {
+  handler.mockRestore();
+});
 
 describe('local verification: a transfer the token would refuse', () => {
   let stack: PaidApp;
   let proxy: RpcProxy | undefined;
-  const { spy: handler } = spyOnHandler<TickersController['getTicker']>(
-    TickersController.prototype,
-    'getTicker',
-  );
 
   beforeAll(async () => {
     stack = await startPaidApp({
@@ -35,7 +42,6 @@ describe('local verification: a transfer the token would refuse', () => {
   });
 
   afterAll(async () => {
-    handler.mockRestore();
     await stack.close();
     await proxy?.close();
   });
@@ -77,14 +83,130 @@ describe('local verification: a transfer the token would refuse', () => {
     expect(handler.mock.calls.length - calls).toBe(3);
     expect((await stack.balances()).payTo - before.payTo).toBe(3n * PRICE);
     // nothing of the settling key waits in the pool behind a nonce that was never sent
-    const pool = await stack.chain.publicClient.request<{
-      Method: 'txpool_status';
-      Parameters: [];
-      ReturnType: { pending: string; queued: string };
-    }>({ method: 'txpool_status', params: [] });
-    expect([Number(pool.pending), Number(pool.queued)]).toEqual([0, 0]);
+    expect(await waitingTransactions(stack)).toEqual([0, 0]);
+  });
+
+  it('a payer drained while the handler runs is refused at settlement before a nonce is taken; honest payments beside it are paid', async () => {
+    const accepted = await requirementFor(stack, '/v1/ticker/BTC');
+    const honest = await Promise.all([0, 1, 2].map(() => fundedBuyer(stack.chain)));
+    const payer = privateKeyToAccount(generatePrivateKey());
+    await stack.chain.mintUsdc(payer.address, PRICE);
+    const bad = await signedPayment(payer, accepted);
+    // a second authorization of the same funds, to someone else, sent by a third party
+    const drain = await signedPayment(payer, accepted, {
+      to: privateKeyToAccount(generatePrivateKey()).address,
+    });
+    let drained: () => void = () => undefined;
+    const drainedOnce = new Promise<void>((resolve) => {
+      drained = resolve;
+    });
+    // Nest awaits what a handler returns: an async stand-in runs the drain, then the handler
+    handler.mockImplementationOnce(async function (
+      this: TickersController,
+      ...args: Parameters<TickersController['getTicker']>
+    ) {
+      await transferWithAuthorization(stack, drain);
+      drained();
+      return getTicker.apply(this, args);
+    } as unknown as TickersController['getTicker']);
+    const before = await stack.balances();
+    // a real RPC takes tens of ms to estimate or fill a transaction; loopback anvil about one
+    proxy!.fail('eth_estimateGas', { kind: 'delay', ms: 150 });
+    proxy!.fail('eth_fillTransaction', { kind: 'delay', ms: 150 });
+    const refused = stack.service.get('/v1/ticker/BTC', { headers: v2Header(bad) });
+    await drainedOnce;
+    const paid = Promise.all(
+      honest.map(async (buyer) => {
+        const good = await signedPayment(buyer.account, accepted);
+        return (await stack.service.get('/v1/ticker/BTC', { headers: v2Header(good) })).status;
+      }),
+    );
+    const [answer, statuses] = await Promise.all([refused, paid]);
+    proxy!.clear();
+    expect(answer.status).toBe(402);
+    expect(paymentRequiredOf(answer).error).toMatch(/^settlement_failed: /);
+    expect(statuses).toEqual([200, 200, 200]);
+    expect((await stack.balances()).payTo - before.payTo).toBe(3n * PRICE);
+    expect(await waitingTransactions(stack)).toEqual([0, 0]);
+  });
+
+  it('a contract payer whose signature holds only in a free simulation is refused at the real fee, before a nonce is taken', async () => {
+    const accepted = await requirementFor(stack, '/v1/ticker/BTC');
+    const honest = await Promise.all([0, 1, 2].map(() => fundedBuyer(stack.chain)));
+    const wallet = privateKeyToAccount(generatePrivateKey()).address;
+    // isValidSignature (any call): the ERC-1271 magic value when tx.gasprice is 0, else revert
+    await stack.chain.publicClient.request({
+      method: 'anvil_setCode' as never,
+      params: [wallet, '0x3a15600957600080fd5b631626ba7e60e01b60005260206000f3'] as never,
+    });
+    await stack.chain.mintUsdc(wallet, PRICE);
+    const signed = await signedPayment(privateKeyToAccount(generatePrivateKey()), accepted);
+    const bad = structuredClone(signed);
+    (bad.payload as { authorization: { from: string } }).authorization.from = wallet;
+    const before = await stack.balances();
+    // an RPC without eth_fillTransaction, and slow to estimate
+    proxy!.fail('eth_fillTransaction', { kind: 'error' });
+    proxy!.fail('eth_estimateGas', { kind: 'delay', ms: 150 });
+    const refused = stack.service.get('/v1/ticker/BTC', { headers: v2Header(bad) });
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const paid = Promise.all(
+      honest.map(async (buyer) => {
+        const good = await signedPayment(buyer.account, accepted);
+        return (await stack.service.get('/v1/ticker/BTC', { headers: v2Header(good) })).status;
+      }),
+    );
+    const [answer, statuses] = await Promise.all([refused, paid]);
+    proxy!.clear();
+    expect(answer.status).toBe(402);
+    expect(statuses).toEqual([200, 200, 200]);
+    expect((await stack.balances()).payTo - before.payTo).toBe(3n * PRICE);
+    expect(await stack.chain.usdcBalance(wallet)).toBe(PRICE);
+    expect(await waitingTransactions(stack)).toEqual([0, 0]);
   });
 });
+
+/** Transactions waiting in the chain's pool: pending, and queued behind a missing nonce. */
+async function waitingTransactions(stack: PaidApp): Promise<[number, number]> {
+  const pool = await stack.chain.publicClient.request<{
+    Method: 'txpool_status';
+    Parameters: [];
+    ReturnType: { pending: string; queued: string };
+  }>({ method: 'txpool_status', params: [] });
+  return [Number(pool.pending), Number(pool.queued)];
+}
+
+/** Submits a signed EIP-3009 authorization from a third party's account. */
+async function transferWithAuthorization(stack: PaidApp, payment: PaymentPayload): Promise<void> {
+  const { authorization, signature } = payment.payload as {
+    authorization: Record<'from' | 'to' | 'value' | 'validAfter' | 'validBefore', string> & {
+      nonce: `0x${string}`;
+    };
+    signature: `0x${string}`;
+  };
+  const { v, r, s } = parseSignature(signature);
+  const relayer = createWalletClient({
+    account: privateKeyToAccount(stack.chain.accounts[2]!),
+    chain: stack.chain.publicClient.chain,
+    transport: http(stack.chain.rpcUrl),
+  });
+  const hash = await relayer.writeContract({
+    address: stack.chain.usdcAddress,
+    abi: eip3009ABI,
+    functionName: 'transferWithAuthorization',
+    args: [
+      getAddress(authorization.from),
+      getAddress(authorization.to),
+      BigInt(authorization.value),
+      BigInt(authorization.validAfter),
+      BigInt(authorization.validBefore),
+      authorization.nonce,
+      Number(v),
+      r,
+      s,
+    ],
+  });
+  await stack.chain.publicClient.waitForTransactionReceipt({ hash });
+}
 
 describe('local verification: a settled payment presented where the ledger forgot it', () => {
   let stack: PaidApp;
@@ -124,11 +246,14 @@ describe('local verification: a settled payment presented where the ledger forgo
         'replay_0123456789abcdef',
       ),
     };
+    const calls = handler.mock.calls.length;
     for (const presented of [payment, replay]) {
       const answer = await restarted.get('/v1/ticker/BTC', { headers: v2Header(presented) });
       expect(answer.status).toBe(402);
       expect(paymentRequiredOf(answer).error).toMatch(/nonce_already_used|simulation_failed/);
     }
+    // refused in verification: the handler never ran for them
+    expect(handler.mock.calls.length).toBe(calls);
     const after = await stack.balances();
     expect(before.buyer - after.buyer).toBe(PRICE);
     expect(after.payTo - before.payTo).toBe(PRICE);

@@ -55,9 +55,9 @@ export interface SettlementTrace {
    */
   abandoned?: boolean;
   /**
-   * The embedded facilitator started preparing the transaction (which takes an account nonce):
-   * from here it is sent, since a nonce taken and never sent would hold back every later
-   * transaction of the settling key. It can no longer be abandoned.
+   * The embedded facilitator's transaction passed its gas estimate and is taking an account
+   * nonce: from here it is signed and sent (a nonce taken and never sent would hold back every
+   * later transaction of the settling key). It can no longer be abandoned.
    */
   committed?: boolean;
   transaction?: `0x${string}`;
@@ -216,6 +216,7 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
     }).extend(publicActions);
     type Client = typeof client;
     this.callAsSettler = (to, data) => client.call({ account, to, data });
+    const fees = new RecentFees(() => client.estimateFeesPerGas());
     const pacing = new ReceiptPacing(() => blockTimeMs(client), receiptMaxWaitMs);
     const waitAfter = (attempt: number): number => pacing.waitAfter(attempt);
     const watch = <T>(call: () => Promise<T>): Promise<T> => this.watched(call);
@@ -225,8 +226,26 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
       readContract: (args) => watch(() => client.readContract(args)),
       verifyTypedData: (args) =>
         watch(() => client.verifyTypedData(args as Parameters<Client['verifyTypedData']>[0])),
-      writeContract: (args) => watch(() => traceTransaction(() => client.writeContract(args))),
-      sendTransaction: (args) => watch(() => traceTransaction(() => client.sendTransaction(args))),
+      writeContract: (args) =>
+        watch(() =>
+          traceTransaction(
+            async () => {
+              const price = await fees.current();
+              return { ...price, gas: await client.estimateContractGas({ ...args, ...price }) };
+            },
+            (prepared) => client.writeContract({ ...args, ...prepared }),
+          ),
+        ),
+      sendTransaction: (args) =>
+        watch(() =>
+          traceTransaction(
+            async () => {
+              const price = await fees.current();
+              return { ...price, gas: await client.estimateGas({ ...args, ...price }) };
+            },
+            (prepared) => client.sendTransaction({ ...args, ...prepared }),
+          ),
+        ),
       waitForTransactionReceipt: (args) =>
         watch(() =>
           traceReceipt(() =>
@@ -364,14 +383,24 @@ function traceRemoteAnswer(answer: Pick<SettleResponse, 'transaction' | 'errorRe
 }
 
 /**
- * Sends a settlement's transaction and records it. An abandoned settlement's is not even
- * prepared; once preparing starts (it takes an account nonce) the settlement is committed.
+ * Sends a settlement's transaction and records it. Everything that can refuse it (gas and fee
+ * estimation, at the real fee: a payer contract could accept its signature only in a free
+ * simulation) runs in `prepare`, before the settlement is committed; committing takes an account
+ * nonce, and after it only signing and the send remain, so a transaction the chain refuses
+ * reverts on chain instead of leaving a nonce taken and never sent (which would hold back every
+ * later transaction of the settling key until another one filled it). An abandoned settlement's
+ * transaction is not prepared at all.
  */
-async function traceTransaction(send: () => Promise<`0x${string}`>): Promise<`0x${string}`> {
+async function traceTransaction<P>(
+  prepare: () => Promise<P>,
+  send: (prepared: P) => Promise<`0x${string}`>,
+): Promise<`0x${string}`> {
+  if (settlementTraces.getStore()?.abandoned === true) throw new SettlementAbandonedError();
+  const prepared = await prepare();
   const committing = settlementTraces.getStore();
   if (committing?.abandoned === true) throw new SettlementAbandonedError();
   if (committing !== undefined) committing.committed = true;
-  const hash = await send();
+  const hash = await send(prepared);
   const trace = settlementTraces.getStore();
   if (trace !== undefined) {
     // a hash came back: sent, however the request was made
@@ -379,6 +408,28 @@ async function traceTransaction(send: () => Promise<`0x${string}`>): Promise<`0x
     trace.transaction = hash;
   }
   return hash;
+}
+
+/** How long a fee estimate is reused: under a block on Base; viem's 1.2x base-fee margin covers one block's rise. */
+const FEES_TTL_MS = 1000;
+
+/** The chain's current fees per gas, asked at most once a second (concurrent askers share one ask). */
+class RecentFees<T> {
+  private cached: { readonly at: number; readonly fees: Promise<T> } | undefined;
+
+  constructor(private readonly estimate: () => Promise<T>) {}
+
+  current(): Promise<T> {
+    const now = Date.now();
+    if (this.cached === undefined || now - this.cached.at > FEES_TTL_MS) {
+      const fees = this.estimate();
+      this.cached = { at: now, fees };
+      fees.catch(() => {
+        if (this.cached?.fees === fees) this.cached = undefined;
+      });
+    }
+    return this.cached.fees;
+  }
 }
 
 /** How many recent blocks the block time is averaged over. */
