@@ -231,7 +231,8 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
           traceTransaction(
             async () => {
               const price = await fees.current();
-              return { ...price, gas: await client.estimateContractGas({ ...args, ...price }) };
+              const gas = await client.estimateContractGas({ ...args, ...price, prepare: false });
+              return { ...price, gas, chainId };
             },
             (prepared) => client.writeContract({ ...args, ...prepared }),
           ),
@@ -241,7 +242,8 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
           traceTransaction(
             async () => {
               const price = await fees.current();
-              return { ...price, gas: await client.estimateGas({ ...args, ...price }) };
+              const gas = await client.estimateGas({ ...args, ...price, prepare: false });
+              return { ...price, gas, chainId };
             },
             (prepared) => client.sendTransaction({ ...args, ...prepared }),
           ),
