@@ -5,16 +5,18 @@
  * before the handler is still refused there (402, nothing moved, the handler never runs).
  */
 import { appendPaymentIdentifierToExtensions } from '@x402/extensions/payment-identifier';
-import type { PaymentPayload } from '@x402/core/types';
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { eip3009ABI } from '@x402/evm';
-import { createWalletClient, getAddress, http, parseSignature } from 'viem';
+import { createWalletClient, http } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { spyOnHandler } from './support/handler-spy.js';
 import { requirementFor, startPaidApp, type PaidApp } from './support/paid-app.js';
-import { fundedBuyer } from './support/paying-clients.js';
+import { fundedBuyer, type Buyer } from './support/paying-clients.js';
 import { RpcProxy } from './support/rpc-proxy.js';
 import { startApp, type RunningApp } from './support/test-app.js';
 import { paymentRequiredOf, signedPayment, v2Header } from './support/x402-payloads.js';
+import type { ExactEvmAuthorization } from '../src/payments/payment-acceptance.js';
+import { transferWithAuthorizationArgs } from '../src/payments/transfer-authorization.js';
 import { TickersController } from '../src/tickers/tickers.controller.js';
 
 const PRICE = 2000n;
@@ -115,12 +117,7 @@ describe('local verification: a transfer the token would refuse', () => {
     proxy!.fail('eth_fillTransaction', { kind: 'delay', ms: 150 });
     const refused = stack.service.get('/v1/ticker/BTC', { headers: v2Header(bad) });
     await drainedOnce;
-    const paid = Promise.all(
-      honest.map(async (buyer) => {
-        const good = await signedPayment(buyer.account, accepted);
-        return (await stack.service.get('/v1/ticker/BTC', { headers: v2Header(good) })).status;
-      }),
-    );
+    const paid = statusesOfPayments(stack, honest, accepted);
     const [answer, statuses] = await Promise.all([refused, paid]);
     proxy!.clear();
     expect(answer.status).toBe(402);
@@ -149,12 +146,7 @@ describe('local verification: a transfer the token would refuse', () => {
     proxy!.fail('eth_estimateGas', { kind: 'delay', ms: 150 });
     const refused = stack.service.get('/v1/ticker/BTC', { headers: v2Header(bad) });
     await new Promise((resolve) => setTimeout(resolve, 60));
-    const paid = Promise.all(
-      honest.map(async (buyer) => {
-        const good = await signedPayment(buyer.account, accepted);
-        return (await stack.service.get('/v1/ticker/BTC', { headers: v2Header(good) })).status;
-      }),
-    );
+    const paid = statusesOfPayments(stack, honest, accepted);
     const [answer, statuses] = await Promise.all([refused, paid]);
     proxy!.clear();
     expect(answer.status).toBe(402);
@@ -164,6 +156,20 @@ describe('local verification: a transfer the token would refuse', () => {
     expect(await waitingTransactions(stack)).toEqual([0, 0]);
   });
 });
+
+/** Each buyer pays for one ticker at once; the answers' statuses. */
+function statusesOfPayments(
+  stack: PaidApp,
+  buyers: readonly Buyer[],
+  accepted: PaymentRequirements,
+): Promise<number[]> {
+  return Promise.all(
+    buyers.map(async (buyer) => {
+      const payment = await signedPayment(buyer.account, accepted);
+      return (await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) })).status;
+    }),
+  );
+}
 
 /** Transactions waiting in the chain's pool: pending, and queued behind a missing nonce. */
 async function waitingTransactions(stack: PaidApp): Promise<[number, number]> {
@@ -178,12 +184,9 @@ async function waitingTransactions(stack: PaidApp): Promise<[number, number]> {
 /** Submits a signed EIP-3009 authorization from a third party's account. */
 async function transferWithAuthorization(stack: PaidApp, payment: PaymentPayload): Promise<void> {
   const { authorization, signature } = payment.payload as {
-    authorization: Record<'from' | 'to' | 'value' | 'validAfter' | 'validBefore', string> & {
-      nonce: `0x${string}`;
-    };
+    authorization: ExactEvmAuthorization;
     signature: `0x${string}`;
   };
-  const { v, r, s } = parseSignature(signature);
   const relayer = createWalletClient({
     account: privateKeyToAccount(stack.chain.accounts[2]!),
     chain: stack.chain.publicClient.chain,
@@ -193,17 +196,7 @@ async function transferWithAuthorization(stack: PaidApp, payment: PaymentPayload
     address: stack.chain.usdcAddress,
     abi: eip3009ABI,
     functionName: 'transferWithAuthorization',
-    args: [
-      getAddress(authorization.from),
-      getAddress(authorization.to),
-      BigInt(authorization.value),
-      BigInt(authorization.validAfter),
-      BigInt(authorization.validBefore),
-      authorization.nonce,
-      Number(v),
-      r,
-      s,
-    ],
+    args: transferWithAuthorizationArgs(authorization, signature),
   });
   await stack.chain.publicClient.waitForTransactionReceipt({ hash });
 }

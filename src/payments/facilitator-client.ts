@@ -23,9 +23,7 @@ import {
   createWalletClient,
   defineChain,
   encodeFunctionData,
-  getAddress,
   http,
-  parseSignature,
   publicActions,
   type Hex,
   type TransactionReceipt,
@@ -34,6 +32,7 @@ import { createNonceManager, jsonRpc } from 'viem/nonce';
 import { ScopedStorage } from '../common/scoped-storage.js';
 import { nativeSigningAccount } from './native-account.js';
 import type { ExactEvmAuthorization } from './payment-acceptance.js';
+import { transferWithAuthorizationArgs } from './transfer-authorization.js';
 import type { FacilitatorConfig, PaymentConfig } from './payments.settings.js';
 import { ReceiptPacing, pollReceipt } from './receipt-wait.js';
 
@@ -286,24 +285,13 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
     authorization: ExactEvmAuthorization,
     signature: Hex,
   ): Promise<boolean | undefined> {
-    const { v, r, s } = parseSignature(signature);
     try {
       await this.callAsSettler(
         asset,
         encodeFunctionData({
           abi: eip3009ABI,
           functionName: 'transferWithAuthorization',
-          args: [
-            getAddress(authorization.from),
-            getAddress(authorization.to),
-            BigInt(authorization.value),
-            BigInt(authorization.validAfter),
-            BigInt(authorization.validBefore),
-            authorization.nonce,
-            Number(v),
-            r,
-            s,
-          ],
+          args: transferWithAuthorizationArgs(authorization, signature),
         }),
       );
       return true;

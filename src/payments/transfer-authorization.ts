@@ -1,9 +1,11 @@
 import {
   concatBytes,
   domainSeparator as eip712DomainSeparator,
+  getAddress,
   hexToBytes,
   keccak256,
   numberToBytes,
+  parseSignature,
   toBytes,
   type Hex,
 } from 'viem';
@@ -58,6 +60,28 @@ export function transferAuthorizationSigner(
   signature: Hex,
 ): Hex | undefined {
   return recoverSigner(transferAuthorizationDigest(domain, authorization), signature);
+}
+
+/**
+ * The arguments of the token's `transferWithAuthorization(from, to, value, validAfter,
+ * validBefore, nonce, v, r, s)` for a 65-byte signature.
+ */
+export function transferWithAuthorizationArgs(
+  authorization: ExactEvmAuthorization,
+  signature: Hex,
+): readonly [Hex, Hex, bigint, bigint, bigint, Hex, number, Hex, Hex] {
+  const { v, r, s } = parseSignature(signature);
+  return [
+    getAddress(authorization.from),
+    getAddress(authorization.to),
+    BigInt(authorization.value),
+    BigInt(authorization.validAfter),
+    BigInt(authorization.validBefore),
+    authorization.nonce,
+    Number(v),
+    r,
+    s,
+  ];
 }
 
 function addressWord(address: Hex): Uint8Array {
