@@ -14,7 +14,7 @@ import { startRedisServer, type RedisServer } from './support/redis-server.js';
 import { describeWithRedis } from './support/redis-suite.js';
 import { startApp, type RunningApp } from './support/test-app.js';
 import { paymentRequiredOf } from './support/x402-payloads.js';
-import { batchBuyer, CHANNEL_VIEWS_ABI } from './support/batch-channel.js';
+import { batchBuyer, CHANNEL_VIEWS_ABI, CLAIMS_BY_HAND } from './support/batch-channel.js';
 
 const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' as const;
 const PRICE = 2000n;
@@ -39,8 +39,7 @@ describeWithRedis('batch settlement across instances sharing Redis', () => {
         X402_RECEIPT_POLL_MS: '20',
         REDIS_URL: redis.url,
         X402_BATCH_AUTHORIZER_PRIVATE_KEY: chain.accounts[5]!,
-        X402_BATCH_SETTLE_INTERVAL_MS: '600000',
-        X402_BATCH_CLAIM_THRESHOLD: '0',
+        ...CLAIMS_BY_HAND,
       });
       instances.push(app);
       await app.refresh();

@@ -18,6 +18,7 @@ import {
   CHANNEL_VIEWS_ABI,
   WITHDRAW_ABI,
   type BatchBuyer,
+  CLAIMS_BY_HAND,
 } from './support/batch-channel.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
 import { parseExposition, sampleValue, type Sample } from './support/prometheus.js';
@@ -107,8 +108,7 @@ describe('batch settlement: money when something goes wrong', () => {
       // only the explicit claims below touch the chain after a deposit
       env: {
         X402_BATCH_DATA_DIR: dataDir,
-        X402_BATCH_SETTLE_INTERVAL_MS: '600000',
-        X402_BATCH_CLAIM_THRESHOLD: '0',
+        ...CLAIMS_BY_HAND,
       },
     });
     paywall = stack.service.app.get(X402Paywall);
@@ -304,8 +304,7 @@ describe('batch settlement: a deposit slower than X402_SETTLE_TIMEOUT_MS', () =>
       X402_RECEIPT_POLL_MS: '20',
       X402_SETTLE_TIMEOUT_MS: '1000',
       X402_BATCH_DATA_DIR: dataDir,
-      X402_BATCH_SETTLE_INTERVAL_MS: '600000',
-      X402_BATCH_CLAIM_THRESHOLD: '0',
+      ...CLAIMS_BY_HAND,
     });
     await slow.refresh();
   });

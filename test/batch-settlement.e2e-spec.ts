@@ -15,7 +15,12 @@ import { startPaidApp, type PaidApp } from './support/paid-app.js';
 import { USDC } from './support/paying-clients.js';
 import { startApp } from './support/test-app.js';
 import { paymentRequiredOf } from './support/x402-payloads.js';
-import { batchBuyer, CHANNEL_VIEWS_ABI, type BatchBuyer } from './support/batch-channel.js';
+import {
+  batchBuyer,
+  CHANNEL_VIEWS_ABI,
+  type BatchBuyer,
+  CLAIMS_BY_HAND,
+} from './support/batch-channel.js';
 
 const TICKER_PRICE = 2000n;
 
@@ -66,8 +71,7 @@ describe('batch settlement: paid calls without a chain round trip', () => {
       // only the explicit claims below touch the chain after a deposit
       env: {
         X402_BATCH_DATA_DIR: dataDir,
-        X402_BATCH_SETTLE_INTERVAL_MS: '600000',
-        X402_BATCH_CLAIM_THRESHOLD: '0',
+        ...CLAIMS_BY_HAND,
       },
     });
     serviceUrl = stack.service.url;
@@ -224,8 +228,7 @@ describe('batch settlement: paid calls without a chain round trip', () => {
       X402_RPC_URL: stack.chain.rpcUrl,
       X402_RECEIPT_POLL_MS: '20',
       X402_BATCH_DATA_DIR: dataDir,
-      X402_BATCH_SETTLE_INTERVAL_MS: '600000',
-      X402_BATCH_CLAIM_THRESHOLD: '0',
+      ...CLAIMS_BY_HAND,
     });
     await restarted.refresh();
     serviceUrl = restarted.url;

@@ -1,5 +1,6 @@
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { computeChannelId } from '@x402/evm/batch-settlement/client';
+import { CHANNEL_CONFIG } from '../../test/support/payment-doubles.js';
 import {
   acceptOfferedBatchPayment,
   isBatchPayment,
@@ -29,15 +30,7 @@ const batch: PaymentRequirements = {
   },
 };
 const offered = [exact, batch];
-const channelConfig: ChannelConfig = {
-  payer: '0x4Bf9DBaf6ccd1784C8446f14A53455C8E00A3b0B',
-  payerAuthorizer: '0x4Bf9DBaf6ccd1784C8446f14A53455C8E00A3b0B',
-  receiver: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
-  receiverAuthorizer: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
-  token: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-  withdrawDelay: 900,
-  salt: `0x${'00'.repeat(32)}`,
-};
+const channelConfig = CHANNEL_CONFIG;
 const channelId = computeChannelId(channelConfig, batch.network);
 const voucher = { channelId, maxClaimableAmount: '4000', signature: `0x${'1b'.repeat(65)}` };
 const deposit = {

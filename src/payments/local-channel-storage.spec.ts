@@ -11,6 +11,7 @@ import { hostname } from 'node:os';
 import os from 'node:os';
 import path from 'node:path';
 import type { Channel } from '@x402/evm/batch-settlement/server';
+import { CHANNEL_CONFIG } from '../../test/support/payment-doubles.js';
 import { LocalChannelStorage } from './local-channel-storage.js';
 
 const ID = `0x${'ab'.repeat(32)}`;
@@ -18,15 +19,7 @@ const ID = `0x${'ab'.repeat(32)}`;
 function channel(charged: string): Channel {
   return {
     channelId: ID,
-    channelConfig: {
-      payer: '0x4Bf9DBaf6ccd1784C8446f14A53455C8E00A3b0B',
-      payerAuthorizer: '0x4Bf9DBaf6ccd1784C8446f14A53455C8E00A3b0B',
-      receiver: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
-      receiverAuthorizer: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
-      token: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-      withdrawDelay: 900,
-      salt: `0x${'00'.repeat(32)}`,
-    },
+    channelConfig: CHANNEL_CONFIG,
     chargedCumulativeAmount: charged,
     signedMaxClaimable: charged,
     signature: `0x${'1b'.repeat(65)}`,

@@ -7,6 +7,15 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import type { LocalChain } from './chain.js';
 import { USDC } from './paying-clients.js';
 
+/**
+ * Settings for an app whose batch claims the test makes by hand (`claimAndSettle`): no claim
+ * timer within a test's time, no threshold claims.
+ */
+export const CLAIMS_BY_HAND = {
+  X402_BATCH_SETTLE_INTERVAL_MS: '600000',
+  X402_BATCH_CLAIM_THRESHOLD: '0',
+} as const;
+
 /** The batch-settlement channel contract's views the tests read balances and totals from. */
 export const CHANNEL_VIEWS_ABI = [
   {

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { ExecutionContext } from '@nestjs/common';
 import type { HTTPRequestContext } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import type { ChannelConfig } from '../../src/payments/batch-acceptance.js';
 import type { PriceRefreshService } from '../../src/aggregation/price-refresh.service.js';
 import type { SnapshotStore } from '../../src/aggregation/snapshot-store.js';
 import { MetricsService } from '../../src/metrics/metrics.service.js';
@@ -186,3 +187,14 @@ export function detachedMetrics(): MetricsService {
     { current: () => Promise.resolve(undefined) } as unknown as SnapshotStore,
   );
 }
+
+/** A batch-settlement channel's configuration as the official client builds one (test addresses). */
+export const CHANNEL_CONFIG: ChannelConfig = {
+  payer: '0x4Bf9DBaf6ccd1784C8446f14A53455C8E00A3b0B',
+  payerAuthorizer: '0x4Bf9DBaf6ccd1784C8446f14A53455C8E00A3b0B',
+  receiver: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+  receiverAuthorizer: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
+  token: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+  withdrawDelay: 900,
+  salt: `0x${'00'.repeat(32)}`,
+};
