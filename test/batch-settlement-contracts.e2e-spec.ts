@@ -26,7 +26,11 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { startLocalChain, type LocalChain } from './support/chain.js';
-import { CHANNEL_VIEWS_ABI, WITHDRAW_ABI as withdrawAbi } from './support/batch-channel.js';
+import {
+  CHANNEL_VIEWS_ABI,
+  WITHDRAW_ABI as withdrawAbi,
+  channelOnChain,
+} from './support/batch-channel.js';
 
 const NETWORK = 'eip155:84532';
 const PRICE = 1_000n;
@@ -76,13 +80,7 @@ describe('batch-settlement contracts on the local chain, through the SDK facilit
   }
 
   async function channelState(channelId: Hex): Promise<{ balance: bigint; totalClaimed: bigint }> {
-    const [balance, totalClaimed] = await chain.publicClient.readContract({
-      address: chain.batchSettlementAddress,
-      abi: CHANNEL_VIEWS_ABI,
-      functionName: 'channels',
-      args: [channelId],
-    });
-    return { balance, totalClaimed };
+    return channelOnChain(chain, channelId);
   }
 
   async function receiverTotals(): Promise<{ claimed: bigint; settled: bigint }> {

@@ -14,7 +14,7 @@ import { startRedisServer, type RedisServer } from './support/redis-server.js';
 import { describeWithRedis } from './support/redis-suite.js';
 import { startApp, type RunningApp } from './support/test-app.js';
 import { paymentRequiredOf } from './support/x402-payloads.js';
-import { batchBuyer, CHANNEL_VIEWS_ABI, CLAIMS_BY_HAND } from './support/batch-channel.js';
+import { batchBuyer, CLAIMS_BY_HAND, channelOnChain } from './support/batch-channel.js';
 
 const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' as const;
 const PRICE = 2000n;
@@ -100,12 +100,7 @@ describeWithRedis('batch settlement across instances sharing Redis', () => {
 
     // one claim from either instance: exactly what was sold
     await a.app.get(X402Paywall).claimAndSettle();
-    const [, totalClaimed] = await chain.publicClient.readContract({
-      address: chain.batchSettlementAddress,
-      abi: CHANNEL_VIEWS_ABI,
-      functionName: 'channels',
-      args: [channelId],
-    });
+    const { totalClaimed } = await channelOnChain(chain, channelId);
     expect(totalClaimed).toBe(sold * PRICE);
     expect(await chain.usdcBalance(PAY_TO)).toBe(sold * PRICE);
   });

@@ -15,10 +15,10 @@ import type { ChannelConfig } from '../src/payments/batch-acceptance.js';
 import { X402Paywall } from '../src/payments/x402-paywall.js';
 import {
   batchBuyer,
-  CHANNEL_VIEWS_ABI,
   WITHDRAW_ABI,
   type BatchBuyer,
   CLAIMS_BY_HAND,
+  channelOnChain,
 } from './support/batch-channel.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
 import { parseExposition, sampleValue, type Sample } from './support/prometheus.js';
@@ -50,13 +50,7 @@ describe('batch settlement: money when something goes wrong', () => {
   }
 
   async function onChain(channelId: Hex): Promise<{ balance: bigint; totalClaimed: bigint }> {
-    const [balance, totalClaimed] = await stack.chain.publicClient.readContract({
-      address: stack.chain.batchSettlementAddress,
-      abi: CHANNEL_VIEWS_ABI,
-      functionName: 'channels',
-      args: [channelId],
-    });
-    return { balance, totalClaimed };
+    return channelOnChain(stack.chain, channelId);
   }
 
   async function scrape(): Promise<Sample[]> {
@@ -351,12 +345,7 @@ describe('batch settlement: a deposit slower than X402_SETTLE_TIMEOUT_MS', () =>
     const answered = await buyer(`${slow.url}${TICKER}`);
     expect(answered.status).toBe(200);
     await slow.app.get(X402Paywall).claimAndSettle();
-    const [, totalClaimed] = await stack.chain.publicClient.readContract({
-      address: stack.chain.batchSettlementAddress,
-      abi: CHANNEL_VIEWS_ABI,
-      functionName: 'channels',
-      args: [channelId],
-    });
+    const { totalClaimed } = await channelOnChain(stack.chain, channelId);
     expect(totalClaimed).toBe(PRICE);
     expect((await stack.balances()).payTo - balances.payTo).toBe(PRICE);
   });

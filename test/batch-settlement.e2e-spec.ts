@@ -17,9 +17,9 @@ import { startApp } from './support/test-app.js';
 import { paymentRequiredOf } from './support/x402-payloads.js';
 import {
   batchBuyer,
-  CHANNEL_VIEWS_ABI,
   type BatchBuyer,
   CLAIMS_BY_HAND,
+  channelOnChain,
 } from './support/batch-channel.js';
 
 const TICKER_PRICE = 2000n;
@@ -34,13 +34,7 @@ describe('batch settlement: paid calls without a chain round trip', () => {
   const newBuyer = (): Promise<BatchBuyer> => batchBuyer(stack.chain, { depositMultiplier: 10 });
 
   async function channel(channelId: `0x${string}`) {
-    const [balance, totalClaimed] = await stack.chain.publicClient.readContract({
-      address: stack.chain.batchSettlementAddress,
-      abi: CHANNEL_VIEWS_ABI,
-      functionName: 'channels',
-      args: [channelId],
-    });
-    return { balance, totalClaimed };
+    return channelOnChain(stack.chain, channelId);
   }
 
   function channelIdOf(buyer: BatchBuyer): `0x${string}` {

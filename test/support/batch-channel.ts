@@ -16,6 +16,20 @@ export const CLAIMS_BY_HAND = {
   X402_BATCH_CLAIM_THRESHOLD: '0',
 } as const;
 
+/** A channel's escrowed balance and claimed total, as the channel contract holds them. */
+export async function channelOnChain(
+  chain: LocalChain,
+  channelId: Hex,
+): Promise<{ balance: bigint; totalClaimed: bigint }> {
+  const [balance, totalClaimed] = await chain.publicClient.readContract({
+    address: chain.batchSettlementAddress,
+    abi: CHANNEL_VIEWS_ABI,
+    functionName: 'channels',
+    args: [channelId],
+  });
+  return { balance, totalClaimed };
+}
+
 /** The batch-settlement channel contract's views the tests read balances and totals from. */
 export const CHANNEL_VIEWS_ABI = [
   {
