@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { createPublicClient, http, type PublicClient } from 'viem';
+import { createPublicClient, type PublicClient } from 'viem';
 import { ErrorCode } from '../common/api-error.js';
+import { jsonRpcTransport } from '../payments/json-rpc-transport.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from '../payments/payments.settings.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { READY, type CheckResult, type ReadinessCheck } from './readiness.js';
@@ -25,7 +26,7 @@ export class ChainCheck implements ReadinessCheck {
       payments.rpcUrl === undefined
         ? undefined
         : createPublicClient({
-            transport: http(payments.rpcUrl, { timeout: CHAIN_CHECK_TIMEOUT_MS, retryCount: 0 }),
+            transport: jsonRpcTransport(payments.rpcUrl, { timeoutMs: CHAIN_CHECK_TIMEOUT_MS }),
           });
     // a scrape asks too (sharing the cache), so the gauges are current without a readiness probe
     if (this.client !== undefined) metrics.watchChain(() => this.probe());

@@ -23,13 +23,13 @@ import {
   createWalletClient,
   defineChain,
   encodeFunctionData,
-  http,
   publicActions,
   type Hex,
   type TransactionReceipt,
 } from 'viem';
 import { createNonceManager, jsonRpc } from 'viem/nonce';
 import { ScopedStorage } from '../common/scoped-storage.js';
+import { jsonRpcTransport } from './json-rpc-transport.js';
 import { nativeSigningAccount } from './native-account.js';
 import type { ExactEvmAuthorization } from './payment-acceptance.js';
 import { transferWithAuthorizationArgs } from './transfer-authorization.js';
@@ -210,7 +210,7 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
     const client = createWalletClient({
       account,
       chain,
-      transport: http(rpcUrl, { timeout: 10_000, retryCount: 0, onFetchRequest: traceSend }),
+      transport: jsonRpcTransport(rpcUrl, { timeoutMs: 10_000, onRequest: traceSend }),
       pollingInterval: receiptMaxWaitMs ?? 250,
     }).extend(publicActions);
     type Client = typeof client;
@@ -357,10 +357,9 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
  * from then on a failure cannot prove nothing was sent. Failures before it (gas estimation,
  * nonce) prove the opposite.
  */
-function traceSend(_request: Request, init: RequestInit): void {
+function traceSend(method: string): void {
   const trace = settlementTraces.getStore();
-  if (trace === undefined || typeof init.body !== 'string') return;
-  if (init.body.includes('"eth_sendRawTransaction"')) trace.broadcast = true;
+  if (trace !== undefined && method === 'eth_sendRawTransaction') trace.broadcast = true;
 }
 
 /** A remote facilitator's answer that names a transaction, or says one is pending, was sent. */

@@ -1,4 +1,5 @@
-import { TransactionReceiptNotFoundError, createPublicClient, http, type PublicClient } from 'viem';
+import { TransactionReceiptNotFoundError, createPublicClient, type PublicClient } from 'viem';
+import { jsonRpcTransport } from './json-rpc-transport.js';
 import type { AcceptedPayment } from './payment-acceptance.js';
 import {
   EIP3009_EVENTS,
@@ -67,7 +68,7 @@ export class RpcSettlementChain implements SettlementChain {
 
   constructor(rpcUrl: string) {
     this.client = createPublicClient({
-      transport: http(rpcUrl, { timeout: RPC_TIMEOUT_MS, retryCount: 0 }),
+      transport: jsonRpcTransport(rpcUrl, { timeoutMs: RPC_TIMEOUT_MS }),
     });
   }
 
