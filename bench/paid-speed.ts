@@ -72,7 +72,12 @@ class Target {
       env: { ...process.env, BENCH_TARGET: JSON.stringify(settings) },
       // BENCH_CPU_PROF=dir: the product writes a V8 CPU profile there when it stops.
       execArgv: ['--expose-gc', ...productFlags(name), ...profileArgs(name)],
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      stdio: [
+        'ignore',
+        name === 'product' && process.env['BENCH_PRODUCT_LOG'] ? 'inherit' : 'ignore',
+        'inherit',
+        'ipc',
+      ],
     });
     const url = await new Promise<string>((resolve, reject) => {
       child.once('message', (message: TargetMessage) => {
@@ -212,11 +217,13 @@ function paidLoad(
             while (performance.now() < until) {
               const sent = performance.now();
               const response = await buyer.fetchV2(`${target.url}${PAID_PATH}`);
-              await response.arrayBuffer();
+              const body = await response.text();
               latencies.push(performance.now() - sent);
               const receipt = response.headers.get('payment-response');
               if (response.status !== 200 || receipt === null) {
-                throw new Error(`${target.name}: paid request answered ${String(response.status)}`);
+                throw new Error(
+                  `${target.name}: paid request answered ${String(response.status)}: ${body.slice(0, 500)}`,
+                );
               }
               const settlement = decodePaymentResponseHeader(receipt);
               payments.push({
