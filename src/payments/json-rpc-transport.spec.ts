@@ -158,7 +158,11 @@ describe('jsonRpcTransport', () => {
 
   it('reports a refused connection as an HttpRequestError with its cause', async () => {
     const { url, server } = await started(() => undefined);
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await new Promise<void>((resolve) => {
+      server.close(() => {
+        resolve();
+      });
+    });
 
     const error = await failure(clientFor(url).getBlockNumber(), HttpRequestError);
 

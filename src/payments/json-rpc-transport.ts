@@ -113,7 +113,7 @@ function answerOf(status: number, text: string): Answer {
     return { rpcError: rpcErrorOf(error) };
   }
   if (!('result' in parsed)) return { httpError: { status, details: text.slice(0, 500) } };
-  return { result: (parsed as { result: unknown }).result };
+  return { result: parsed.result };
 }
 
 function rpcErrorOf(error: unknown): { code: number; message: string; data?: unknown } {
