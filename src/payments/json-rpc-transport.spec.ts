@@ -93,6 +93,21 @@ describe('jsonRpcTransport', () => {
     expect(connections.size).toBe(1);
   });
 
+  it('does not reuse a connection the node says it will close within a second', async () => {
+    const connections = new Set<unknown>();
+    const { url, server } = await started((call, response) => {
+      response.setHeader('keep-alive', 'timeout=1');
+      json(response, 200, { jsonrpc: '2.0', id: call.id, result: '0x2a' });
+    });
+    server.on('connection', (socket) => connections.add(socket));
+    const client = clientFor(url);
+
+    await client.getBlockNumber({ cacheTime: 0 });
+    await client.getBlockNumber({ cacheTime: 0 });
+
+    expect(connections.size).toBe(2);
+  });
+
   it('tells onRequest each method before the node sees it', async () => {
     const told: string[] = [];
     const { url, calls } = await started((call, response) => {
@@ -167,6 +182,21 @@ describe('jsonRpcTransport', () => {
     const error = await failure(clientFor(url).getBlockNumber(), HttpRequestError);
 
     expect(error.details).toMatch(/ECONNREFUSED/);
+  });
+
+  it('stops reading an answer larger than the limit and reports an HttpRequestError', async () => {
+    const padding = 'f'.repeat(64 * 1024);
+    const { url } = await started((call, response) => {
+      json(response, 200, { jsonrpc: '2.0', id: call.id, result: `0x${padding}` });
+    });
+    const client = createPublicClient({
+      transport: jsonRpcTransport(url, { timeoutMs: 300, maxResponseBytes: 16 * 1024 }),
+    });
+
+    const error = await failure(client.getBlockNumber(), HttpRequestError);
+
+    expect(error.details).toBe('answer larger than 16384 bytes');
+    expect(error.status).toBe(200);
   });
 
   it('reports a connection closed mid-answer as an HttpRequestError', async () => {

@@ -13,10 +13,19 @@ export interface JsonRpcTransportOptions {
   readonly timeoutMs: number;
   /** Told each call's method just before its request is written to the connection. */
   readonly onRequest?: (method: string) => void;
+  /** The largest answer read before the call fails; a node that sends more is not trusted. */
+  readonly maxResponseBytes?: number;
 }
 
-/** Idle connections are closed after this, before common servers' keep-alive limits (5 s). */
+/**
+ * Idle connections are closed after this, before common servers' keep-alive limits (5 s). A
+ * server's shorter `Keep-Alive: timeout=N` hint is honoured by node's agent, which closes the
+ * connection a second before the server would.
+ */
 const IDLE_CONNECTION_MS = 4_000;
+
+/** Far above any answer the paid path asks for (a receipt, a nonce, a balance, a gas price). */
+const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
 /**
  * A viem transport for JSON-RPC over HTTP(S) on kept-alive `node:http` connections, for the
@@ -25,7 +34,9 @@ const IDLE_CONNECTION_MS = 4_000;
  * and a paid `exact` call makes six. Failures keep viem's `http` transport's classes, so
  * callers tell them apart the same way: no answer in time → `TimeoutError`; no answer, an HTTP
  * error status or an answer that is not JSON → `HttpRequestError`; the node's JSON-RPC error
- * → `RpcRequestError` (which viem then maps to its specific errors by code). No retries: a
+ * → `RpcRequestError` (which viem then maps to its specific errors by code). As with viem, an
+ * HTTP error status is an `HttpRequestError` even when its body is a JSON-RPC error. An answer
+ * larger than `maxResponseBytes` is an `HttpRequestError` too, read no further. No retries: a
  * caller that retries knows whether the call may be repeated.
  */
 export function jsonRpcTransport(url: string, options: JsonRpcTransportOptions): CustomTransport {
@@ -38,7 +49,10 @@ export function jsonRpcTransport(url: string, options: JsonRpcTransportOptions):
 
 type Poster = (method: string, params: unknown) => Promise<unknown>;
 
-function jsonRpcPoster(url: string, { timeoutMs, onRequest }: JsonRpcTransportOptions): Poster {
+function jsonRpcPoster(
+  url: string,
+  { timeoutMs, onRequest, maxResponseBytes = MAX_RESPONSE_BYTES }: JsonRpcTransportOptions,
+): Poster {
   const endpoint = new URL(url);
   const protocol = endpoint.protocol === 'https:' ? https : http;
   const agent = new protocol.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS });
@@ -65,14 +79,23 @@ function jsonRpcPoster(url: string, { timeoutMs, onRequest }: JsonRpcTransportOp
         fail(new HttpRequestError({ body: call, url, cause, details: cause.message }));
       });
       request.on('response', (response) => {
+        const status = response.statusCode ?? 0;
         const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        let received = 0;
+        response.on('data', (chunk: Buffer) => {
+          received += chunk.length;
+          if (received <= maxResponseBytes) chunks.push(chunk);
+          else {
+            const details = `answer larger than ${String(maxResponseBytes)} bytes`;
+            fail(new HttpRequestError({ body: call, url, status, details }));
+          }
+        });
         response.on('error', (cause) => {
           fail(new HttpRequestError({ body: call, url, cause, details: cause.message }));
         });
         response.on('end', () => {
           clearTimeout(timer);
-          const answer = answerOf(response.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'));
+          const answer = answerOf(status, Buffer.concat(chunks).toString('utf8'));
           if ('result' in answer) resolve(answer.result);
           else if ('rpcError' in answer) {
             reject(new RpcRequestError({ body: call, error: answer.rpcError, url }));
