@@ -9,7 +9,9 @@
  *
  * Sections 5 and 6 buy the same route with the `batch-settlement` scheme (one deposit per buyer,
  * then a voucher per call, no chain round trip); the vouchers are claimed every second, and at
- * the end the channel contract must show exactly one price claimed per batch 200.
+ * the end the channel contract must show exactly one price claimed per batch 200. Section 5
+ * alternates 1 buyer's batch loop with 1 fetch client's unpaid 402 loop on the same route: the
+ * difference of their p50s is what paying adds to the 402 round trip every x402 call makes.
  *
  *   npm run bench   (BENCH_ROUNDS, default 3; BENCH_SECONDS per load, default 3; BENCH_ONLY=1,2;
  *                    BENCH_CPU_PROF=dir for a CPU profile of the product)
@@ -183,6 +185,47 @@ function httpLoad(label: string, path: string, status: 200 | 402): Load {
   };
 }
 
+/**
+ * One fetch client asking for `path` without paying, in a loop: the 402 round trip as an x402
+ * buyer's first request sees it, timed in fractions of a millisecond (autocannon's latencies are
+ * whole milliseconds). The baseline of a batch-settlement paid call, which makes this round trip
+ * and then the paid one.
+ */
+function unpaidLoop(label: string, path: string): Load {
+  return {
+    label,
+    unit: 'req/s',
+    run: (target) =>
+      measured(target, async () => {
+        const latencies: number[] = [];
+        const started = performance.now();
+        const until = started + PAID_SECONDS * 1000;
+        while (performance.now() < until) {
+          const sent = performance.now();
+          const response = await fetch(`${target.url}${path}`);
+          await response.text();
+          latencies.push(performance.now() - sent);
+          if (response.status !== 402) {
+            throw new Error(`${target.name} ${path}: answered ${String(response.status)} unpaid`);
+          }
+        }
+        return loopResult(latencies, started);
+      }),
+  };
+}
+
+/** Rate and percentiles of a client loop that started at `started` and answered `latencies`. */
+function loopResult(latencies: number[], started: number) {
+  const elapsed = (performance.now() - started) / 1000;
+  const sorted = latencies.sort((a, b) => a - b);
+  return {
+    answered: sorted.length,
+    rate: sorted.length / elapsed,
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+  };
+}
+
 interface Payment {
   readonly payer: Hex;
   readonly transaction: Hex;
@@ -233,19 +276,13 @@ function paidLoad(
             }
           }),
         );
-        const elapsed = (performance.now() - started) / 1000;
+        const result = loopResult(latencies, started);
         if (scheme === 'batch') {
           batchPaid.set(target.name, (batchPaid.get(target.name) ?? 0) + payments.length);
         } else {
           await checkOnChain(target.name, chain, payments, price);
         }
-        const sorted = latencies.sort((a, b) => a - b);
-        return {
-          answered: payments.length,
-          rate: payments.length / elapsed,
-          p50: percentile(sorted, 0.5),
-          p99: percentile(sorted, 0.99),
-        };
+        return result;
       }),
   };
 }
@@ -366,12 +403,7 @@ async function compare({ load, sides, ratios }: Comparison): Promise<string[]> {
       rate: median(runs.map((s) => s.rate)),
       p50: median(runs.map((s) => s.p50)),
     });
-    lines.push(
-      `  ${side.name.padEnd(9)} ${fmt(median(runs.map((s) => s.rate))).padStart(8)} ${load.unit.padEnd(6)}` +
-        `  p50 ${ms(median(runs.map((s) => s.p50)))}  p99 ${ms(median(runs.map((s) => s.p99)))}` +
-        `  CPU ${fmt(median(runs.map((s) => s.cpuPerRequest))).padStart(6)} µs/req` +
-        `  (${String(runs.reduce((sum, s) => sum + s.answered, 0))} answers)`,
-    );
+    lines.push(sampleLine(load, side, runs));
   }
   for (const [a, b] of ratios) {
     const pairs = runsOf(a).map((s, i) => [s, required(runsOf(b)[i], b)] as const);
@@ -385,9 +417,52 @@ async function compare({ load, sides, ratios }: Comparison): Promise<string[]> {
   return lines;
 }
 
+/**
+ * Two loads on one server, alternated round by round (the order rotating): a line for each, and
+ * the median of the rounds' p50 differences (second minus first).
+ */
+async function compareLoads(
+  [first, second]: readonly [Load, Load],
+  side: Target,
+): Promise<{ lines: string[]; p50Difference: number }> {
+  await first.run(side); // warm-up, not counted
+  await second.run(side);
+  const runs: [Sample, Sample][] = [];
+  for (let round = 0; round < ROUNDS; round += 1) {
+    const [a, b] = round % 2 === 0 ? [first, second] : [second, first];
+    const results = new Map([
+      [a, await a.run(side)],
+      [b, await b.run(side)],
+    ]);
+    runs.push([
+      required(results.get(first), first.label),
+      required(results.get(second), second.label),
+    ]);
+  }
+  const lines = [first, second].flatMap((load, i) => {
+    const samples = runs.map((pair) => pair[i] as Sample);
+    medians.set(`${load.label}|${side.name}`, {
+      rate: median(samples.map((s) => s.rate)),
+      p50: median(samples.map((s) => s.p50)),
+    });
+    return [load.label, sampleLine(load, side, samples)];
+  });
+  return { lines, p50Difference: median(runs.map(([a, b]) => b.p50 - a.p50)) };
+}
+
 function required<T>(value: T | undefined, what: string): T {
   if (value === undefined) throw new Error(`missing ${what}`);
   return value;
+}
+
+/** A side's medians over its runs of one load. */
+function sampleLine(load: Load, side: Target, runs: readonly Sample[]): string {
+  return (
+    `  ${side.name.padEnd(9)} ${fmt(median(runs.map((s) => s.rate))).padStart(8)} ${load.unit.padEnd(6)}` +
+    `  p50 ${ms(median(runs.map((s) => s.p50)))}  p99 ${ms(median(runs.map((s) => s.p99)))}` +
+    `  CPU ${fmt(median(runs.map((s) => s.cpuPerRequest))).padStart(6)} µs/req` +
+    `  (${String(runs.reduce((sum, s) => sum + s.answered, 0))} answers)`
+  );
 }
 
 function fmt(value: number): string {
@@ -518,32 +593,30 @@ async function main(): Promise<void> {
     // the deposits (one chain round trip each) happen here, outside the measured loads
     for (const buyer of batchBuyers) await paidRecord(buyer, `${product.url}${PAID_PATH}`);
     batchPaid.set('product', batchBuyers.length);
-    const batch1 = `batch-settlement paid GET ${PAID_PATH}, 1 @x402/fetch client`;
-    await compareIfChosen({
-      load: paidLoad(batch1, batchBuyers.slice(0, 1), chain, price, 'batch'),
-      sides: [product],
-      ratios: [],
-    });
+    section += 1;
+    if (ONLY === undefined || ONLY.includes(section)) {
+      const unpaid1 = unpaidLoop(`unpaid GET ${PAID_PATH} -> 402, 1 fetch client`, PAID_PATH);
+      const batch1 = paidLoad(
+        `batch-settlement paid GET ${PAID_PATH}, 1 @x402/fetch client`,
+        batchBuyers.slice(0, 1),
+        chain,
+        price,
+        'batch',
+      );
+      const { lines, p50Difference: delta } = await compareLoads([unpaid1, batch1], product);
+      console.log(lines.join('\n'));
+      console.log(
+        `batch p50 - unpaid 402 p50 (1 client each, paired rounds): ${delta >= 0 ? '+' : ''}${delta.toFixed(1)} ms`,
+      );
+    }
     const batch10 = `batch-settlement paid GET ${PAID_PATH}, ${String(CONNECTIONS)} @x402/fetch clients`;
     await compareIfChosen({
       load: paidLoad(batch10, batchBuyers, chain, price, 'batch'),
       sides: [product],
       ratios: [],
     });
-    const unpaidLabel = `unpaid GET ${PAID_PATH} -> 402, ${String(CONNECTIONS)} connections`;
     const get = (label: string) => medians.get(`${label}|product`);
-    const [unpaidRun, batchOne, batchTen, exactTen] = [
-      get(unpaidLabel),
-      get(batch1),
-      get(batch10),
-      get(exact10),
-    ];
-    if (batchOne !== undefined && unpaidRun !== undefined) {
-      const delta = batchOne.p50 - unpaidRun.p50;
-      console.log(
-        `batch p50 (1 client) - unpaid 402 p50 (${String(CONNECTIONS)} connections): ${delta >= 0 ? '+' : ''}${delta.toFixed(1)} ms`,
-      );
-    }
+    const [batchTen, exactTen] = [get(batch10), get(exact10)];
     if (batchTen !== undefined && exactTen !== undefined) {
       console.log(
         `batch/exact paid/s, ${String(CONNECTIONS)} clients: ${(batchTen.rate / exactTen.rate).toFixed(1)}x`,
