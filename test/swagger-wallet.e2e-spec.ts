@@ -19,6 +19,40 @@ interface WalletRequest {
  * What a wallet extension does with `eth_signTypedData_v4`: parse the JSON, sign it with the
  * account's key (uint256 fields arrive as decimal strings).
  */
+function requireChromium(): void {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `no Chromium at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`,
+    );
+  }
+}
+
+function launchChromium(): Promise<Browser> {
+  return puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu'],
+  });
+}
+
+/**
+ * What a beforeAll started, closed last-first by afterAll even when the beforeAll failed half-way
+ * (a chain left running keeps jest from exiting).
+ */
+class Started {
+  private readonly closers: (() => Promise<void>)[] = [];
+
+  async add<T extends { close(): Promise<void> }>(starting: Promise<T>): Promise<T> {
+    const running = await starting;
+    this.closers.unshift(() => running.close());
+    return running;
+  }
+
+  async closeAll(): Promise<void> {
+    for (const close of this.closers.splice(0)) await close();
+  }
+}
+
 async function signTypedDataV4(stack: PaidApp, json: string): Promise<string> {
   const typed = JSON.parse(json, (key, value: unknown) =>
     UINT_FIELDS.has(key) && (typeof value === 'string' || typeof value === 'number')
@@ -85,25 +119,15 @@ async function execute(page: Page, operationId: string): Promise<string> {
 describe('paying from Swagger UI with a browser wallet (headless Chromium)', () => {
   let stack: PaidApp;
   let browser: Browser;
+  const started = new Started();
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `no Chromium at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`,
-      );
-    }
-    stack = await startPaidApp();
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu'],
-    });
+    requireChromium();
+    stack = await started.add(startPaidApp());
+    browser = await started.add(launchChromium());
   }, 60_000);
 
-  afterAll(async () => {
-    await browser.close();
-    await stack.close();
-  });
+  afterAll(() => started.closeAll());
 
   it('Execute on getTicker asks the wallet to sign, pays on chain and shows the price and the receipt', async () => {
     const page = await browser.newPage();
@@ -154,30 +178,29 @@ describe('paying from Swagger UI served by the local stack, with no browser wall
   let sandbox: Sandbox;
   let browser: Browser;
   let dir: string;
+  const started = new Started();
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'sandbox-wallet-'));
-    sandbox = await startSandbox({
-      env: {
-        PORT: '0',
-        LOG_LEVEL: 'error',
-        PRICE_REFRESH_MS: '50000',
-        MARKETS: 'coinbase,kraken,bitstamp',
-      },
-      // the probe is replaced: tests never contact a public host
-      probe: () => Promise.resolve({ coinbase: false, kraken: false, bitstamp: false }),
-      stateFile: path.join(dir, '.sandbox.json'),
-    });
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu'],
-    });
+    requireChromium();
+    sandbox = await started.add(
+      startSandbox({
+        env: {
+          PORT: '0',
+          LOG_LEVEL: 'error',
+          PRICE_REFRESH_MS: '50000',
+          MARKETS: 'coinbase,kraken,bitstamp',
+        },
+        // the probe is replaced: tests never contact a public host
+        probe: () => Promise.resolve({ coinbase: false, kraken: false, bitstamp: false }),
+        stateFile: path.join(dir, '.sandbox.json'),
+      }),
+    );
+    browser = await started.add(launchChromium());
   }, 60_000);
 
   afterAll(async () => {
-    await browser.close();
-    await sandbox.close();
+    await started.closeAll();
     rmSync(dir, { recursive: true, force: true });
   });
 
