@@ -35,42 +35,50 @@ export interface PaidAppOptions {
  */
 export async function startPaidApp(options: PaidAppOptions = {}): Promise<PaidApp> {
   const chain = await startLocalChain();
-  const markets = await FakeMarkets.start(options.markets);
-  const settler = chain.accounts[0]!;
-  const payTo = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' as const;
-  const extraEnv = (await options.beforeApp?.(chain)) ?? {};
-  const service = await startApp(
-    {
-      ...markets.env(),
-      X402_FACILITATOR: 'embedded',
-      X402_NETWORK: 'base-sepolia',
-      X402_PAY_TO: payTo,
-      X402_SETTLER_PRIVATE_KEY: settler,
-      X402_RPC_URL: chain.rpcUrl,
-      X402_RECEIPT_POLL_MS: '20',
-      ...options.env,
-      ...extraEnv,
-    },
-    options.features,
-  );
-  if (options.refresh ?? true) await service.refresh();
-  const buyer = await fundedBuyer(chain);
-  return {
-    chain,
-    markets,
-    service,
-    buyer,
-    payTo,
-    balances: async () => ({
-      buyer: await chain.usdcBalance(buyer.account.address),
-      payTo: await chain.usdcBalance(payTo),
-    }),
-    close: async () => {
-      await service.close();
-      await markets.close();
-      await chain.stop();
-    },
-  };
+  const started: { close(): Promise<void> }[] = [{ close: () => chain.stop() }];
+  try {
+    const markets = await FakeMarkets.start(options.markets);
+    started.unshift(markets);
+    const service = await startApp(
+      {
+        ...markets.env(),
+        X402_FACILITATOR: 'embedded',
+        X402_NETWORK: 'base-sepolia',
+        X402_PAY_TO: PAY_TO,
+        X402_SETTLER_PRIVATE_KEY: chain.accounts[0]!,
+        X402_RPC_URL: chain.rpcUrl,
+        X402_RECEIPT_POLL_MS: '20',
+        ...options.env,
+        ...((await options.beforeApp?.(chain)) ?? {}),
+      },
+      options.features,
+    );
+    started.unshift(service);
+    if (options.refresh ?? true) await service.refresh();
+    const buyer = await fundedBuyer(chain);
+    return {
+      chain,
+      markets,
+      service,
+      buyer,
+      payTo: PAY_TO,
+      balances: async () => ({
+        buyer: await chain.usdcBalance(buyer.account.address),
+        payTo: await chain.usdcBalance(PAY_TO),
+      }),
+      close: () => closeInOrder(started),
+    };
+  } catch (error) {
+    // what did start is stopped: a chain left running keeps jest from exiting
+    await closeInOrder(started).catch(() => undefined);
+    throw error;
+  }
+}
+
+const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' as const;
+
+async function closeInOrder(started: readonly { close(): Promise<void> }[]): Promise<void> {
+  for (const resource of started) await resource.close();
 }
 
 /** The first requirement a paid route offers, read from its 402. */
