@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import { isFacilitatorUnreachable, reasonOf } from './facilitator-client.js';
 import type {
   BatchSettlementChannelManager,
@@ -11,6 +12,14 @@ import type {
 const IDLE_REFUND_MS = 24 * 60 * 60 * 1000;
 /** A channel whose vouchers the chain refused is left out of claims this long, then tried again. */
 export const PARK_MS = 60 * 60 * 1000;
+/**
+ * How long a channel being refunded takes no voucher: far longer than a refund transaction takes
+ * to land or fail, and, after a refund whose outcome is unknown, long enough for the chain to
+ * show it (the channel's on-chain state is read again before its next voucher).
+ */
+export const REFUND_HOLD_MS = 10 * 60 * 1000;
+/** The reservation id of a refund hold (the SDK's vouchers reserve with UUIDs). */
+const REFUND_HOLD = 'refund:';
 
 /** What one claim round did. */
 export interface ClaimRound {
@@ -58,31 +67,97 @@ export class BatchClaims {
     this.now = options.now ?? Date.now;
   }
 
-  /** Rounds every interval; idle channels refunded on the same period by the SDK's manager. */
+  /** Rounds every interval, each followed by the refunds of channels idle for a day. */
   start(): void {
-    const intervalSecs = this.options.intervalMs / 1000;
-    this.manager.start({
-      refundIntervalSecs: intervalSecs,
-      selectRefundChannels: (channels: Channel[]) =>
-        channels.filter((channel) => this.refundable(channel)),
-      onRefund: (result) => {
-        this.logger.log(`refunded idle channel ${result.channel} in ${result.transaction}`);
-      },
-      onError: (error) => {
-        this.logger.error(`refund failed: ${reasonOf(error)}`);
-      },
-    });
     this.timer = setInterval(() => {
-      if (this.pending === 0) void this.roundLogged('timer');
+      if (this.pending > 0) return;
+      void this.roundLogged('timer');
+      void this.refundIdle().catch((error: unknown) => {
+        this.logger.error(`refund round failed: ${reasonOf(error)}`);
+      });
     }, this.options.intervalMs);
     this.timer.unref();
   }
 
-  /** Stops the timers, then claims and settles what is left (the caller bounds the wait). */
+  /** Stops the timer, then claims and settles what is left (the caller bounds the wait). */
   async stop(): Promise<void> {
     clearInterval(this.timer);
-    await this.manager.stop();
     await this.roundLogged('final');
+  }
+
+  /**
+   * Refunds the channels idle for a day, one at a time, after any running round. Each is held
+   * first (a reservation in its record, so a voucher or deposit arriving meanwhile is refused as
+   * busy on every instance): the refund gives back what the chain holds over the charged total,
+   * so a voucher accepted while it is out would be refunded to its payer and never claimed. A
+   * refunded channel's record is deleted; a failed refund keeps the hold until it expires.
+   */
+  refundIdle(): Promise<void> {
+    const refunds = this.queue.then(
+      () => this.refundHeldChannels(),
+      () => this.refundHeldChannels(),
+    );
+    this.queue = refunds.catch(() => undefined);
+    return refunds;
+  }
+
+  private async refundHeldChannels(): Promise<void> {
+    for (const channel of await this.storage.list()) {
+      if (!this.refundable(channel)) continue;
+      const held = await this.hold(channel);
+      if (held === undefined) continue;
+      try {
+        const result = await refunder(this.manager).refundChannel(held);
+        this.logger.log(`refunded idle channel ${result.channel} in ${result.transaction}`);
+      } catch (error) {
+        this.logger.error(
+          `refund of channel ${channel.channelId} failed (${reasonOf(error)}); it takes no ` +
+            `voucher for ${REFUND_HOLD_MS / 60_000} min, then its on-chain state is read again`,
+        );
+        continue;
+      }
+      await this.forgetRefunded(held);
+    }
+  }
+
+  /** The channel, reserved for its refund if it is still what was listed; undefined if it moved. */
+  private async hold(listed: Channel): Promise<Channel | undefined> {
+    const holdId = `${REFUND_HOLD}${randomUUID()}`;
+    const { channel } = await this.storage.updateChannel(listed.channelId, (current) =>
+      current === undefined ||
+      current.chargedCumulativeAmount !== listed.chargedCumulativeAmount ||
+      !this.refundable(current)
+        ? current
+        : {
+            ...current,
+            // read the chain again before this channel's next voucher, whatever became of the refund
+            onchainSyncedAt: undefined,
+            pendingRequest: {
+              pendingId: holdId,
+              signedMaxClaimable: current.signedMaxClaimable,
+              expiresAt: this.now() + REFUND_HOLD_MS,
+            },
+          },
+    );
+    return channel?.pendingRequest?.pendingId === holdId ? channel : undefined;
+  }
+
+  /**
+   * After its refund landed, the record goes. Only if the hold outlived its expiry (a refund
+   * slower than REFUND_HOLD_MS) can the channel have moved meanwhile: then it is kept and logged.
+   */
+  private async forgetRefunded(held: Channel): Promise<void> {
+    const holdId = held.pendingRequest?.pendingId;
+    const { channel } = await this.storage.updateChannel(held.channelId, (current) =>
+      current?.pendingRequest?.pendingId === holdId ? undefined : current,
+    );
+    if (channel !== undefined) {
+      this.logger.error(
+        `channel ${held.channelId} was refunded after its hold expired and is kept (charged ` +
+          `${held.chargedCumulativeAmount} when held, ${channel.chargedCumulativeAmount} now): ` +
+          'vouchers accepted since were refunded to the payer',
+      );
+    }
   }
 
   /** One round after any running one: everything recorded so far is claimed and settled. */
@@ -200,11 +275,27 @@ export class BatchClaims {
   private refundable(channel: Channel): boolean {
     return (
       BigInt(channel.balance) > BigInt(channel.chargedCumulativeAmount) &&
-      channel.pendingRequest === undefined &&
+      (channel.pendingRequest === undefined || channel.pendingRequest.expiresAt <= this.now()) &&
       this.now() - channel.lastRequestTimestamp >= IDLE_REFUND_MS &&
       !this.isParked(channel.channelId)
     );
   }
+}
+
+/** A refund result: the channel and the refund transaction. */
+interface Refund {
+  readonly channel: string;
+  readonly transaction: string;
+}
+
+/**
+ * The SDK manager's refund of one given channel. Private in its types but a plain method: its
+ * public `refund(ids)` skips a channel with a live reservation, which a held channel has.
+ */
+function refunder(manager: BatchSettlementChannelManager): {
+  refundChannel(target: Channel): Promise<Refund>;
+} {
+  return manager as unknown as { refundChannel(target: Channel): Promise<Refund> };
 }
 
 /**

@@ -1,0 +1,233 @@
+import { jest } from '@jest/globals';
+import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
+import type {
+  PaymentPayload,
+  PaymentRequirements,
+  SettleResponse,
+  VerifyResponse,
+} from '@x402/core/types';
+import { computeChannelId } from '@x402/evm/batch-settlement/client';
+import { InMemoryChannelStorage, type Channel } from '@x402/evm/batch-settlement/server';
+import { getAddress, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { acceptBatchPayment } from './batch-acceptance.js';
+import { BatchClaims, REFUND_HOLD_MS } from './batch-claims.js';
+import { SellerBatchScheme } from './seller-batch-scheme.js';
+
+const NETWORK = 'eip155:84532';
+const CHAIN_ID = 84532;
+const USDC = getAddress('0x036cbd53842c5426634e7929541ec2318f3dcf7e');
+const PRICE = 1000n;
+const DEPOSIT = 10_000_000n;
+const DAY_MS = 24 * 60 * 60 * 1000;
+const keyOf = (n: number): Hex => `0x${n.toString(16).padStart(64, '0')}`;
+const payerAuthorizer = privateKeyToAccount(keyOf(0xb0b));
+const receiverAuthorizer = privateKeyToAccount(keyOf(0xd00d));
+const receiver = privateKeyToAccount(keyOf(0xc0ffee)).address;
+const channelConfig = {
+  payer: privateKeyToAccount(keyOf(0xa11ce)).address,
+  payerAuthorizer: payerAuthorizer.address,
+  receiver,
+  receiverAuthorizer: receiverAuthorizer.address,
+  token: USDC,
+  withdrawDelay: 900,
+  salt: keyOf(7),
+};
+const channelId = computeChannelId(channelConfig, NETWORK);
+const requirement: PaymentRequirements = {
+  scheme: 'batch-settlement',
+  network: NETWORK,
+  asset: USDC,
+  amount: PRICE.toString(),
+  payTo: receiver,
+  maxTimeoutSeconds: 60,
+  extra: {
+    name: 'USDC',
+    version: '2',
+    receiverAuthorizer: receiverAuthorizer.address,
+    withdrawDelay: 900,
+  },
+};
+
+async function signedVoucher(amount: bigint) {
+  const signature = await payerAuthorizer.signTypedData({
+    domain: {
+      name: 'x402 Batch Settlement',
+      version: '1',
+      chainId: CHAIN_ID,
+      verifyingContract: '0x4020074e9dF2ce1deE5A9C1b5c3f541D02a10003',
+    },
+    types: {
+      Voucher: [
+        { name: 'channelId', type: 'bytes32' },
+        { name: 'maxClaimableAmount', type: 'uint128' },
+      ],
+    },
+    primaryType: 'Voucher',
+    message: { channelId, maxClaimableAmount: amount },
+  });
+  return { channelId, maxClaimableAmount: amount.toString(), signature };
+}
+
+/** A voucher payload as the payment guard hands it on. */
+async function voucherPayment(amount: bigint): Promise<PaymentPayload> {
+  const presented = {
+    x402Version: 2,
+    accepted: requirement,
+    payload: { type: 'voucher', channelConfig, voucher: await signedVoucher(amount) },
+  } as unknown as PaymentPayload;
+  return acceptBatchPayment(presented, requirement).payload;
+}
+
+/** A facilitator whose chain holds the deposit; its settle (the refund) can be held or refused. */
+class FakeFacilitator implements Partial<FacilitatorClient> {
+  readonly settled: Record<string, unknown>[] = [];
+  gate: Promise<void> | undefined;
+  refuse = false;
+
+  verify(): Promise<VerifyResponse> {
+    return Promise.resolve({
+      isValid: true,
+      payer: channelConfig.payer,
+      extra: {
+        channelId,
+        balance: DEPOSIT.toString(),
+        totalClaimed: '0',
+        withdrawRequestedAt: 0,
+        refundNonce: '0',
+      },
+    });
+  }
+
+  async settle(payload: PaymentPayload): Promise<SettleResponse> {
+    this.settled.push(payload.payload);
+    await this.gate;
+    if (this.refuse) {
+      return {
+        success: false,
+        errorReason: 'invalid_batch_settlement_evm_refund_simulation_failed',
+        transaction: '',
+        network: NETWORK,
+      };
+    }
+    return {
+      success: true,
+      transaction: `0x${'ab'.repeat(32)}`,
+      network: NETWORK,
+      payer: channelConfig.payer,
+    };
+  }
+}
+
+describe('idle-channel refunds', () => {
+  let storage: InMemoryChannelStorage;
+  let facilitator: FakeFacilitator;
+  let server: x402ResourceServer;
+  let claims: BatchClaims;
+
+  beforeEach(async () => {
+    storage = new InMemoryChannelStorage();
+    facilitator = new FakeFacilitator();
+    const scheme = new SellerBatchScheme(receiver, {
+      storage,
+      receiverAuthorizerSigner: receiverAuthorizer,
+    });
+    server = new x402ResourceServer(facilitator as unknown as FacilitatorClient);
+    server.register(NETWORK, scheme);
+    const manager = scheme.createChannelManager(
+      facilitator as unknown as FacilitatorClient,
+      NETWORK,
+      USDC,
+    );
+    claims = new BatchClaims(manager, storage, { intervalMs: 60_000, threshold: 0n });
+    // one voucher recorded (and not yet claimed) on a channel last used a day ago
+    const first = await signedVoucher(PRICE);
+    const dayAgo = Date.now() - DAY_MS - 60_000;
+    const record: Channel = {
+      channelId,
+      channelConfig,
+      chargedCumulativeAmount: PRICE.toString(),
+      signedMaxClaimable: first.maxClaimableAmount,
+      signature: first.signature,
+      balance: DEPOSIT.toString(),
+      totalClaimed: '0',
+      withdrawRequestedAt: 0,
+      refundNonce: 0,
+      onchainSyncedAt: dayAgo,
+      lastRequestTimestamp: dayAgo,
+    };
+    await storage.updateChannel(channelId, () => record);
+  });
+
+  /** Starts the refund round with the refund transaction held out, and waits until it is out. */
+  async function refundHeldOut(): Promise<{ release: () => void; done: Promise<void> }> {
+    let release = (): void => undefined;
+    facilitator.gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const done = claims.refundIdle();
+    while (facilitator.settled.length === 0) await new Promise((r) => setTimeout(r, 5));
+    return { release, done };
+  }
+
+  it('refuses a voucher as busy while the refund is out, then deletes the refunded channel', async () => {
+    const { release, done } = await refundHeldOut();
+    const refund = facilitator.settled[0] as { type: string; amount: string };
+    expect(refund).toMatchObject({ type: 'refund', amount: (DEPOSIT - PRICE).toString() });
+
+    const next = await voucherPayment(2n * PRICE);
+    const verdict = await server.verifyPayment(next, requirement);
+    expect(verdict).toMatchObject({
+      isValid: false,
+      invalidReason: 'invalid_batch_settlement_evm_channel_busy',
+    });
+    expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe(PRICE.toString());
+
+    release();
+    await done;
+    expect(await storage.get(channelId)).toBeUndefined();
+  });
+
+  it('keeps a channel whose refund failed on hold, taking no voucher until the hold expires', async () => {
+    facilitator.refuse = true;
+    const { release, done } = await refundHeldOut();
+    release();
+    await done;
+
+    const kept = await storage.get(channelId);
+    expect(kept?.chargedCumulativeAmount).toBe(PRICE.toString());
+    expect(kept?.pendingRequest?.expiresAt).toBeGreaterThanOrEqual(
+      Date.now() + REFUND_HOLD_MS - 60_000,
+    );
+    // its on-chain state is read again before a later voucher is checked
+    expect(kept?.onchainSyncedAt).toBeUndefined();
+    const verdict = await server.verifyPayment(await voucherPayment(2n * PRICE), requirement);
+    expect(verdict).toMatchObject({
+      isValid: false,
+      invalidReason: 'invalid_batch_settlement_evm_channel_busy',
+    });
+
+    // the next round does not refund it again while the hold lasts
+    await claims.refundIdle();
+    expect(facilitator.settled).toHaveLength(1);
+  });
+
+  it('leaves a channel alone when a voucher changed it between the listing and the hold', async () => {
+    const listed = storage.list.bind(storage);
+    jest.spyOn(storage, 'list').mockImplementationOnce(async () => {
+      const channels = await listed();
+      // a voucher lands right after the listing
+      await storage.updateChannel(channelId, (current) =>
+        current === undefined
+          ? current
+          : { ...current, chargedCumulativeAmount: (2n * PRICE).toString() },
+      );
+      return channels;
+    });
+
+    await claims.refundIdle();
+
+    expect(facilitator.settled).toHaveLength(0);
+    expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe((2n * PRICE).toString());
+  });
+});
