@@ -54,6 +54,12 @@ const PRE_BROADCAST_REASONS: ReadonlySet<string> = new Set([
   'invalid_exact_evm_insufficient_balance',
   'invalid_exact_evm_transaction_simulation_failed',
   'asset_not_deployed_contract',
+  // a batch-settlement deposit's own checks
+  'invalid_batch_settlement_evm_deposit_simulation_failed',
+  'invalid_batch_settlement_evm_deposit_below_min_deposit',
+  'invalid_batch_settlement_evm_payload_authorization_valid_before',
+  'invalid_batch_settlement_evm_payload_authorization_valid_after',
+  'invalid_batch_settlement_evm_receive_authorization_signature',
 ]);
 
 const DEADLINE = Symbol('deadline');
@@ -254,7 +260,11 @@ export class PaymentSettler {
  * revert may have moved money. Over HTTP: a transaction named in any answer, a pending answer,
  * or a reason that is not one of the facilitator's own pre-broadcast checks.
  */
-function mayHaveSent(settlement: SettleResponse, trace: SettlementTrace, reason: string): boolean {
+export function mayHaveSent(
+  settlement: SettleResponse,
+  trace: SettlementTrace,
+  reason: string,
+): boolean {
   if (trace.observed) return trace.broadcast && trace.receipt?.status !== 'reverted';
   return trace.broadcast || settlement.transaction !== '' || !PRE_BROADCAST_REASONS.has(reason);
 }

@@ -5,7 +5,7 @@ import type {
   VerifyContext,
   VerifyResultContext,
 } from '@x402/core/server';
-import type { PaymentPayload } from '@x402/core/types';
+import type { PaymentPayload, SettleResponse } from '@x402/core/types';
 import {
   BatchSettlementEvmScheme,
   type BatchSettlementEvmSchemeServerConfig,
@@ -237,4 +237,15 @@ function onChainState(extra: unknown): OnChainState | undefined {
 /** `eip155:84532` → 84532. */
 function chainIdOf(network: string): number {
   return Number(network.slice(network.indexOf(':') + 1));
+}
+
+/**
+ * Whether a successful batch settlement recorded this voucher's charge: the channel state it
+ * reports (the SDK's, read back from the record after its update) carries the voucher's signed
+ * cumulative amount as the charged total.
+ */
+export function chargeRecorded(settlement: SettleResponse, maxClaimableAmount: string): boolean {
+  const extra: unknown = settlement.extra;
+  const state = isRecord(extra) ? extra['channelState'] : undefined;
+  return isRecord(state) && state['chargedCumulativeAmount'] === maxClaimableAmount;
 }

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { Logger, type CallHandler } from '@nestjs/common';
 import { decodePaymentResponseHeader } from '@x402/core/http';
 import type { SettleResponse } from '@x402/core/types';
+import { InMemoryChannelStorage, type Channel } from '@x402/evm/batch-settlement/server';
 import { lastValueFrom, of, throwError, type Observable } from 'rxjs';
 import {
   detachedMetrics,
@@ -17,9 +18,10 @@ import {
 } from '../../test/support/payment-doubles.js';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { PreparedResponseException } from '../common/prepared-response.exception.js';
-import { FacilitatorUnavailableError } from './facilitator-client.js';
+import type { AcceptedBatchPayment } from './batch-acceptance.js';
+import { FacilitatorUnavailableError, settlementTraces } from './facilitator-client.js';
 import { acceptPayment, paymentExpiry, paymentFingerprint } from './payment-acceptance.js';
-import type { PaymentInProgress } from './payment-errors.js';
+import type { BatchPaymentInProgress, PaymentInProgress } from './payment-errors.js';
 import {
   InMemoryPaymentLedger,
   type PaymentIdBinding,
@@ -463,6 +465,125 @@ describe('SettlementInterceptor', () => {
       expect(reconciler.tracked[0]?.paymentId).toBeUndefined();
       await expect(reconciler.tracked[0]!.onSettled(TX)).resolves.toBeUndefined();
       expect(await ledger.claim(payment.fingerprint, payment.expiresAt)).toBe('uncertain');
+    });
+  });
+
+  describe('batch settlement', () => {
+    const CHANNEL = `0x${'cc'.repeat(32)}` as const;
+    const SIGNATURE = `0x${'5a'.repeat(65)}` as const;
+    let storage: InMemoryChannelStorage;
+    /** What the paywall's settleBatch answers; it runs inside the settlement's trace, if any. */
+    let settleBatch: () => Promise<SettleResponse>;
+
+    beforeEach(() => {
+      storage = new InMemoryChannelStorage();
+      settleBatch = () => Promise.resolve(batchSettled('4000'));
+      Object.assign(paywall, {
+        settleBatch: () => settleBatch(),
+        channels: () => storage,
+        claimIfOverThreshold: () => undefined,
+      });
+    });
+
+    /** The SDK's answer: the channel's charged total after this settlement, when it recorded one. */
+    function batchSettled(charged: string | undefined): SettleResponse {
+      return {
+        ...settlement(true),
+        ...(charged === undefined
+          ? {}
+          : { extra: { channelState: { chargedCumulativeAmount: charged } } }),
+      };
+    }
+
+    function batchPayment(kind: 'deposit' | 'voucher'): BatchPaymentInProgress {
+      const accepted = acceptPayment(presentedPayment(), [OFFERED]);
+      const batch = {
+        payload: accepted.payload,
+        requirement: OFFERED,
+        kind,
+        channelId: CHANNEL,
+        payer: PAYER,
+        maxClaimableAmount: '4000',
+        signature: SIGNATURE,
+      } as AcceptedBatchPayment;
+      return {
+        accepted: batch,
+        payment: verifiedPayment(accepted.payload),
+        fingerprint: `${CHANNEL}:4000`,
+        paymentId: undefined,
+      };
+    }
+
+    function runBatch(payment: BatchPaymentInProgress): Promise<unknown> {
+      const request = paidRequest();
+      request.x402BatchPayment = payment;
+      return lastValueFrom(
+        interceptor().intercept(
+          httpContext(request, reply),
+          handler(() => of(BODY)),
+        ),
+      );
+    }
+
+    async function expectUnknown(work: Promise<unknown>): Promise<void> {
+      const error = await rejectionOf(work);
+      expect(error).toBeInstanceOf(ApiError);
+      expect([(error as ApiError).code, (error as ApiError).status]).toEqual([
+        ErrorCode.SettlementUnknown,
+        502,
+      ]);
+      expect(reply.sent).toBeUndefined();
+    }
+
+    it('sends the body with the receipt once the voucher is what the channel is charged for', async () => {
+      await expect(runBatch(batchPayment('voucher'))).resolves.toEqual(BODY);
+      expect(reply.sent?.['PAYMENT-RESPONSE']).toBeDefined();
+    });
+
+    it('answers 502, body withheld, a deposit the SDK reports settled without its charge recorded', async () => {
+      // the deposit outlived its channel reservation; another voucher was sold on its base
+      settleBatch = () => Promise.resolve(batchSettled(undefined));
+      await storage.updateChannel(CHANNEL, () => ({
+        ...({} as Channel),
+        channelId: CHANNEL,
+        chargedCumulativeAmount: '4000',
+        signature: `0x${'77'.repeat(65)}`,
+      }));
+
+      await expectUnknown(runBatch(batchPayment('deposit')));
+    });
+
+    it('still sends the 200 when the report lacks the charge but the record shows this voucher charged', async () => {
+      settleBatch = () => Promise.resolve(batchSettled(undefined));
+      await storage.updateChannel(CHANNEL, () => ({
+        ...({} as Channel),
+        channelId: CHANNEL,
+        chargedCumulativeAmount: '4000',
+        signature: SIGNATURE,
+      }));
+
+      await expect(runBatch(batchPayment('voucher'))).resolves.toEqual(BODY);
+    });
+
+    it('answers 502 for a refused deposit whose transaction was sent, 402 for one refused before', async () => {
+      const refusedAfter = (sent: boolean) => () => {
+        const trace = settlementTraces.getStore();
+        expect(trace).toBeDefined();
+        Object.assign(trace ?? {}, { observed: true, broadcast: sent });
+        return Promise.resolve({
+          ...settlement(false, 'invalid_batch_settlement_evm_deposit_transaction_failed'),
+        });
+      };
+
+      settleBatch = refusedAfter(true);
+      await expectUnknown(runBatch(batchPayment('deposit')));
+
+      settleBatch = refusedAfter(false);
+      const refusal = await rejectionOf(runBatch(batchPayment('deposit')));
+      expect(refusal).not.toBeInstanceOf(ApiError);
+      expect(paywall.challengeReasons.at(-1)).toBe(
+        'settlement_failed: invalid_batch_settlement_evm_deposit_transaction_failed',
+      );
     });
   });
 });

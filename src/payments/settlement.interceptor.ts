@@ -11,6 +11,7 @@ import type { FastifyReply } from 'fastify';
 import { catchError, from, mergeMap, type Observable } from 'rxjs';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { settlementTraces, type SettlementTrace } from './facilitator-client.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from './payments.settings.js';
 import {
   asPaymentError,
@@ -22,9 +23,15 @@ import {
   type RequestWithPayment,
 } from './payment-errors.js';
 import { PAYMENT_LEDGER, type PaymentLedger } from './payment-ledger.js';
-import { PaymentSettler, withDeadline, type SettlementOutcome } from './payment-settler.js';
+import {
+  PaymentSettler,
+  mayHaveSent,
+  withDeadline,
+  type SettlementOutcome,
+} from './payment-settler.js';
 import { SettlementReconciler } from './settlement-reconciler.js';
 import { X402Paywall } from './x402-paywall.js';
+import { chargeRecorded } from './seller-batch-scheme.js';
 import { receiptHeader } from './x402-wire.js';
 
 /** How long a response sold under a payment-identifier is served again for free. */
@@ -164,7 +171,10 @@ export class SettlementInterceptor implements NestInterceptor {
    * batch-settlement: the voucher is recorded in the channel state (the charge is owed to
    * X402_PAY_TO from then on, claimed on chain later) before any byte of the body goes out; a
    * deposit first lands on chain through the facilitator. Refused → 402 with the reason, the
-   * channel left as it was.
+   * channel left as it was. A deposit that may have been sent, or a settlement that reports
+   * success without this voucher's charge recorded (the SDK only logs a failure of its own
+   * after-settle step, e.g. a deposit that outlived its channel reservation), is a 502: not a
+   * 402 inviting a second deposit, and not a 200 nobody is charged for.
    */
   private async settleBatch(
     request: RequestWithPayment,
@@ -183,17 +193,21 @@ export class SettlementInterceptor implements NestInterceptor {
     const route = routeOf(request);
     const started = performance.now();
     const seconds = (): number => (performance.now() - started) / 1000;
-    const settling = this.paywall.settleBatch(inProgress.payment);
+    const { kind, channelId } = inProgress.accepted;
+    // a deposit's chain calls are watched (like an `exact` settlement's); a voucher makes none
+    const trace: SettlementTrace = { observed: false, broadcast: false };
+    const settling =
+      kind === 'deposit'
+        ? settlementTraces.run(trace, () => this.paywall.settleBatch(inProgress.payment))
+        : this.paywall.settleBatch(inProgress.payment);
     try {
       settlement = await withDeadline(settling, this.settleTimeoutMs);
     } catch (error) {
       await this.giveBackBatch(inProgress, 'handler_failed');
-      if (inProgress.accepted.kind === 'deposit') {
+      if (kind === 'deposit') {
         // the deposit transaction may have gone out before the failure: money may have moved
         this.metrics.settlementNotProven(route, 'unknown', String(error), seconds());
-        this.logger.error(
-          `batch settlement: deposit on ${inProgress.accepted.channelId} failed: ${String(error)}`,
-        );
+        this.logger.error(`batch settlement: deposit on ${channelId} failed: ${String(error)}`);
         throw channelPaymentUnknown();
       }
       this.metrics.settlementNotProven(route, 'unavailable', String(error), seconds());
@@ -201,18 +215,29 @@ export class SettlementInterceptor implements NestInterceptor {
     }
     if (typeof settlement === 'symbol') {
       this.metrics.settlementNotProven(route, 'unknown', 'settle_timeout', seconds());
-      const { channelId } = inProgress.accepted;
       this.logger.error(
-        `batch settlement: ${inProgress.accepted.kind} on ${channelId} not settled within X402_SETTLE_TIMEOUT_MS`,
+        `batch settlement: ${kind} on ${channelId} not settled within X402_SETTLE_TIMEOUT_MS`,
       );
       // still running: if it lands, this unanswered call's price comes off the channel's charge
-      this.paywall.takeBackLateCharge(inProgress.payment, channelId, settling);
+      this.paywall.takeBackLateCharge(inProgress.payment, inProgress.accepted, settling);
+      if (inProgress.paymentId !== undefined)
+        await this.ledger.releasePaymentId(inProgress.paymentId);
+      throw channelPaymentUnknown();
+    }
+    const reason = settlement.errorReason ?? 'settlement_failed';
+    const unknown = settlement.success
+      ? !(await this.chargedFor(settlement, inProgress)) && 'charge_not_recorded'
+      : kind === 'deposit' && mayHaveSent(settlement, trace, reason) && reason;
+    if (unknown !== false) {
+      this.metrics.settlementNotProven(route, 'unknown', unknown, seconds());
+      this.logger.error(
+        `batch settlement: ${kind} on ${channelId} ended without this call's charge recorded (${unknown}); answered 502, nothing charged`,
+      );
       if (inProgress.paymentId !== undefined)
         await this.ledger.releasePaymentId(inProgress.paymentId);
       throw channelPaymentUnknown();
     }
     if (!settlement.success) {
-      const reason = settlement.errorReason ?? 'settlement_failed';
       this.metrics.settlementNotProven(route, 'refused', reason, seconds());
       if (inProgress.paymentId !== undefined)
         await this.ledger.releasePaymentId(inProgress.paymentId);
@@ -228,6 +253,22 @@ export class SettlementInterceptor implements NestInterceptor {
       await this.storeForRetries(inProgress.paymentId, inProgress.fingerprint, headers, body);
     void reply.headers(headers);
     return body;
+  }
+
+  /**
+   * Whether this call's voucher is what the channel is charged for now: as the settlement
+   * reports it, or else as the channel's record shows it.
+   */
+  private async chargedFor(
+    settlement: SettleResponse,
+    { accepted }: BatchPaymentInProgress,
+  ): Promise<boolean> {
+    if (chargeRecorded(settlement, accepted.maxClaimableAmount)) return true;
+    const record = await this.paywall.channels()?.get(accepted.channelId);
+    return (
+      record?.chargedCumulativeAmount === accepted.maxClaimableAmount &&
+      record.signature.toLowerCase() === accepted.signature.toLowerCase()
+    );
   }
 
   /** Nothing was sold: the channel's reservation and the payment-identifier are given back. */

@@ -51,7 +51,7 @@ import { PaidRouteExplorer, type PaidRoute } from './paid-routes.js';
 import { usdToAtomic } from './usd-amount.js';
 import { encodeHeaderJson, PAYMENT_REQUIRED_HEADER, toV1PaymentRequired } from './x402-wire.js';
 import { PAYMENT_SETTINGS, type PaymentConfig, type PaymentScheme } from './payments.settings.js';
-import { SellerBatchScheme } from './seller-batch-scheme.js';
+import { SellerBatchScheme, chargeRecorded } from './seller-batch-scheme.js';
 import { SellerExactScheme } from './seller-exact-scheme.js';
 
 /** A 402 ready to send: v2 PAYMENT-REQUIRED header and the v1-shaped JSON body. */
@@ -411,13 +411,15 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
 
   /**
    * A batch settlement its request stopped waiting for (the deposit was slow): that call was
-   * answered with an error, so when the settlement lands after all, its price is taken back off
-   * the channel's charge; the deposit itself stays the buyer's in the channel. If a claim took
+   * answered with an error, so when the settlement lands after all with its charge recorded, the
+   * price is taken back off the channel's charge; the deposit itself stays the buyer's in the
+   * channel. A settlement that landed without recording its charge (its reservation expired and
+   * another voucher was sold on that base meanwhile) has nothing to take back. If a claim took
    * the price on chain first, it cannot be taken back: that is logged with the payer to refund.
    */
   takeBackLateCharge(
     payment: VerifiedPayment,
-    channelId: string,
+    { channelId, maxClaimableAmount }: { channelId: string; maxClaimableAmount: string },
     settling: Promise<SettleResponse>,
   ): void {
     const storage = this.batchScheme?.getStorage();
@@ -426,6 +428,12 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     void settling
       .then(async (settlement) => {
         if (!settlement.success) return;
+        if (!chargeRecorded(settlement, maxClaimableAmount)) {
+          this.logger.warn(
+            `batch settlement: ${channelId} settled after its request gave up, without its charge recorded; nothing to take back`,
+          );
+          return;
+        }
         const { status } = await storage.updateChannel(channelId, (current) => {
           if (current === undefined) return current;
           const charged = BigInt(current.chargedCumulativeAmount) - price;

@@ -12,7 +12,7 @@ import { getAddress, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { acceptBatchPayment } from './batch-acceptance.js';
 import { BatchClaims, REFUND_HOLD_MS } from './batch-claims.js';
-import { SellerBatchScheme } from './seller-batch-scheme.js';
+import { SellerBatchScheme, chargeRecorded } from './seller-batch-scheme.js';
 
 const NETWORK = 'eip155:84532';
 const CHAIN_ID = 84532;
@@ -69,12 +69,29 @@ async function signedVoucher(amount: bigint) {
   return { channelId, maxClaimableAmount: amount.toString(), signature };
 }
 
-/** A voucher payload as the payment guard hands it on. */
-async function voucherPayment(amount: bigint): Promise<PaymentPayload> {
+/** A voucher (or a top-up deposit with its voucher) as the payment guard hands it on. */
+async function voucherPayment(amount: bigint, deposit = false): Promise<PaymentPayload> {
+  const payload = { type: 'voucher', channelConfig, voucher: await signedVoucher(amount) };
   const presented = {
     x402Version: 2,
     accepted: requirement,
-    payload: { type: 'voucher', channelConfig, voucher: await signedVoucher(amount) },
+    payload: deposit
+      ? {
+          ...payload,
+          type: 'deposit',
+          deposit: {
+            amount: DEPOSIT.toString(),
+            authorization: {
+              erc3009Authorization: {
+                validAfter: '0',
+                validBefore: '99999999999',
+                salt: keyOf(9),
+                signature: `0x${'11'.repeat(64)}1b`,
+              },
+            },
+          },
+        }
+      : payload,
   } as unknown as PaymentPayload;
   return acceptBatchPayment(presented, requirement).payload;
 }
@@ -119,6 +136,44 @@ class FakeFacilitator implements Partial<FacilitatorClient> {
   }
 }
 
+/** The SDK's resource server with this seller's scheme, over a fake facilitator and memory storage. */
+function seller() {
+  const storage = new InMemoryChannelStorage();
+  const facilitator = new FakeFacilitator();
+  const scheme = new SellerBatchScheme(receiver, {
+    storage,
+    receiverAuthorizerSigner: receiverAuthorizer,
+  });
+  const server = new x402ResourceServer(facilitator as unknown as FacilitatorClient);
+  server.register(NETWORK, scheme);
+  const manager = scheme.createChannelManager(
+    facilitator as unknown as FacilitatorClient,
+    NETWORK,
+    USDC,
+  );
+  return { storage, facilitator, server, manager };
+}
+
+/** A channel record with one voucher charged (not yet claimed), last used and read `agoMs` ago. */
+async function recordedChannel(storage: InMemoryChannelStorage, agoMs: number): Promise<void> {
+  const first = await signedVoucher(PRICE);
+  const then = Date.now() - agoMs;
+  const record: Channel = {
+    channelId,
+    channelConfig,
+    chargedCumulativeAmount: PRICE.toString(),
+    signedMaxClaimable: first.maxClaimableAmount,
+    signature: first.signature,
+    balance: DEPOSIT.toString(),
+    totalClaimed: '0',
+    withdrawRequestedAt: 0,
+    refundNonce: 0,
+    onchainSyncedAt: then,
+    lastRequestTimestamp: then,
+  };
+  await storage.updateChannel(channelId, () => record);
+}
+
 describe('idle-channel refunds', () => {
   let storage: InMemoryChannelStorage;
   let facilitator: FakeFacilitator;
@@ -126,37 +181,10 @@ describe('idle-channel refunds', () => {
   let claims: BatchClaims;
 
   beforeEach(async () => {
-    storage = new InMemoryChannelStorage();
-    facilitator = new FakeFacilitator();
-    const scheme = new SellerBatchScheme(receiver, {
-      storage,
-      receiverAuthorizerSigner: receiverAuthorizer,
-    });
-    server = new x402ResourceServer(facilitator as unknown as FacilitatorClient);
-    server.register(NETWORK, scheme);
-    const manager = scheme.createChannelManager(
-      facilitator as unknown as FacilitatorClient,
-      NETWORK,
-      USDC,
-    );
-    claims = new BatchClaims(manager, storage, { intervalMs: 60_000, threshold: 0n });
-    // one voucher recorded (and not yet claimed) on a channel last used a day ago
-    const first = await signedVoucher(PRICE);
-    const dayAgo = Date.now() - DAY_MS - 60_000;
-    const record: Channel = {
-      channelId,
-      channelConfig,
-      chargedCumulativeAmount: PRICE.toString(),
-      signedMaxClaimable: first.maxClaimableAmount,
-      signature: first.signature,
-      balance: DEPOSIT.toString(),
-      totalClaimed: '0',
-      withdrawRequestedAt: 0,
-      refundNonce: 0,
-      onchainSyncedAt: dayAgo,
-      lastRequestTimestamp: dayAgo,
-    };
-    await storage.updateChannel(channelId, () => record);
+    const built = seller();
+    ({ storage, facilitator, server } = built);
+    claims = new BatchClaims(built.manager, storage, { intervalMs: 60_000, threshold: 0n });
+    await recordedChannel(storage, DAY_MS + 60_000);
   });
 
   /** Starts the refund round with the refund transaction held out, and waits until it is out. */
@@ -228,6 +256,32 @@ describe('idle-channel refunds', () => {
     await claims.refundIdle();
 
     expect(facilitator.settled).toHaveLength(0);
+    expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe((2n * PRICE).toString());
+  });
+});
+
+describe('a top-up deposit that outlives its channel reservation', () => {
+  it('is reported settled by the SDK without its charge, and the voucher sold meanwhile is charged once', async () => {
+    const { storage, server } = seller();
+    await recordedChannel(storage, 0);
+    const deposit = await voucherPayment(2n * PRICE, true);
+    expect(await server.verifyPayment(deposit, requirement)).toMatchObject({ isValid: true });
+    // the deposit's transaction is slow: its reservation expires before it lands
+    await storage.updateChannel(channelId, (current) =>
+      current?.pendingRequest === undefined
+        ? current
+        : { ...current, pendingRequest: { ...current.pendingRequest, expiresAt: Date.now() - 1 } },
+    );
+    const voucher = await voucherPayment(2n * PRICE);
+    expect(await server.verifyPayment(voucher, requirement)).toMatchObject({ isValid: true });
+    const sold = await server.settlePayment(voucher, requirement);
+    expect(chargeRecorded(sold, (2n * PRICE).toString())).toBe(true);
+
+    const landed = await server.settlePayment(deposit, requirement);
+
+    // success, as the SDK only logs its failed after-settle update: not proof of a charge
+    expect(landed.success).toBe(true);
+    expect(chargeRecorded(landed, (2n * PRICE).toString())).toBe(false);
     expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe((2n * PRICE).toString());
   });
 });
