@@ -20,6 +20,8 @@ export const PARK_MS = 60 * 60 * 1000;
 export const REFUND_HOLD_MS = 10 * 60 * 1000;
 /** The reservation id of a refund hold (the SDK's vouchers reserve with UUIDs). */
 const REFUND_HOLD = 'refund:';
+/** A channel whose refund failed is not tried again before this (the chain may say why). */
+export const REFUND_RETRY_MS = 6 * 60 * 60 * 1000;
 
 /** What one claim round did. */
 export interface ClaimRound {
@@ -52,6 +54,9 @@ export interface BatchClaimsOptions {
 export class BatchClaims {
   private readonly logger = new Logger('BatchSettlement');
   private readonly parked = new Map<string, number>();
+  /** Channels whose refund failed, and when they may be tried again. */
+  private readonly refundRetryAt = new Map<string, number>();
+  private stopped = false;
   private readonly now: () => number;
   private queue: Promise<unknown> = Promise.resolve();
   private pending = 0;
@@ -81,16 +86,20 @@ export class BatchClaims {
 
   /** Stops the timer, then claims and settles what is left (the caller bounds the wait). */
   async stop(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.timer);
     await this.roundLogged('final');
   }
 
   /**
-   * Refunds the channels idle for a day, one at a time, after any running round. Each is held
-   * first (a reservation in its record, so a voucher or deposit arriving meanwhile is refused as
-   * busy on every instance): the refund gives back what the chain holds over the charged total,
-   * so a voucher accepted while it is out would be refunded to its payer and never claimed. A
-   * refunded channel's record is deleted; a failed refund keeps the hold until it expires.
+   * Refunds the channels idle for a day, one at a time, after any running round, giving way to
+   * any claim round that comes up meanwhile (the rest wait for the next tick: claims must keep
+   * their period, well inside the payers' withdraw delay). Each channel is held first (a
+   * reservation in its record, renewed while its refund is out, so a voucher or deposit arriving
+   * meanwhile is refused as busy on every instance): the refund gives back what the chain holds
+   * over the charged total, so a voucher accepted while it is out would be refunded to its
+   * payer and never claimed. A refunded channel's record is deleted; a failed refund keeps the
+   * hold until it expires and is not tried again for REFUND_RETRY_MS.
    */
   refundIdle(): Promise<void> {
     const refunds = this.queue.then(
@@ -103,21 +112,46 @@ export class BatchClaims {
 
   private async refundHeldChannels(): Promise<void> {
     for (const channel of await this.storage.list()) {
+      if (this.stopped || this.pending > 0) return;
       if (!this.refundable(channel)) continue;
       const held = await this.hold(channel);
       if (held === undefined) continue;
+      const renewal = setInterval(() => {
+        void this.renew(held).catch((error: unknown) => {
+          this.logger.warn(
+            `could not renew the refund hold of ${held.channelId}: ${String(error)}`,
+          );
+        });
+      }, REFUND_HOLD_MS / 4);
+      renewal.unref();
       try {
         const result = await refunder(this.manager).refundChannel(held);
         this.logger.log(`refunded idle channel ${result.channel} in ${result.transaction}`);
       } catch (error) {
+        this.refundRetryAt.set(channel.channelId.toLowerCase(), this.now() + REFUND_RETRY_MS);
         this.logger.error(
           `refund of channel ${channel.channelId} failed (${reasonOf(error)}); it takes no ` +
             `voucher for ${REFUND_HOLD_MS / 60_000} min, then its on-chain state is read again`,
         );
         continue;
+      } finally {
+        clearInterval(renewal);
       }
       await this.forgetRefunded(held);
     }
+  }
+
+  /** Pushes the hold's expiry out while its refund is still out (the SDK deletes an unheld record). */
+  private async renew(held: Channel): Promise<void> {
+    const holdId = held.pendingRequest?.pendingId;
+    await this.storage.updateChannel(held.channelId, (current) =>
+      current?.pendingRequest?.pendingId !== holdId || current?.pendingRequest === undefined
+        ? current
+        : {
+            ...current,
+            pendingRequest: { ...current.pendingRequest, expiresAt: this.now() + REFUND_HOLD_MS },
+          },
+    );
   }
 
   /** The channel, reserved for its refund if it is still what was listed; undefined if it moved. */
@@ -143,8 +177,8 @@ export class BatchClaims {
   }
 
   /**
-   * After its refund landed, the record goes. Only if the hold outlived its expiry (a refund
-   * slower than REFUND_HOLD_MS) can the channel have moved meanwhile: then it is kept and logged.
+   * After its refund landed, the record goes. Only if the hold was lost (this process stalled
+   * past its expiry) can the channel have moved meanwhile: then it is kept and logged.
    */
   private async forgetRefunded(held: Channel): Promise<void> {
     const holdId = held.pendingRequest?.pendingId;
@@ -276,6 +310,7 @@ export class BatchClaims {
     return (
       BigInt(channel.balance) > BigInt(channel.chargedCumulativeAmount) &&
       (channel.pendingRequest === undefined || channel.pendingRequest.expiresAt <= this.now()) &&
+      (this.refundRetryAt.get(channel.channelId.toLowerCase()) ?? 0) <= this.now() &&
       this.now() - channel.lastRequestTimestamp >= IDLE_REFUND_MS &&
       !this.isParked(channel.channelId)
     );

@@ -13,6 +13,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { acceptBatchPayment } from './batch-acceptance.js';
 import { BatchClaims, REFUND_HOLD_MS } from './batch-claims.js';
 import { SellerBatchScheme, chargeRecorded } from './seller-batch-scheme.js';
+import { takeBackPrice } from './x402-paywall.js';
 
 const NETWORK = 'eip155:84532';
 const CHAIN_ID = 84532;
@@ -240,6 +241,26 @@ describe('idle-channel refunds', () => {
     expect(facilitator.settled).toHaveLength(1);
   });
 
+  it('gives way to a claim round that comes up between two refunds', async () => {
+    const first = await storage.get(channelId);
+    const other = `0x${'ee'.repeat(32)}`;
+    await storage.updateChannel(other, () =>
+      first === undefined ? first : { ...first, channelId: other },
+    );
+    const refunds = () => facilitator.settled.filter((payload) => payload['type'] === 'refund');
+    const { release, done } = await refundHeldOut();
+    const round = claims.claimAndSettle().catch(() => undefined);
+
+    release();
+    await Promise.all([done, round]);
+
+    expect(refunds()).toHaveLength(1);
+    expect(facilitator.settled.map((payload) => payload['type'])).toContain('claim');
+    // the rest at the next tick
+    await claims.refundIdle();
+    expect(refunds()).toHaveLength(2);
+  });
+
   it('leaves a channel alone when a voucher changed it between the listing and the hold', async () => {
     const listed = storage.list.bind(storage);
     jest.spyOn(storage, 'list').mockImplementationOnce(async () => {
@@ -283,5 +304,43 @@ describe('a top-up deposit that outlives its channel reservation', () => {
     expect(landed.success).toBe(true);
     expect(chargeRecorded(landed, (2n * PRICE).toString())).toBe(false);
     expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe((2n * PRICE).toString());
+  });
+});
+
+describe("a late settlement's price taken back", () => {
+  it('waits for a voucher in flight on the channel, then takes the price off the total it left', async () => {
+    const { storage } = seller();
+    await recordedChannel(storage, 0);
+    // a voucher in flight: reserved on the current total, about to add its price to it
+    await storage.updateChannel(channelId, (current) =>
+      current === undefined
+        ? current
+        : {
+            ...current,
+            chargedCumulativeAmount: (3n * PRICE).toString(),
+            pendingRequest: {
+              pendingId: 'in-flight',
+              signedMaxClaimable: (4n * PRICE).toString(),
+              expiresAt: Date.now() + 60_000,
+            },
+          },
+    );
+    const taking = takeBackPrice(storage, channelId, PRICE);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe((3n * PRICE).toString());
+
+    // the voucher commits what it signed and lets go of the channel
+    await storage.updateChannel(channelId, (current) =>
+      current === undefined
+        ? current
+        : {
+            ...current,
+            chargedCumulativeAmount: (4n * PRICE).toString(),
+            pendingRequest: undefined,
+          },
+    );
+
+    await expect(taking).resolves.toBe('updated');
+    expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe((3n * PRICE).toString());
   });
 });

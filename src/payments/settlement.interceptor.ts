@@ -226,7 +226,7 @@ export class SettlementInterceptor implements NestInterceptor {
     }
     const reason = settlement.errorReason ?? 'settlement_failed';
     const unknown = settlement.success
-      ? !(await this.chargedFor(settlement, inProgress)) && 'charge_not_recorded'
+      ? !chargeRecorded(settlement, inProgress.accepted.maxClaimableAmount) && 'charge_not_recorded'
       : kind === 'deposit' && mayHaveSent(settlement, trace, reason) && reason;
     if (unknown !== false) {
       this.metrics.settlementNotProven(route, 'unknown', unknown, seconds());
@@ -253,22 +253,6 @@ export class SettlementInterceptor implements NestInterceptor {
       await this.storeForRetries(inProgress.paymentId, inProgress.fingerprint, headers, body);
     void reply.headers(headers);
     return body;
-  }
-
-  /**
-   * Whether this call's voucher is what the channel is charged for now: as the settlement
-   * reports it, or else as the channel's record shows it.
-   */
-  private async chargedFor(
-    settlement: SettleResponse,
-    { accepted }: BatchPaymentInProgress,
-  ): Promise<boolean> {
-    if (chargeRecorded(settlement, accepted.maxClaimableAmount)) return true;
-    const record = await this.paywall.channels()?.get(accepted.channelId);
-    return (
-      record?.chargedCumulativeAmount === accepted.maxClaimableAmount &&
-      record.signature.toLowerCase() === accepted.signature.toLowerCase()
-    );
   }
 
   /** Nothing was sold: the channel's reservation and the payment-identifier are given back. */

@@ -434,15 +434,14 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
           );
           return;
         }
-        const { status } = await storage.updateChannel(channelId, (current) => {
-          if (current === undefined) return current;
-          const charged = BigInt(current.chargedCumulativeAmount) - price;
-          if (charged < BigInt(current.totalClaimed)) return current;
-          return { ...current, chargedCumulativeAmount: charged.toString() };
-        });
+        const status = await takeBackPrice(storage, channelId, price);
         if (status === 'updated') {
           this.logger.warn(
             `batch settlement: ${channelId} settled after its request gave up; its price was taken back off the channel's charge`,
+          );
+        } else if (status === 'busy') {
+          this.logger.error(
+            `batch settlement: ${channelId} settled after its request gave up and stayed busy; refund ${price} to ${settlement.payer ?? 'the payer'}`,
           );
         } else {
           this.logger.error(
@@ -602,4 +601,37 @@ function settleResponse(
     ...(result.payer === undefined ? {} : { payer: result.payer }),
     ...(result.errorReason === undefined ? {} : { errorReason: result.errorReason }),
   };
+}
+
+/** How long a late charge waits for a channel's reservation to end before giving up. */
+const TAKE_BACK_WAIT_MS = 120_000;
+const TAKE_BACK_RETRY_MS = 250;
+
+/**
+ * Takes `price` off a channel's charged total once no other request holds a reservation on it:
+ * a voucher in flight adds its price to the total it finds, and taking ours off under it would
+ * leave that voucher's own charge short of what it signed (and its call answered 502 while
+ * charged). Not below the claimed total: a claimed price cannot be taken back.
+ */
+export async function takeBackPrice(
+  storage: ChannelStorage,
+  channelId: string,
+  price: bigint,
+): Promise<'updated' | 'claimed' | 'busy'> {
+  for (const until = Date.now() + TAKE_BACK_WAIT_MS; ;) {
+    const seen = { busy: false };
+    const { status } = await storage.updateChannel(channelId, (current) => {
+      if (current === undefined) return current;
+      if (current.pendingRequest !== undefined && current.pendingRequest.expiresAt > Date.now()) {
+        seen.busy = true;
+        return current;
+      }
+      const charged = BigInt(current.chargedCumulativeAmount) - price;
+      if (charged < BigInt(current.totalClaimed)) return current;
+      return { ...current, chargedCumulativeAmount: charged.toString() };
+    });
+    if (!seen.busy) return status === 'updated' ? 'updated' : 'claimed';
+    if (Date.now() > until) return 'busy';
+    await new Promise((resolve) => setTimeout(resolve, TAKE_BACK_RETRY_MS));
+  }
 }
