@@ -13,9 +13,10 @@ import {
   type ClientOptions,
 } from '../scripts/client.js';
 import { readSandboxState } from '../scripts/sandbox-state.js';
-import { describeSandbox, startSandbox, type Sandbox } from '../scripts/sandbox.js';
+import { describeSandbox, type Sandbox } from '../scripts/sandbox.js';
 import { chooseVenues, probeVenues } from '../scripts/venue-choice.js';
 import { expectServedPrice, medianOf, recordedUsdPrices } from './support/expected-prices.js';
+import { startOfflineSandbox } from './support/offline-sandbox.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
 import { USDC } from './support/paying-clients.js';
 
@@ -249,17 +250,7 @@ describe('npm run sandbox (scripts/sandbox.ts) with no venue answering', () => {
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'sandbox-'));
     stateFile = path.join(dir, '.sandbox.json');
-    sandbox = await startSandbox({
-      env: {
-        PORT: '0',
-        LOG_LEVEL: 'error',
-        PRICE_REFRESH_MS: '50000',
-        MARKETS: 'coinbase,kraken,bitstamp',
-      },
-      // the probe is replaced: tests never contact a public host
-      probe: () => Promise.resolve({ coinbase: false, kraken: false, bitstamp: false }),
-      stateFile,
-    });
+    sandbox = await startOfflineSandbox(stateFile);
   });
 
   afterAll(async () => {

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { createPublicClient, erc20Abi, http, type TypedDataDefinition } from 'viem';
-import { startSandbox, type Sandbox } from '../scripts/sandbox.js';
+import type { Sandbox } from '../scripts/sandbox.js';
+import { startOfflineSandbox } from './support/offline-sandbox.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
 
 /** Debian's `chromium` package (.ci/run installs it); CHROMIUM_PATH points elsewhere. */
@@ -183,19 +184,7 @@ describe('paying from Swagger UI served by the local stack, with no browser wall
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'sandbox-wallet-'));
     requireChromium();
-    sandbox = await started.add(
-      startSandbox({
-        env: {
-          PORT: '0',
-          LOG_LEVEL: 'error',
-          PRICE_REFRESH_MS: '50000',
-          MARKETS: 'coinbase,kraken,bitstamp',
-        },
-        // the probe is replaced: tests never contact a public host
-        probe: () => Promise.resolve({ coinbase: false, kraken: false, bitstamp: false }),
-        stateFile: path.join(dir, '.sandbox.json'),
-      }),
-    );
+    sandbox = await started.add(startOfflineSandbox(path.join(dir, '.sandbox.json')));
     browser = await started.add(launchChromium());
   }, 60_000);
 

@@ -1,0 +1,18 @@
+import { startSandbox, type Sandbox } from '../../scripts/sandbox.js';
+
+/**
+ * The sandbox (`npm run sandbox`) as the tests run it: its own chain and app on free loopback
+ * ports, three fake venues, and the venue probe replaced so no test contacts a public host.
+ */
+export function startOfflineSandbox(stateFile: string): Promise<Sandbox> {
+  return startSandbox({
+    env: {
+      PORT: '0',
+      LOG_LEVEL: 'error',
+      PRICE_REFRESH_MS: '50000',
+      MARKETS: 'coinbase,kraken,bitstamp',
+    },
+    probe: () => Promise.resolve({ coinbase: false, kraken: false, bitstamp: false }),
+    stateFile,
+  });
+}
