@@ -12,7 +12,11 @@ import { getAddress, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { acceptBatchPayment } from './batch-acceptance.js';
 import { BatchClaims, REFUND_HOLD_MS } from './batch-claims.js';
-import { SellerBatchScheme, chargeRecorded } from './seller-batch-scheme.js';
+import {
+  CHANNEL_STATE_UNAVAILABLE,
+  SellerBatchScheme,
+  chargeRecorded,
+} from './seller-batch-scheme.js';
 import { takeBackPrice } from './x402-paywall.js';
 
 const NETWORK = 'eip155:84532';
@@ -342,5 +346,25 @@ describe("a late settlement's price taken back", () => {
 
     await expect(taking).resolves.toBe('updated');
     expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe((3n * PRICE).toString());
+  });
+});
+
+describe('a channel storage that fails while a voucher is recorded', () => {
+  it('refuses the settlement with the state-unavailable reason, without asking the facilitator', async () => {
+    const { storage, server, facilitator } = seller();
+    await recordedChannel(storage, 0);
+    const voucher = await voucherPayment(2n * PRICE);
+    expect(await server.verifyPayment(voucher, requirement)).toMatchObject({ isValid: true });
+    jest.spyOn(storage, 'updateChannel').mockRejectedValue(new Error('store unavailable'));
+
+    // the resource server throws its abort; the HTTP layer the app settles through answers it
+    // as { success: false, errorReason }
+    const refusal = await server.settlePayment(voucher, requirement).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+
+    expect(refusal).toMatchObject({ errorReason: CHANNEL_STATE_UNAVAILABLE });
+    expect(facilitator.settled).toHaveLength(0);
   });
 });

@@ -22,6 +22,9 @@ export const CUMULATIVE_MISMATCH = 'invalid_batch_settlement_evm_cumulative_amou
 const INVALID_VOUCHER_SIGNATURE = 'invalid_batch_settlement_evm_voucher_signature';
 const CUMULATIVE_EXCEEDS_BALANCE = 'invalid_batch_settlement_evm_cumulative_exceeds_balance';
 const CUMULATIVE_BELOW_CLAIMED = 'invalid_batch_settlement_evm_cumulative_below_claimed';
+/** The channel storage failed while a voucher was being recorded: nothing was charged. */
+export const CHANNEL_STATE_UNAVAILABLE =
+  'invalid_batch_settlement_evm_verification_state_unavailable';
 /** The chain refused this channel's last claim: it sells nothing until that is cleared up. */
 export const CHANNEL_SET_ASIDE = 'invalid_batch_settlement_evm_channel_set_aside';
 
@@ -61,13 +64,30 @@ export class SellerBatchScheme extends BatchSettlementEvmScheme {
     private readonly isSetAside: (channelId: string) => boolean = () => false,
   ) {
     super(receiver, { onchainStateTtlMs: CHAIN_STATE_TTL_MS, ...config });
-    const { onBeforeVerify: beforeVerify, onAfterVerify: afterVerify } = this.schemeHooks;
+    const {
+      onBeforeVerify: beforeVerify,
+      onAfterVerify: afterVerify,
+      onBeforeSettle: beforeSettle,
+    } = this.schemeHooks;
     this.schemeHooks.onBeforeVerify = async (context) =>
       this.setAside(context) ??
       (await this.checkVoucherLocally(context)) ??
       (await beforeVerify?.(context));
     this.schemeHooks.onAfterVerify = async (context) =>
       (await this.refusal(context)) ?? (await afterVerify?.(context));
+    // A voucher is recorded in this hook. @x402/core only logs a hook that throws and goes on to
+    // the facilitator, which refuses a voucher: a storage fault would read as a 402 refusal.
+    this.schemeHooks.onBeforeSettle = async (context) => {
+      try {
+        return await beforeSettle?.(context);
+      } catch (error) {
+        return {
+          abort: true,
+          reason: CHANNEL_STATE_UNAVAILABLE,
+          message: `The channel state could not be recorded: ${error instanceof Error ? error.message : String(error)}`,
+        };
+      }
+    };
   }
 
   private setAside(context: VerifyContext): BeforeVerifyResult {

@@ -554,6 +554,22 @@ describe('SettlementInterceptor', () => {
       await expectUnknown(runBatch(batchPayment('deposit')));
     });
 
+    it('answers 503, nothing charged, when the channel state could not be recorded', async () => {
+      settleBatch = () =>
+        Promise.resolve(
+          settlement(false, 'invalid_batch_settlement_evm_verification_state_unavailable'),
+        );
+
+      const error = await rejectionOf(runBatch(batchPayment('voucher')));
+
+      expect(error).toBeInstanceOf(ApiError);
+      expect([(error as ApiError).code, (error as ApiError).status]).toEqual([
+        ErrorCode.SharedStateUnavailable,
+        503,
+      ]);
+      expect(reply.sent).toBeUndefined();
+    });
+
     it('answers 502 for a refused deposit whose transaction was sent, 402 for one refused before', async () => {
       const refusedAfter = (sent: boolean) => () => {
         const trace = settlementTraces.getStore();

@@ -31,7 +31,7 @@ import {
 } from './payment-settler.js';
 import { SettlementReconciler } from './settlement-reconciler.js';
 import { X402Paywall } from './x402-paywall.js';
-import { chargeRecorded } from './seller-batch-scheme.js';
+import { CHANNEL_STATE_UNAVAILABLE, chargeRecorded } from './seller-batch-scheme.js';
 import { receiptHeader } from './x402-wire.js';
 
 /** How long a response sold under a payment-identifier is served again for free. */
@@ -236,6 +236,17 @@ export class SettlementInterceptor implements NestInterceptor {
       if (inProgress.paymentId !== undefined)
         await this.ledger.releasePaymentId(inProgress.paymentId);
       throw channelPaymentUnknown();
+    }
+    if (!settlement.success && reason === CHANNEL_STATE_UNAVAILABLE) {
+      this.metrics.settlementNotProven(route, 'unavailable', reason, seconds());
+      this.logger.error(`batch settlement: ${kind} on ${channelId}: ${reason}`);
+      if (inProgress.paymentId !== undefined)
+        await this.ledger.releasePaymentId(inProgress.paymentId);
+      throw new ApiError(
+        ErrorCode.SharedStateUnavailable,
+        'The payment channel state could not be recorded; nothing was charged.',
+        { 'retry-after': '5' },
+      );
     }
     if (!settlement.success) {
       this.metrics.settlementNotProven(route, 'refused', reason, seconds());

@@ -16,8 +16,9 @@ import { TickerDto, TickersDto } from './tickers.dto.js';
 const UNAVAILABLE: ProblemResponse = {
   description:
     'No fresh, agreed price right now (`price_unavailable`), the payment facilitator cannot be ' +
-    'reached (`facilitator_unavailable`), or the shared payment ledger (Redis) cannot be reached ' +
-    '(`shared_state_unavailable`); retry after `Retry-After` seconds. Not charged.',
+    'reached (`facilitator_unavailable`), or the payment state (the shared ledger in Redis, or a ' +
+    "batch-settlement channel's record) cannot be read or written (`shared_state_unavailable`); " +
+    'retry after `Retry-After` seconds. Not charged.',
   codes: [
     ErrorCode.PriceUnavailable,
     ErrorCode.FacilitatorUnavailable,
