@@ -148,3 +148,39 @@ describe('SettlementReconciler.check', () => {
     expect(await ledger.claim('fp', later)).toBe('claimed');
   });
 });
+
+describe('SettlementReconciler.hold', () => {
+  beforeAll(() => {
+    Logger.overrideLogger(false);
+  });
+  afterAll(() => {
+    Logger.overrideLogger(true);
+    jest.useRealTimers();
+  });
+
+  it('looks once more at the expiry, and records a payment the chain showed only after the last regular look', async () => {
+    jest.useFakeTimers({ now: 1_000_000 });
+    const chain = new ScriptedChain();
+    const reconciler = new SettlementReconciler(chain, new InMemoryPaymentLedger());
+    const settledBy: string[] = [];
+    const held = {
+      ...uncertain((transaction) => {
+        settledBy.push(transaction);
+        return Promise.resolve();
+      }, TX),
+      expiresAt: Date.now() + 1_200,
+    };
+
+    await reconciler.hold(held);
+    // looks at 250 ms and 750 ms find nothing; the next regular one would fall after the expiry
+    await jest.advanceTimersByTimeAsync(1_100);
+    chain.proving.add(TX);
+    expect(settledBy).toEqual([]);
+    // the look due at the expiry fires a little late, as timers do
+    jest.setSystemTime(Date.now() + 105);
+    await jest.advanceTimersByTimeAsync(200);
+
+    expect(settledBy).toEqual([TX]);
+    reconciler.onModuleDestroy();
+  });
+});

@@ -123,11 +123,9 @@ export class SettlementReconciler implements OnModuleDestroy {
     this.timers.add(timer);
   }
 
+  /** One look; the look at (or after) the expiry is the last, pending or not. */
   private async attempt(uncertain: UncertainSettlement, delayMs: number): Promise<void> {
-    if (Date.now() > uncertain.expiresAt) {
-      this.logger.warn(`settlement of ${uncertain.fingerprint} left unreconciled at its expiry`);
-      return;
-    }
+    const last = Date.now() >= uncertain.expiresAt;
     let result: Reconciliation = 'pending';
     try {
       result = await this.check(uncertain);
@@ -136,8 +134,11 @@ export class SettlementReconciler implements OnModuleDestroy {
         `reconciling ${uncertain.fingerprint}: ${error instanceof Error ? error.message : String(error)}`,
       );
     }
-    if (result === 'pending') this.schedule(uncertain, Math.min(delayMs * 2, MAX_CHECK_MS));
-    else if (result === 'not_settled') {
+    if (result === 'pending' && last) {
+      this.logger.warn(`settlement of ${uncertain.fingerprint} left unreconciled at its expiry`);
+    } else if (result === 'pending') {
+      this.schedule(uncertain, Math.min(delayMs * 2, MAX_CHECK_MS));
+    } else if (result === 'not_settled') {
       this.logger.log(`settlement of ${uncertain.fingerprint} reconciled: nothing moved`);
     }
   }
