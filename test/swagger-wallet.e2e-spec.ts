@@ -5,6 +5,7 @@ import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { createPublicClient, erc20Abi, http, type TypedDataDefinition } from 'viem';
 import type { Sandbox } from '../scripts/sandbox.js';
 import { startOfflineSandbox } from './support/offline-sandbox.js';
+import { Started } from './support/started.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
 
 /** Debian's `chromium` package (.ci/run installs it); CHROMIUM_PATH points elsewhere. */
@@ -34,24 +35,6 @@ function launchChromium(): Promise<Browser> {
     headless: true,
     args: ['--no-sandbox', '--disable-gpu'],
   });
-}
-
-/**
- * What a beforeAll started, closed last-first by afterAll even when the beforeAll failed half-way
- * (a chain left running keeps jest from exiting).
- */
-class Started {
-  private readonly closers: (() => Promise<void>)[] = [];
-
-  async add<T extends { close(): Promise<void> }>(starting: Promise<T>): Promise<T> {
-    const running = await starting;
-    this.closers.unshift(() => running.close());
-    return running;
-  }
-
-  async closeAll(): Promise<void> {
-    for (const close of this.closers.splice(0)) await close();
-  }
 }
 
 async function signTypedDataV4(stack: PaidApp, json: string): Promise<string> {

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { isFacilitatorUnreachable, reasonOf } from './facilitator-client.js';
+import { isReserved } from './seller-batch-scheme.js';
 import type {
   BatchSettlementChannelManager,
   Channel,
@@ -309,7 +310,7 @@ export class BatchClaims {
   private refundable(channel: Channel): boolean {
     return (
       BigInt(channel.balance) > BigInt(channel.chargedCumulativeAmount) &&
-      (channel.pendingRequest === undefined || channel.pendingRequest.expiresAt <= this.now()) &&
+      !isReserved(channel, this.now()) &&
       (this.refundRetryAt.get(channel.channelId.toLowerCase()) ?? 0) <= this.now() &&
       this.now() - channel.lastRequestTimestamp >= IDLE_REFUND_MS &&
       !this.isParked(channel.channelId)

@@ -13,6 +13,7 @@ import {
 } from '@x402/evm/batch-settlement/server';
 import type { Hex } from 'viem';
 import { isRecord } from '../common/json.js';
+import { reasonOf } from './facilitator-client.js';
 import { voucherSigner } from './voucher-signature.js';
 
 /** The payer started a timed withdrawal: the channel takes no new voucher until it is finalized. */
@@ -84,7 +85,7 @@ export class SellerBatchScheme extends BatchSettlementEvmScheme {
         return {
           abort: true,
           reason: CHANNEL_STATE_UNAVAILABLE,
-          message: `The channel state could not be recorded: ${error instanceof Error ? error.message : String(error)}`,
+          message: `The channel state could not be recorded: ${reasonOf(error)}`,
         };
       }
     };
@@ -268,4 +269,12 @@ export function chargeRecorded(settlement: SettleResponse, maxClaimableAmount: s
   const extra: unknown = settlement.extra;
   const state = isRecord(extra) ? extra['channelState'] : undefined;
   return isRecord(state) && state['chargedCumulativeAmount'] === maxClaimableAmount;
+}
+
+/**
+ * Whether a request (a voucher, a deposit, a refund hold) holds the channel now: the SDK's
+ * reservation rule, which answers any other request on the channel `channel_busy`.
+ */
+export function isReserved(channel: Channel, now = Date.now()): boolean {
+  return channel.pendingRequest !== undefined && channel.pendingRequest.expiresAt > now;
 }

@@ -525,15 +525,20 @@ describe('SettlementInterceptor', () => {
       );
     }
 
-    async function expectUnknown(work: Promise<unknown>): Promise<void> {
+    /** The call fails with this problem, and nothing of the body or receipt went out. */
+    async function expectProblem(
+      work: Promise<unknown>,
+      code: ErrorCode,
+      status: number,
+    ): Promise<void> {
       const error = await rejectionOf(work);
       expect(error).toBeInstanceOf(ApiError);
-      expect([(error as ApiError).code, (error as ApiError).status]).toEqual([
-        ErrorCode.SettlementUnknown,
-        502,
-      ]);
+      expect([(error as ApiError).code, (error as ApiError).status]).toEqual([code, status]);
       expect(reply.sent).toBeUndefined();
     }
+
+    const expectUnknown = (work: Promise<unknown>) =>
+      expectProblem(work, ErrorCode.SettlementUnknown, 502);
 
     it('sends the body with the receipt once the voucher is what the channel is charged for', async () => {
       await expect(runBatch(batchPayment('voucher'))).resolves.toEqual(BODY);
@@ -560,14 +565,7 @@ describe('SettlementInterceptor', () => {
           settlement(false, 'invalid_batch_settlement_evm_verification_state_unavailable'),
         );
 
-      const error = await rejectionOf(runBatch(batchPayment('voucher')));
-
-      expect(error).toBeInstanceOf(ApiError);
-      expect([(error as ApiError).code, (error as ApiError).status]).toEqual([
-        ErrorCode.SharedStateUnavailable,
-        503,
-      ]);
-      expect(reply.sent).toBeUndefined();
+      await expectProblem(runBatch(batchPayment('voucher')), ErrorCode.SharedStateUnavailable, 503);
     });
 
     it('answers 502 for a refused deposit whose transaction was sent, 402 for one refused before', async () => {

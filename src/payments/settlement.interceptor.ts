@@ -220,8 +220,7 @@ export class SettlementInterceptor implements NestInterceptor {
       );
       // still running: if it lands, this unanswered call's price comes off the channel's charge
       this.paywall.takeBackLateCharge(inProgress.payment, inProgress.accepted, settling);
-      if (inProgress.paymentId !== undefined)
-        await this.ledger.releasePaymentId(inProgress.paymentId);
+      await this.releaseId(inProgress);
       throw channelPaymentUnknown();
     }
     const reason = settlement.errorReason ?? 'settlement_failed';
@@ -233,15 +232,13 @@ export class SettlementInterceptor implements NestInterceptor {
       this.logger.error(
         `batch settlement: ${kind} on ${channelId} ended without this call's charge recorded (${unknown}); answered 502, nothing charged`,
       );
-      if (inProgress.paymentId !== undefined)
-        await this.ledger.releasePaymentId(inProgress.paymentId);
+      await this.releaseId(inProgress);
       throw channelPaymentUnknown();
     }
     if (!settlement.success && reason === CHANNEL_STATE_UNAVAILABLE) {
       this.metrics.settlementNotProven(route, 'unavailable', reason, seconds());
       this.logger.error(`batch settlement: ${kind} on ${channelId}: ${reason}`);
-      if (inProgress.paymentId !== undefined)
-        await this.ledger.releasePaymentId(inProgress.paymentId);
+      await this.releaseId(inProgress);
       throw new ApiError(
         ErrorCode.SharedStateUnavailable,
         'The payment channel state could not be recorded; nothing was charged.',
@@ -250,8 +247,7 @@ export class SettlementInterceptor implements NestInterceptor {
     }
     if (!settlement.success) {
       this.metrics.settlementNotProven(route, 'refused', reason, seconds());
-      if (inProgress.paymentId !== undefined)
-        await this.ledger.releasePaymentId(inProgress.paymentId);
+      await this.releaseId(inProgress);
       const challenge = await this.paywall.challenge(request, `settlement_failed: ${reason}`);
       throw challengeResponse(challenge);
     }
@@ -272,8 +268,12 @@ export class SettlementInterceptor implements NestInterceptor {
     reason: 'handler_threw' | 'handler_failed',
   ): Promise<void> {
     await inProgress.payment.cancel(reason);
-    if (inProgress.paymentId !== undefined)
-      await this.ledger.releasePaymentId(inProgress.paymentId);
+    await this.releaseId(inProgress);
+  }
+
+  /** The payment-identifier, if one was sent, may be used again. */
+  private async releaseId({ paymentId }: { paymentId: string | undefined }): Promise<void> {
+    if (paymentId !== undefined) await this.ledger.releasePaymentId(paymentId);
   }
 
   private async deliver(
@@ -369,8 +369,7 @@ export class SettlementInterceptor implements NestInterceptor {
   /** Nothing was settled: the payment and its payment-identifier may be used again. */
   private async giveBack(inProgress: PaymentInProgress): Promise<void> {
     await this.ledger.release(inProgress.fingerprint);
-    if (inProgress.paymentId !== undefined)
-      await this.ledger.releasePaymentId(inProgress.paymentId);
+    await this.releaseId(inProgress);
   }
 }
 

@@ -51,7 +51,7 @@ import { PaidRouteExplorer, type PaidRoute } from './paid-routes.js';
 import { usdToAtomic } from './usd-amount.js';
 import { encodeHeaderJson, PAYMENT_REQUIRED_HEADER, toV1PaymentRequired } from './x402-wire.js';
 import { PAYMENT_SETTINGS, type PaymentConfig, type PaymentScheme } from './payments.settings.js';
-import { SellerBatchScheme, chargeRecorded } from './seller-batch-scheme.js';
+import { SellerBatchScheme, chargeRecorded, isReserved } from './seller-batch-scheme.js';
 import { SellerExactScheme } from './seller-exact-scheme.js';
 
 /** A 402 ready to send: v2 PAYMENT-REQUIRED header and the v1-shaped JSON body. */
@@ -622,7 +622,7 @@ export async function takeBackPrice(
     const seen = { busy: false };
     const { status } = await storage.updateChannel(channelId, (current) => {
       if (current === undefined) return current;
-      if (current.pendingRequest !== undefined && current.pendingRequest.expiresAt > Date.now()) {
+      if (isReserved(current)) {
         seen.busy = true;
         return current;
       }

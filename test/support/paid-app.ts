@@ -3,6 +3,7 @@ import type { CreateAppOptions } from '../../src/app.js';
 import { startLocalChain, type LocalChain } from './chain.js';
 import { FakeMarkets, type FakeMarketsOptions } from './fake-markets.js';
 import { fundedBuyer, type Buyer } from './paying-clients.js';
+import { Started } from './started.js';
 import { startApp, type RunningApp } from './test-app.js';
 import { paymentRequiredOf } from './x402-payloads.js';
 
@@ -34,26 +35,27 @@ export interface PaidAppOptions {
  * in-process facilitator settling on it, fake venues, and a funded buyer.
  */
 export async function startPaidApp(options: PaidAppOptions = {}): Promise<PaidApp> {
-  const chain = await startLocalChain();
-  const started: { close(): Promise<void> }[] = [{ close: () => chain.stop() }];
+  const started = new Started();
   try {
-    const markets = await FakeMarkets.start(options.markets);
-    started.unshift(markets);
-    const service = await startApp(
-      {
-        ...markets.env(),
-        X402_FACILITATOR: 'embedded',
-        X402_NETWORK: 'base-sepolia',
-        X402_PAY_TO: PAY_TO,
-        X402_SETTLER_PRIVATE_KEY: chain.accounts[0]!,
-        X402_RPC_URL: chain.rpcUrl,
-        X402_RECEIPT_POLL_MS: '20',
-        ...options.env,
-        ...((await options.beforeApp?.(chain)) ?? {}),
-      },
-      options.features,
+    const chain = await startLocalChain();
+    started.defer(() => chain.stop());
+    const markets = await started.add(FakeMarkets.start(options.markets));
+    const service = await started.add(
+      startApp(
+        {
+          ...markets.env(),
+          X402_FACILITATOR: 'embedded',
+          X402_NETWORK: 'base-sepolia',
+          X402_PAY_TO: PAY_TO,
+          X402_SETTLER_PRIVATE_KEY: chain.accounts[0]!,
+          X402_RPC_URL: chain.rpcUrl,
+          X402_RECEIPT_POLL_MS: '20',
+          ...options.env,
+          ...((await options.beforeApp?.(chain)) ?? {}),
+        },
+        options.features,
+      ),
     );
-    started.unshift(service);
     if (options.refresh ?? true) await service.refresh();
     const buyer = await fundedBuyer(chain);
     return {
@@ -66,20 +68,15 @@ export async function startPaidApp(options: PaidAppOptions = {}): Promise<PaidAp
         buyer: await chain.usdcBalance(buyer.account.address),
         payTo: await chain.usdcBalance(PAY_TO),
       }),
-      close: () => closeInOrder(started),
+      close: () => started.closeAll(),
     };
   } catch (error) {
-    // what did start is stopped: a chain left running keeps jest from exiting
-    await closeInOrder(started).catch(() => undefined);
+    await started.closeAll().catch(() => undefined);
     throw error;
   }
 }
 
 const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' as const;
-
-async function closeInOrder(started: readonly { close(): Promise<void> }[]): Promise<void> {
-  for (const resource of started) await resource.close();
-}
 
 /** The first requirement a paid route offers, read from its 402. */
 export async function requirementFor(stack: PaidApp, path: string): Promise<PaymentRequirements> {
