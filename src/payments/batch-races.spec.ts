@@ -14,6 +14,7 @@ import { acceptBatchPayment } from './batch-acceptance.js';
 import { BatchClaims, REFUND_HOLD_MS } from './batch-claims.js';
 import {
   CHANNEL_STATE_UNAVAILABLE,
+  CHANNEL_STATE_UNCERTAIN,
   SellerBatchScheme,
   chargeRecorded,
 } from './seller-batch-scheme.js';
@@ -350,21 +351,51 @@ describe("a late settlement's price taken back", () => {
 });
 
 describe('a channel storage that fails while a voucher is recorded', () => {
-  it('refuses the settlement with the state-unavailable reason, without asking the facilitator', async () => {
-    const { storage, server, facilitator } = seller();
-    await recordedChannel(storage, 0);
+  /** A voucher verified and reserved, ready to be recorded at settlement. */
+  async function reservedVoucher() {
+    const built = seller();
+    await recordedChannel(built.storage, 0);
     const voucher = await voucherPayment(2n * PRICE);
-    expect(await server.verifyPayment(voucher, requirement)).toMatchObject({ isValid: true });
-    jest.spyOn(storage, 'updateChannel').mockRejectedValue(new Error('store unavailable'));
+    expect(await built.server.verifyPayment(voucher, requirement)).toMatchObject({ isValid: true });
+    return { ...built, voucher };
+  }
 
-    // the resource server throws its abort; the HTTP layer the app settles through answers it
-    // as { success: false, errorReason }
-    const refusal = await server.settlePayment(voucher, requirement).then(
+  /**
+   * The resource server throws its abort; the HTTP layer the app settles through answers it as a
+   * refusal with the same reason.
+   */
+  function refusalOf(server: x402ResourceServer, voucher: PaymentPayload): Promise<unknown> {
+    return server.settlePayment(voucher, requirement).then(
       () => undefined,
       (error: unknown) => error,
     );
+  }
 
-    expect(refusal).toMatchObject({ errorReason: CHANNEL_STATE_UNAVAILABLE });
+  it('is state-unavailable when nothing was written: the reservation is let go, the facilitator not asked', async () => {
+    const { storage, server, facilitator, voucher } = await reservedVoucher();
+    jest.spyOn(storage, 'updateChannel').mockRejectedValueOnce(new Error('store unavailable'));
+
+    expect(await refusalOf(server, voucher)).toMatchObject({
+      errorReason: CHANNEL_STATE_UNAVAILABLE,
+    });
     expect(facilitator.settled).toHaveLength(0);
+    const record = await storage.get(channelId);
+    expect(record?.pendingRequest).toBeUndefined();
+    expect(record?.chargedCumulativeAmount).toBe(PRICE.toString());
+  });
+
+  it('is state-uncertain when the write landed but its answer was lost', async () => {
+    const { storage, server, facilitator, voucher } = await reservedVoucher();
+    const write = storage.updateChannel.bind(storage);
+    jest.spyOn(storage, 'updateChannel').mockImplementationOnce(async (id, update) => {
+      await write(id, update);
+      throw new Error('connection lost before the reply');
+    });
+
+    expect(await refusalOf(server, voucher)).toMatchObject({
+      errorReason: CHANNEL_STATE_UNCERTAIN,
+    });
+    expect(facilitator.settled).toHaveLength(0);
+    expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe((2n * PRICE).toString());
   });
 });

@@ -26,6 +26,8 @@ const CUMULATIVE_BELOW_CLAIMED = 'invalid_batch_settlement_evm_cumulative_below_
 /** The channel storage failed while a voucher was being recorded: nothing was charged. */
 export const CHANNEL_STATE_UNAVAILABLE =
   'invalid_batch_settlement_evm_verification_state_unavailable';
+/** The channel storage failed while a voucher was being recorded, and it may have been. */
+export const CHANNEL_STATE_UNCERTAIN = 'channel_state_uncertain';
 /** The chain refused this channel's last claim: it sells nothing until that is cleared up. */
 export const CHANNEL_SET_ASIDE = 'invalid_batch_settlement_evm_channel_set_aside';
 
@@ -84,11 +86,36 @@ export class SellerBatchScheme extends BatchSettlementEvmScheme {
       } catch (error) {
         return {
           abort: true,
-          reason: CHANNEL_STATE_UNAVAILABLE,
+          reason: await this.afterStorageFault(context.paymentPayload as PaymentPayload),
           message: `The channel state could not be recorded: ${reasonOf(error)}`,
         };
       }
     };
+  }
+
+  /**
+   * After the storage failed while recording a voucher: did the write land? A store can apply a
+   * write and still fail its answer (a Redis connection dropping mid-reply). The channel still
+   * held by this request → nothing was recorded: the hold is let go and the answer is
+   * CHANNEL_STATE_UNAVAILABLE. Anything else, the record unreadable included → the charge may be
+   * recorded: CHANNEL_STATE_UNCERTAIN.
+   */
+  private async afterStorageFault(payload: PaymentPayload): Promise<string> {
+    const pendingId = this.readRequestContext(payload)?.pendingId;
+    const raw = payload.payload;
+    const voucher = isRecord(raw) ? raw['voucher'] : undefined;
+    const channelId = isRecord(voucher) ? voucher['channelId'] : undefined;
+    if (pendingId === undefined || typeof channelId !== 'string') return CHANNEL_STATE_UNCERTAIN;
+    try {
+      const { status } = await this.getStorage().updateChannel(channelId, (current) =>
+        current?.pendingRequest?.pendingId === pendingId
+          ? { ...current, pendingRequest: undefined }
+          : current,
+      );
+      return status === 'updated' ? CHANNEL_STATE_UNAVAILABLE : CHANNEL_STATE_UNCERTAIN;
+    } catch {
+      return CHANNEL_STATE_UNCERTAIN;
+    }
   }
 
   private setAside(context: VerifyContext): BeforeVerifyResult {

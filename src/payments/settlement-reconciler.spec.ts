@@ -158,7 +158,7 @@ describe('SettlementReconciler.hold', () => {
     jest.useRealTimers();
   });
 
-  it('looks once more at the expiry, and records a payment the chain showed only after the last regular look', async () => {
+  it('looks once more just before the expiry, and records a payment the chain showed only after the last regular look', async () => {
     jest.useFakeTimers({ now: 1_000_000 });
     const chain = new ScriptedChain();
     const reconciler = new SettlementReconciler(chain, new InMemoryPaymentLedger());
@@ -168,19 +168,21 @@ describe('SettlementReconciler.hold', () => {
         settledBy.push(transaction);
         return Promise.resolve();
       }, TX),
-      expiresAt: Date.now() + 1_200,
+      expiresAt: Date.now() + 20_000,
     };
 
     await reconciler.hold(held);
-    // looks at 250 ms and 750 ms find nothing; the next regular one would fall after the expiry
-    await jest.advanceTimersByTimeAsync(1_100);
+    // looks at 0.25, 0.75, 1.75, 3.75 and 7.75 s find nothing; the last is due at 15 s, 5 s
+    // before the expiry (the payment's records expire with it)
+    await jest.advanceTimersByTimeAsync(14_900);
     chain.proving.add(TX);
     expect(settledBy).toEqual([]);
-    // the look due at the expiry fires a little late, as timers do
+    // the last look fires a little late, as timers do
     jest.setSystemTime(Date.now() + 105);
     await jest.advanceTimersByTimeAsync(200);
 
     expect(settledBy).toEqual([TX]);
+    expect(Date.now()).toBeLessThan(held.expiresAt);
     reconciler.onModuleDestroy();
   });
 });

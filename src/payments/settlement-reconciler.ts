@@ -26,6 +26,11 @@ export type Reconciliation = 'settled' | 'pending' | 'not_settled';
 
 const FIRST_CHECK_MS = 250;
 const MAX_CHECK_MS = 30_000;
+/**
+ * The last look comes this long before the payment's expiry: its records (the payment, its
+ * payment-identifier) expire then, and a 200 stored after that would be stored for nobody.
+ */
+const LAST_LOOK_BEFORE_EXPIRY_MS = 5_000;
 
 /**
  * Finds out, from the chain, what happened to settlements answered 502 `settlement_unknown`:
@@ -113,8 +118,8 @@ export class SettlementReconciler implements OnModuleDestroy {
   }
 
   private schedule(uncertain: UncertainSettlement, delayMs: number): void {
-    // the last look falls on the expiry at the latest, never after it
-    const wait = Math.max(0, Math.min(delayMs, uncertain.expiresAt - Date.now()));
+    // the last look falls just before the expiry at the latest
+    const wait = Math.max(0, Math.min(delayMs, lastLookAt(uncertain) - Date.now()));
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       void this.attempt(uncertain, delayMs);
@@ -123,9 +128,9 @@ export class SettlementReconciler implements OnModuleDestroy {
     this.timers.add(timer);
   }
 
-  /** One look; the look at (or after) the expiry is the last, pending or not. */
+  /** One look; the one due just before the expiry (or later) is the last, pending or not. */
   private async attempt(uncertain: UncertainSettlement, delayMs: number): Promise<void> {
-    const last = Date.now() >= uncertain.expiresAt;
+    const last = Date.now() >= lastLookAt(uncertain);
     let result: Reconciliation = 'pending';
     try {
       result = await this.check(uncertain);
@@ -142,4 +147,8 @@ export class SettlementReconciler implements OnModuleDestroy {
       this.logger.log(`settlement of ${uncertain.fingerprint} reconciled: nothing moved`);
     }
   }
+}
+
+function lastLookAt({ expiresAt }: UncertainSettlement): number {
+  return expiresAt - LAST_LOOK_BEFORE_EXPIRY_MS;
 }

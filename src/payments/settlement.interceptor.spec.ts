@@ -474,14 +474,19 @@ describe('SettlementInterceptor', () => {
     let storage: InMemoryChannelStorage;
     /** What the paywall's settleBatch answers; it runs inside the settlement's trace, if any. */
     let settleBatch: () => Promise<SettleResponse>;
+    /** Channels whose possibly recorded charge the paywall was asked to take back. */
+    const takenBack: string[] = [];
 
     beforeEach(() => {
       storage = new InMemoryChannelStorage();
       settleBatch = () => Promise.resolve(batchSettled('4000'));
+      takenBack.length = 0;
       Object.assign(paywall, {
         settleBatch: () => settleBatch(),
         channels: () => storage,
         claimIfOverThreshold: () => undefined,
+        takeBackUncertainCharge: (_payment: unknown, accepted: AcceptedBatchPayment) =>
+          takenBack.push(accepted.channelId),
       });
     });
 
@@ -566,6 +571,13 @@ describe('SettlementInterceptor', () => {
         );
 
       await expectProblem(runBatch(batchPayment('voucher')), ErrorCode.SharedStateUnavailable, 503);
+    });
+
+    it('answers 502 and has the charge taken back when the store may have recorded the voucher', async () => {
+      settleBatch = () => Promise.resolve(settlement(false, 'channel_state_uncertain'));
+
+      await expectUnknown(runBatch(batchPayment('voucher')));
+      expect(takenBack).toEqual([CHANNEL]);
     });
 
     it('answers 502 for a refused deposit whose transaction was sent, 402 for one refused before', async () => {

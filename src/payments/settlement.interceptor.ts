@@ -31,7 +31,11 @@ import {
 } from './payment-settler.js';
 import { SettlementReconciler } from './settlement-reconciler.js';
 import { X402Paywall } from './x402-paywall.js';
-import { CHANNEL_STATE_UNAVAILABLE, chargeRecorded } from './seller-batch-scheme.js';
+import {
+  CHANNEL_STATE_UNAVAILABLE,
+  CHANNEL_STATE_UNCERTAIN,
+  chargeRecorded,
+} from './seller-batch-scheme.js';
 import { receiptHeader } from './x402-wire.js';
 
 /** How long a response sold under a payment-identifier is served again for free. */
@@ -226,12 +230,18 @@ export class SettlementInterceptor implements NestInterceptor {
     const reason = settlement.errorReason ?? 'settlement_failed';
     const unknown = settlement.success
       ? !chargeRecorded(settlement, inProgress.accepted.maxClaimableAmount) && 'charge_not_recorded'
-      : kind === 'deposit' && mayHaveSent(settlement, trace, reason) && reason;
+      : reason === CHANNEL_STATE_UNCERTAIN
+        ? reason
+        : kind === 'deposit' && mayHaveSent(settlement, trace, reason) && reason;
     if (unknown !== false) {
       this.metrics.settlementNotProven(route, 'unknown', unknown, seconds());
       this.logger.error(
         `batch settlement: ${kind} on ${channelId} ended without this call's charge recorded (${unknown}); answered 502, nothing charged`,
       );
+      // the storage may have recorded it before failing: then its price comes off again
+      if (unknown === CHANNEL_STATE_UNCERTAIN) {
+        this.paywall.takeBackUncertainCharge(inProgress.payment, inProgress.accepted);
+      }
       await this.releaseId(inProgress);
       throw channelPaymentUnknown();
     }

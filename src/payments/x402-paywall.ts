@@ -456,6 +456,42 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
       });
   }
 
+  /**
+   * A voucher whose recording failed in a way that may have recorded it (the store applied the
+   * write and lost the answer): its call was answered 502, so if the channel's record is this
+   * voucher, its price comes off again. Retried while the store does not answer.
+   */
+  takeBackUncertainCharge(
+    payment: VerifiedPayment,
+    { channelId, signature }: { channelId: string; signature: string },
+  ): void {
+    const storage = this.batchScheme?.getStorage();
+    if (storage === undefined) return;
+    const price = BigInt(payment.requirements.amount);
+    const attempt = async (until: number): Promise<void> => {
+      try {
+        const record = await storage.get(channelId);
+        if (record?.signature.toLowerCase() !== signature.toLowerCase()) return;
+        const status = await takeBackPrice(storage, channelId, price);
+        if (status !== 'updated') {
+          this.logger.error(
+            `batch settlement: ${channelId} may have been charged for a call answered 502 (${status}); refund ${price} to its payer`,
+          );
+        }
+      } catch (error) {
+        if (Date.now() > until) {
+          this.logger.error(
+            `batch settlement: could not check ${channelId} for a charge answered 502 (${reasonOf(error)}); refund ${price} to its payer if it was recorded`,
+          );
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, TAKE_BACK_RETRY_MS * 4));
+        await attempt(until);
+      }
+    };
+    void attempt(Date.now() + TAKE_BACK_WAIT_MS);
+  }
+
   /** Settles a verified payment; never throws for a refusal, only when the facilitator is unreachable. */
   async settle(payment: VerifiedPayment): Promise<SettleResponse> {
     return settleResponse(await this.processSettlement(payment));
@@ -621,14 +657,17 @@ export async function takeBackPrice(
   for (const until = Date.now() + TAKE_BACK_WAIT_MS; ;) {
     const seen = { busy: false };
     const { status } = await storage.updateChannel(channelId, (current) => {
-      if (current === undefined) return current;
-      if (isReserved(current)) {
-        seen.busy = true;
-        return current;
-      }
+      // decided afresh on every run: a store may run this again when its write races another
+      seen.busy = current !== undefined && isReserved(current);
+      if (current === undefined || seen.busy) return current;
       const charged = BigInt(current.chargedCumulativeAmount) - price;
       if (charged < BigInt(current.totalClaimed)) return current;
-      return { ...current, chargedCumulativeAmount: charged.toString() };
+      // an expired reservation still in the record could commit on the lowered total: void it
+      return {
+        ...current,
+        chargedCumulativeAmount: charged.toString(),
+        pendingRequest: undefined,
+      };
     });
     if (!seen.busy) return status === 'updated' ? 'updated' : 'claimed';
     if (Date.now() > until) return 'busy';
