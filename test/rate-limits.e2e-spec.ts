@@ -3,6 +3,9 @@ import { startRedisServer, type RedisServer } from './support/redis-server.js';
 import { describeWithRedis } from './support/redis-suite.js';
 import { startApp, type RunningApp } from './support/test-app.js';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { MetricsService } from '../src/metrics/metrics.service.js';
+import { parseExposition, sampleValue } from './support/prometheus.js';
+import { openSocket } from './support/raw-http.js';
 import { signedPayment, v2Header } from './support/x402-payloads.js';
 
 const LIMITS = { RATE_LIMIT_FREE: '3', RATE_LIMIT_UNPAID: '2', RATE_LIMIT_WINDOW_MS: '60000' };
@@ -66,30 +69,50 @@ describe('refused payments whose client hangs up', () => {
     await stack.close();
   });
 
-  it('still count: leaving before the 402 does not escape the limit', async () => {
-    const accepted = await requirementFor(stack, '/v1/ticker/BTC');
+  it('still count: hanging up right after sending, or while the payment is checked, does not escape the limit', async () => {
+    const accepted = await requirementFor(stack, '/v1/ticker/BTC'); // counted: 1 of 2 unpaid
     const unfunded = privateKeyToAccount(generatePrivateKey());
-    for (let index = 0; index < 3; index += 1) {
-      // a well-formed payment the facilitator refuses (no funds), abandoned while it is checked
+    // well-formed payments the facilitator refuses (no funds), each sent whole on its own
+    // connection that closes right after sending, a little later, or once it is being checked
+    for (const hangUpAfterMs of [0, 5, 50]) {
       const payment = await signedPayment(unfunded, accepted);
-      const gone = new AbortController();
-      const request = stack.service.get('/v1/ticker/BTC', {
-        headers: v2Header(payment),
-        signal: gone.signal,
-      });
-      setTimeout(() => {
-        gone.abort();
-      }, 5);
-      await expect(request).rejects.toThrow();
+      await sendAndHangUp(stack.service.url, '/v1/ticker/BTC', v2Header(payment), hangUpAfterMs);
     }
-    // the server counts each abandoned refusal when it has checked it; then the next payment
-    // from that address is already over the limit
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await refusalsChecked(stack, 3);
     const junk = { 'payment-signature': 'bm90IGEgcGF5bWVudA==' };
-    const status = (await stack.service.get('/v1/ticker/BTC', { headers: junk })).status;
-    expect(status).toBe(429);
+    await expectRateLimited(await stack.service.get('/v1/ticker/BTC', { headers: junk }));
   });
 });
+
+/** Writes a whole GET on a fresh connection, then closes it `afterMs` later without reading. */
+async function sendAndHangUp(
+  baseUrl: string,
+  path: string,
+  headers: Record<string, string>,
+  afterMs: number,
+): Promise<void> {
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  const socket = openSocket(baseUrl);
+  socket.on('error', () => undefined);
+  await new Promise<void>((resolve) => {
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${lines.join('')}\r\n`, () => {
+      resolve();
+    });
+  });
+  await new Promise((resolve) => setTimeout(resolve, afterMs));
+  socket.destroy();
+}
+
+/** Waits until the app has checked and refused `count` payments (its own metrics say so). */
+async function refusalsChecked(stack: PaidApp, count: number): Promise<void> {
+  const registry = stack.service.app.get(MetricsService).registry;
+  for (let waited = 0; waited < 10_000; waited += 20) {
+    const samples = parseExposition(await registry.metrics());
+    if (sampleValue(samples, 'x402_payments_total', { outcome: 'refused' }) >= count) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`the app did not refuse ${String(count)} payments within 10 s`);
+}
 
 describeWithRedis('rate limits shared by instances (REDIS_URL)', () => {
   let redis: RedisServer;

@@ -7,6 +7,7 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { ThrottlerStorage } from '@nestjs/throttler';
+import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { RATE_LIMIT_SETTINGS, type RateLimitSettings } from './rate-limit.settings.js';
@@ -83,7 +84,9 @@ export class RateLimiter {
     }
     // 'close' comes whether the answer went out or the client left first; a client that leaves
     // before its answer bought nothing it received, and must not escape the count by hanging up
-    reply?.raw.once('close', () => {
+    // (even before this guard ran, when 'close' has already been emitted)
+    if (reply === undefined) return undefined;
+    whenClosed(reply.raw, () => {
       if (reply.raw.writableFinished && !REFUSED.has(reply.raw.statusCode)) return;
       this.storage
         .increment(request.ip, this.limits.windowMs, limit, 0, 'refused')
@@ -139,6 +142,12 @@ export class RateLimitGuard implements CanActivate {
 
 /** A payment answered with one of these was refused: nothing was sold. */
 const REFUSED = new Set([400, 402, 409]);
+
+/** Runs `then` once `response` is closed: at once if its client has already left. */
+function whenClosed(response: ServerResponse, then: () => void): void {
+  if (response.closed) then();
+  else response.once('close', then);
+}
 
 function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
