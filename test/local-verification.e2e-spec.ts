@@ -157,16 +157,20 @@ describe('local verification: a transfer the token would refuse', () => {
   });
 });
 
-/** Each buyer pays for one ticker at once; the answers' statuses. */
+/**
+ * Each buyer pays for one ticker at once; the answers' statuses, each one other than 200 with
+ * its body, so that a failure says why the payment was not served.
+ */
 function statusesOfPayments(
   stack: PaidApp,
   buyers: readonly Buyer[],
   accepted: PaymentRequirements,
-): Promise<number[]> {
+): Promise<Array<number | string>> {
   return Promise.all(
     buyers.map(async (buyer) => {
       const payment = await signedPayment(buyer.account, accepted);
-      return (await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) })).status;
+      const answer = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
+      return answer.status === 200 ? 200 : `${answer.status} ${await answer.text()}`;
     }),
   );
 }

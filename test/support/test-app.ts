@@ -45,7 +45,7 @@ export async function startApp(
   const batchDir = mkdtempSync(path.join(os.tmpdir(), 'x402-price-api-channels-'));
   const app = await createApp({
     config: loadConfig({ ...TEST_ENV, X402_BATCH_DATA_DIR: batchDir, ...env }),
-    logger: false,
+    logger: process.env['TEST_LOG'] === '1' ? ['log', 'warn', 'error'] : false,
     features,
     ...options,
   });
