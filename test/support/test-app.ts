@@ -45,7 +45,8 @@ export async function startApp(
   const batchDir = mkdtempSync(path.join(os.tmpdir(), 'x402-price-api-channels-'));
   const app = await createApp({
     config: loadConfig({ ...TEST_ENV, X402_BATCH_DATA_DIR: batchDir, ...env }),
-    logger: process.env['TEST_LOG'] === '1' ? ['log', 'warn', 'error'] : false,
+    // TEST_LOG=1: the app's own logger (errors, TEST_ENV's LOG_LEVEL), when a failure needs them
+    ...(process.env['TEST_LOG'] === '1' ? {} : { logger: false as const }),
     features,
     ...options,
   });
