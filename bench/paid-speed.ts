@@ -33,6 +33,7 @@ import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { shippedNodeFlags } from './shipped-node-flags.js';
 import type { RecordedResponse, TargetMessage, TargetSettings } from './targets.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
@@ -43,6 +44,8 @@ const PAID_SECONDS = SECONDS + 2;
  * with batch settlement by 1 client, 6 by 10).
  */
 const ONLY = process.env['BENCH_ONLY']?.split(',').map(Number);
+/** BENCH_SETTLE_SECONDS: after the loads, how long to keep watching RSS (every 5 s, no forced GC). */
+const SETTLE_SECONDS = Number(process.env['BENCH_SETTLE_SECONDS'] ?? 0);
 const CONNECTIONS = 10;
 const FREE_PATH = '/v1/assets';
 const PAID_PATH = '/v1/ticker/BTC';
@@ -473,6 +476,18 @@ function ms(value: number): string {
   return `${value.toFixed(1).padStart(6)} ms`;
 }
 
+/** RSS as the servers idle after the loads, left to V8's own memory reducer (no forced GC). */
+async function watchSettling(targets: readonly Target[]): Promise<void> {
+  for (let waited = 5; waited <= SETTLE_SECONDS; waited += 5) {
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    const usage = await Promise.all(targets.map((target) => target.usage()));
+    const rss = targets.map(
+      (target, i) => `${target.name} ${mb(required(usage[i], target.name).rss)}`,
+    );
+    console.log(`  ${String(waited).padStart(3)} s later: ${rss.join(', ')}`);
+  }
+}
+
 function mb(bytes: number): string {
   return `${(bytes / 2 ** 20).toFixed(0)} MB`;
 }
@@ -633,6 +648,7 @@ async function main(): Promise<void> {
         `  ${target.name.padEnd(9)} ${mb(before.rss)} -> ${mb(now.rss)} (${mb(now.heapUsed)} / ${mb(now.heapTotal)}, ${mb(now.external)})`,
       );
     });
+    await watchSettling(targets);
     console.log(
       `${String(ROUNDS)} rounds, ${String(SECONDS)} s per HTTP load, ${String(PAID_SECONDS)} s per paid load; ` +
         `every paid 200 checked on chain. Machine load: before ${loadBefore}; after ${uptime()}`,
@@ -644,10 +660,14 @@ async function main(): Promise<void> {
   }
 }
 
-/** BENCH_PRODUCT_FLAGS: extra node flags for the product's process (e.g. V8 heap limits to compare). */
+/**
+ * The product runs with the node flags it ships with (the Dockerfile's); BENCH_PRODUCT_FLAGS
+ * replaces them (e.g. other V8 heap limits to compare; an empty value runs node's defaults).
+ */
 function productFlags(name: string): string[] {
+  if (name !== 'product') return [];
   const flags = process.env['BENCH_PRODUCT_FLAGS'];
-  return name === 'product' && flags !== undefined ? flags.split(' ').filter(Boolean) : [];
+  return flags === undefined ? shippedNodeFlags() : flags.split(' ').filter(Boolean);
 }
 
 function profileArgs(name: string): string[] {
