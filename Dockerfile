@@ -15,7 +15,7 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 USER node
 EXPOSE 3000
-# Young-generation semi-spaces of 2 MB instead of V8's 16: RSS after npm run bench's loads
-# ~215 -> ~150 MB, at no CPU cost the bench can see (README, "What a request costs").
-# npm start passes the same flags; the bench reads them from here.
+# Young-generation semi-spaces of 2 MB instead of V8's 16: idle RSS ~165 -> ~135 MB and
+# 30-50 MB less after load, for more GC time under batch-settlement load (README, "What a
+# request costs"). npm start passes the same flags; npm run bench reads them from here.
 CMD ["node", "--max-semi-space-size=2", "dist/src/main.js"]
