@@ -10,12 +10,14 @@ import { projectRoot } from '../test/support/project-root.js';
 export function shippedNodeFlags(
   dockerfile: string = readFileSync(path.join(projectRoot(import.meta.url), 'Dockerfile'), 'utf8'),
 ): string[] {
-  const cmd = /^CMD\s+(\[.*\])\s*$/m.exec(dockerfile);
-  if (cmd === null) throw new Error('the Dockerfile has no exec-form CMD');
-  const argv = JSON.parse(cmd[1]!) as unknown;
-  if (!Array.isArray(argv) || argv[0] !== 'node' || !argv.every((arg) => typeof arg === 'string')) {
-    throw new Error(`the Dockerfile's CMD does not run node: ${cmd[1]!}`);
-  }
-  const script = argv.findIndex((arg: string, index) => index > 0 && !arg.startsWith('-'));
-  return argv.slice(1, script === -1 ? undefined : script) as string[];
+  const cmd = /^CMD\s+(\[.*\])\s*$/m.exec(dockerfile)?.[1];
+  if (cmd === undefined) throw new Error('the Dockerfile has no exec-form CMD');
+  const argv = JSON.parse(cmd) as unknown;
+  if (!isNodeCommand(argv)) throw new Error(`the Dockerfile's CMD does not run node: ${cmd}`);
+  const script = argv.findIndex((arg, index) => index > 0 && !arg.startsWith('-'));
+  return argv.slice(1, script === -1 ? undefined : script);
+}
+
+function isNodeCommand(argv: unknown): argv is string[] {
+  return Array.isArray(argv) && argv[0] === 'node' && argv.every((arg) => typeof arg === 'string');
 }
