@@ -6,6 +6,7 @@ import {
   presentedPayment,
   verifiedPayment,
 } from '../../test/support/payment-doubles.js';
+import { authorizationUsed, receipt, transfer } from '../../test/support/eip3009-receipts.js';
 import { settlementTraces, type SettlementTrace } from './facilitator-client.js';
 import { acceptPayment } from './payment-acceptance.js';
 import { PaymentSettler } from './payment-settler.js';
@@ -30,6 +31,18 @@ function chainWithReceipt(receipt: unknown): SettlementChain {
     expiredUnused: () => Promise.reject(new Error('not asked')),
   };
 }
+
+/** A chain whose receipts never come back (an RPC that hangs). */
+const HANGING_CHAIN: SettlementChain = {
+  ...chainWithReceipt(undefined),
+  receipt: () => new Promise<never>(() => undefined),
+};
+
+/** A chain whose receipt reads fail. */
+const FAILING_CHAIN: SettlementChain = {
+  ...chainWithReceipt(undefined),
+  receipt: () => Promise.reject(new Error('connection refused')),
+};
 
 function paywallSettling(settlement: SettleResponse): X402Paywall {
   return { settle: () => Promise.resolve(settlement) } as unknown as X402Paywall;
@@ -157,6 +170,93 @@ describe('PaymentSettler', () => {
       expect(outcome).toMatchObject({
         kind: 'unknown',
         reason: expect.stringMatching(/^settlement_deadline/) as string,
+      });
+    });
+  });
+  describe('a settlement that ends without an answer after sending is served if the chain already shows it', () => {
+    const { authorization, requirement } = accepted;
+    const asset = requirement.asset;
+    const proving = {
+      ...receipt(
+        transfer(authorization.from, authorization.to, BigInt(authorization.value), asset),
+        authorizationUsed(authorization.from, authorization.nonce, asset),
+      ),
+      transactionHash: TX,
+    };
+    const short = {
+      ...receipt(
+        transfer(authorization.from, authorization.to, BigInt(authorization.value) - 1n, asset),
+        authorizationUsed(authorization.from, authorization.nonce, asset),
+      ),
+      transactionHash: TX,
+    };
+    const sent = (trace: SettlementTrace): void => {
+      Object.assign(trace, { committed: true, broadcast: true, transaction: TX });
+    };
+    const settleWith = (paywall: X402Paywall, chain: SettlementChain) =>
+      new PaymentSettler(paywall, SETTINGS, chain).settle(verifiedPayment(payload), accepted);
+
+    it('its deadline came (the process stalled) and one last look finds the receipt: settled', async () => {
+      const { paywall } = embeddedSettling(success, 1500, sent);
+      const outcome = await settleWith(paywall, chainWithReceipt(proving));
+      expect(outcome).toEqual({ kind: 'settled', settlement: success });
+    });
+
+    it.each<[string, SettlementChain]>([
+      ['not mined yet', chainWithReceipt(undefined)],
+      ['showing less than the price', chainWithReceipt(short)],
+      ['unreadable', FAILING_CHAIN],
+    ])('its deadline came and the receipt is %s: unknown', async (_case, chain) => {
+      const { paywall } = embeddedSettling(success, 1500, sent);
+      const outcome = await settleWith(paywall, chain);
+      expect(outcome).toMatchObject({
+        kind: 'unknown',
+        reason: 'settlement_deadline: not confirmed within 1000 ms',
+        transaction: TX,
+      });
+    });
+
+    it('its deadline came and the receipt does not come back: unknown, the look bounded', async () => {
+      const { paywall } = embeddedSettling(success, 1500, sent);
+      const started = Date.now();
+      const outcome = await settleWith(paywall, HANGING_CHAIN);
+      expect(outcome).toMatchObject({ kind: 'unknown', transaction: TX });
+      expect(Date.now() - started).toBeLessThan(1000 + 500 + 400);
+    });
+
+    it('nothing was sent when the deadline came: unknown, the chain not asked', async () => {
+      const { paywall } = embeddedSettling(success, 1500, (trace) => {
+        trace.observed = false;
+      });
+      const outcome = await settleWith(paywall, HANGING_CHAIN);
+      expect(outcome).toMatchObject({ kind: 'unknown', transaction: undefined });
+    });
+
+    it('the facilitator failed after its transaction was mined: settled from the receipt it read', async () => {
+      const paywall = {
+        settle: () => {
+          const trace = settlementTraces.getStore()!;
+          Object.assign(trace, { observed: true, receipt: proving });
+          sent(trace);
+          return Promise.reject(new Error('facilitator settle failed: fetch failed'));
+        },
+      } as unknown as X402Paywall;
+      const outcome = await settleWith(paywall, FAILING_CHAIN);
+      expect(outcome).toEqual({ kind: 'settled', settlement: success });
+    });
+
+    it('the facilitator failed after sending, the receipt not shown: unknown', async () => {
+      const paywall = {
+        settle: () => {
+          sent(settlementTraces.getStore()!);
+          return Promise.reject(new Error('facilitator settle failed: fetch failed'));
+        },
+      } as unknown as X402Paywall;
+      const outcome = await settleWith(paywall, chainWithReceipt(undefined));
+      expect(outcome).toMatchObject({
+        kind: 'unknown',
+        reason: 'settlement_error: facilitator settle failed: fetch failed',
+        transaction: TX,
       });
     });
   });

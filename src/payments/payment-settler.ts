@@ -63,6 +63,8 @@ const PRE_BROADCAST_REASONS: ReadonlySet<string> = new Set([
 ]);
 
 const DEADLINE = Symbol('deadline');
+/** How long the last look at a settlement's receipt may take once its deadline has come. */
+const LAST_LOOK_MS = 500;
 
 /**
  * Runs `work`, or stops waiting for it after `ms` or when `stop` aborts, whichever comes first
@@ -158,11 +160,40 @@ export class PaymentSettler {
     const left = this.timeoutMs - (performance.now() - started);
     const outcome = left > 0 ? await withDeadline(attempt, left) : DEADLINE;
     if (outcome !== DEADLINE) return outcome;
-    return unknown(
-      trace,
-      `settlement_deadline: not confirmed within ${this.timeoutMs} ms`,
-      trace.transaction,
+    // a process that stalled (a long GC pause, a starved CPU) wakes with its deadline due and
+    // its transaction possibly mined meanwhile
+    return (
+      (await this.shownOnChain(payment, trace)) ??
+      unknown(
+        trace,
+        `settlement_deadline: not confirmed within ${this.timeoutMs} ms`,
+        trace.transaction,
+      )
     );
+  }
+
+  /**
+   * For a settlement that ended without an answer (its deadline came, or the facilitator failed
+   * after sending): one look at the receipt of the transaction it sent, if any, the one already
+   * read or one read bounded by LAST_LOOK_MS. A payment the chain shows is served, not answered
+   * 502; anything else (no transaction, not mined, unreadable, not the payment) stays unknown.
+   */
+  private async shownOnChain(
+    payment: AcceptedPayment,
+    trace: SettlementTrace,
+  ): Promise<SettlementOutcome | undefined> {
+    const { transaction } = trace;
+    if (transaction === undefined || this.chain === null) return undefined;
+    const receipt =
+      trace.receipt?.transactionHash === transaction
+        ? trace.receipt
+        : await withDeadline(
+            this.chain.receipt(transaction).catch(() => undefined),
+            LAST_LOOK_MS,
+          );
+    if (receipt === DEADLINE || receipt === undefined) return undefined;
+    if (!receiptProvesPayment(receipt, payment)) return undefined;
+    return { kind: 'settled', settlement: settledBy(transaction, payment) };
   }
 
   private async settleAndProve(
@@ -177,7 +208,10 @@ export class PaymentSettler {
       if (error instanceof FacilitatorUnavailableError && trace.observed && !trace.broadcast) {
         return { kind: 'unavailable', error };
       }
-      return unknown(trace, `settlement_error: ${describe(error)}`, trace.transaction);
+      return (
+        (await this.shownOnChain(payment, trace)) ??
+        unknown(trace, `settlement_error: ${describe(error)}`, trace.transaction)
+      );
     }
     if (settlement.success) return this.proven(settlement, payment, trace);
     return this.classifyFailure(settlement, payment, trace);
@@ -267,6 +301,16 @@ export function mayHaveSent(
 ): boolean {
   if (trace.observed) return trace.broadcast && trace.receipt?.status !== 'reverted';
   return trace.broadcast || settlement.transaction !== '' || !PRE_BROADCAST_REASONS.has(reason);
+}
+
+/** What the facilitator would have answered for a settlement the chain shows. */
+function settledBy(transaction: `0x${string}`, payment: AcceptedPayment): SettleResponse {
+  return {
+    success: true,
+    transaction,
+    network: payment.requirement.network,
+    payer: payment.authorization.from,
+  };
 }
 
 /** `transaction`: the one the client should look for, if any; none is not the same as ours. */
