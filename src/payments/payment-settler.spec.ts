@@ -173,6 +173,7 @@ describe('PaymentSettler', () => {
       });
     });
   });
+
   describe('a settlement that ends without an answer after sending is served if the chain already shows it', () => {
     const { authorization, requirement } = accepted;
     const asset = requirement.asset;
@@ -228,8 +229,17 @@ describe('PaymentSettler', () => {
       const { paywall } = embeddedSettling(success, 1500, (trace) => {
         trace.observed = false;
       });
-      const outcome = await settleWith(paywall, HANGING_CHAIN);
+      const asked: string[] = [];
+      const chain: SettlementChain = {
+        ...chainWithReceipt(proving),
+        receipt: (transaction) => {
+          asked.push(transaction);
+          return Promise.resolve(proving);
+        },
+      };
+      const outcome = await settleWith(paywall, chain);
       expect(outcome).toMatchObject({ kind: 'unknown', transaction: undefined });
+      expect(asked).toEqual([]);
     });
 
     it('the facilitator failed after its transaction was mined: settled from the receipt it read', async () => {
