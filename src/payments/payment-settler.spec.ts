@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import type { SettleResponse } from '@x402/core/types';
 import {
@@ -199,8 +200,14 @@ describe('PaymentSettler', () => {
 
     it('its deadline came (the process stalled) and one last look finds the receipt: settled', async () => {
       const { paywall } = embeddedSettling(success, 1500, sent);
+      const warn = jest.spyOn(Logger.prototype, 'warn');
       const outcome = await settleWith(paywall, chainWithReceipt(proving));
       expect(outcome).toEqual({ kind: 'settled', settlement: success });
+      // what went wrong is still told, though the payment was served
+      expect(warn).toHaveBeenCalledWith(
+        `settlement ${TX} served from its receipt after settlement_deadline: not confirmed within 1000 ms`,
+      );
+      warn.mockRestore();
     });
 
     it.each<[string, SettlementChain]>([
@@ -251,8 +258,13 @@ describe('PaymentSettler', () => {
           return Promise.reject(new Error('facilitator settle failed: fetch failed'));
         },
       } as unknown as X402Paywall;
+      const warn = jest.spyOn(Logger.prototype, 'warn');
       const outcome = await settleWith(paywall, FAILING_CHAIN);
       expect(outcome).toEqual({ kind: 'settled', settlement: success });
+      expect(warn).toHaveBeenCalledWith(
+        `settlement ${TX} served from its receipt after settlement_error: facilitator settle failed: fetch failed`,
+      );
+      warn.mockRestore();
     });
 
     it('the facilitator failed after sending, the receipt not shown: unknown', async () => {

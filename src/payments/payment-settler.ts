@@ -162,13 +162,9 @@ export class PaymentSettler {
     if (outcome !== DEADLINE) return outcome;
     // a process that stalled (a long GC pause, a starved CPU) wakes with its deadline due and
     // its transaction possibly mined meanwhile
+    const reason = `settlement_deadline: not confirmed within ${this.timeoutMs} ms`;
     return (
-      (await this.shownOnChain(payment, trace)) ??
-      unknown(
-        trace,
-        `settlement_deadline: not confirmed within ${this.timeoutMs} ms`,
-        trace.transaction,
-      )
+      (await this.shownOnChain(payment, trace, reason)) ?? unknown(trace, reason, trace.transaction)
     );
   }
 
@@ -177,10 +173,12 @@ export class PaymentSettler {
    * after sending): one look at the receipt of the transaction it sent, if any, the one already
    * read or one read bounded by LAST_LOOK_MS. A payment the chain shows is served, not answered
    * 502; anything else (no transaction, not mined, unreadable, not the payment) stays unknown.
+   * `reason`: what went wrong, logged when the payment is served all the same.
    */
   private async shownOnChain(
     payment: AcceptedPayment,
     trace: SettlementTrace,
+    reason: string,
   ): Promise<SettlementOutcome | undefined> {
     const { transaction } = trace;
     if (transaction === undefined || this.chain === null) return undefined;
@@ -193,6 +191,7 @@ export class PaymentSettler {
           );
     if (receipt === DEADLINE || receipt === undefined) return undefined;
     if (!receiptProvesPayment(receipt, payment)) return undefined;
+    this.logger.warn(`settlement ${transaction} served from its receipt after ${reason}`);
     return { kind: 'settled', settlement: settledBy(transaction, payment) };
   }
 
@@ -208,9 +207,10 @@ export class PaymentSettler {
       if (error instanceof FacilitatorUnavailableError && trace.observed && !trace.broadcast) {
         return { kind: 'unavailable', error };
       }
+      const reason = `settlement_error: ${describe(error)}`;
       return (
-        (await this.shownOnChain(payment, trace)) ??
-        unknown(trace, `settlement_error: ${describe(error)}`, trace.transaction)
+        (await this.shownOnChain(payment, trace, reason)) ??
+        unknown(trace, reason, trace.transaction)
       );
     }
     if (settlement.success) return this.proven(settlement, payment, trace);
