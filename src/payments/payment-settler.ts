@@ -8,7 +8,7 @@ import {
 } from './facilitator-client.js';
 import type { AcceptedPayment } from './payment-acceptance.js';
 import { SETTLEMENT_CHAIN, authorizationUse, type SettlementChain } from './settlement-chain.js';
-import { receiptProvesPayment } from './settlement-proof.js';
+import { receiptProvesPayment, type ReceiptEvidence } from './settlement-proof.js';
 import { X402Paywall, type VerifiedPayment } from './x402-paywall.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from './payments.settings.js';
 
@@ -183,12 +183,11 @@ export class PaymentSettler {
     const { transaction } = trace;
     if (transaction === undefined || this.chain === null) return undefined;
     const receipt =
-      trace.receipt?.transactionHash === transaction
-        ? trace.receipt
-        : await withDeadline(
-            this.chain.receipt(transaction).catch(() => undefined),
-            LAST_LOOK_MS,
-          );
+      receiptIn(trace, transaction) ??
+      (await withDeadline(
+        this.chain.receipt(transaction).catch(() => undefined),
+        LAST_LOOK_MS,
+      ));
     if (receipt === DEADLINE || receipt === undefined) return undefined;
     if (!receiptProvesPayment(receipt, payment)) return undefined;
     this.logger.warn(`settlement ${transaction} served from its receipt after ${reason}`);
@@ -225,11 +224,11 @@ export class PaymentSettler {
   ): Promise<SettlementOutcome> {
     const transaction = settlement.transaction as `0x${string}`;
     trace.transaction ??= transaction;
-    let receipt = trace.receipt;
-    if (receipt === undefined || receipt.transactionHash !== transaction) {
+    let receipt = receiptIn(trace, transaction);
+    if (receipt === undefined) {
       if (this.chain === null) return { kind: 'settled', settlement };
       try {
-        receipt = (await this.chain.receipt(transaction)) as typeof receipt;
+        receipt = await this.chain.receipt(transaction);
       } catch (error) {
         return unknown(
           trace,
@@ -303,8 +302,16 @@ export function mayHaveSent(
   return trace.broadcast || settlement.transaction !== '' || !PRE_BROADCAST_REASONS.has(reason);
 }
 
-/** What the facilitator would have answered for a settlement the chain shows. */
-function settledBy(transaction: `0x${string}`, payment: AcceptedPayment): SettleResponse {
+/** The receipt the settlement's trace already read for `transaction`, if any. */
+function receiptIn(
+  trace: SettlementTrace,
+  transaction: `0x${string}`,
+): ReceiptEvidence | undefined {
+  return trace.receipt?.transactionHash === transaction ? trace.receipt : undefined;
+}
+
+/** What the facilitator answers for a settlement the chain shows, `transaction` having paid. */
+export function settledBy(transaction: `0x${string}`, payment: AcceptedPayment): SettleResponse {
   return {
     success: true,
     transaction,

@@ -26,6 +26,7 @@ import { PAYMENT_LEDGER, type PaymentLedger } from './payment-ledger.js';
 import {
   PaymentSettler,
   mayHaveSent,
+  settledBy,
   withDeadline,
   type SettlementOutcome,
 } from './payment-settler.js';
@@ -328,12 +329,7 @@ export class SettlementInterceptor implements NestInterceptor {
       paymentId,
       trace: outcome.trace,
       onSettled: async (transaction) => {
-        const settlement: SettleResponse = {
-          success: true,
-          transaction,
-          network: accepted.requirement.network,
-          payer: accepted.authorization.from,
-        };
+        const settlement = settledBy(transaction, accepted);
         this.metrics.paymentReconciled(route, accepted.requirement);
         this.logPayment(route, inProgress, settlement);
         if (paymentId === undefined) return;
