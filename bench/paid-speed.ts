@@ -6,6 +6,10 @@
  * are its own. Loads run against each side in alternation, several rounds; ratios are medians of
  * the per-round ratios, so a busy moment on the machine hits both sides alike. Every paid 200 is
  * checked on chain: its transaction must move exactly the price from the payer to the seller.
+ * The free route also runs against `nest`, an empty NestJS app on the same adapter answering the
+ * same bytes from a route hook (bench/nest-floor.ts): the floor of the design card's stack.
+ * Each line gives the server's CPU per answer, its kernel part, and this process's own CPU per
+ * answer ("clients": the load generator or paying clients, which share the machine's cores).
  *
  * Sections 5 and 6 buy the same route with the `batch-settlement` scheme (one deposit per buyer,
  * then a voucher per call, no chain round trip); the vouchers are claimed every second, and at
@@ -97,6 +101,7 @@ class Target {
 
   usage(kind: 'usage' | 'memory' = 'usage'): Promise<{
     cpuMicros: number;
+    systemMicros: number;
     rss: number;
     heapUsed: number;
     heapTotal: number;
@@ -137,6 +142,13 @@ interface Sample {
   readonly p99: number;
   /** CPU time of the server process per answer, in µs. */
   readonly cpuPerRequest: number;
+  /** The kernel's part of cpuPerRequest. */
+  readonly systemPerRequest: number;
+  /**
+   * CPU time of this process per answer: the clients (autocannon, or the paying @x402/fetch
+   * clients with their signatures) and the fake venues, which share the machine's cores with the server.
+   */
+  readonly clientsPerRequest: number;
   readonly answered: number;
 }
 
@@ -151,11 +163,15 @@ async function measured(
   work: () => Promise<{ answered: number; rate: number; p50: number; p99: number }>,
 ): Promise<Sample> {
   const before = await target.usage();
+  const clientsBefore = process.cpuUsage();
   const result = await work();
+  const clients = process.cpuUsage(clientsBefore);
   const after = await target.usage();
   return {
     ...result,
+    clientsPerRequest: (clients.user + clients.system) / Math.max(1, result.answered),
     cpuPerRequest: (after.cpuMicros - before.cpuMicros) / Math.max(1, result.answered),
+    systemPerRequest: (after.systemMicros - before.systemMicros) / Math.max(1, result.answered),
   };
 }
 
@@ -464,6 +480,8 @@ function sampleLine(load: Load, side: Target, runs: readonly Sample[]): string {
     `  ${side.name.padEnd(9)} ${fmt(median(runs.map((s) => s.rate))).padStart(8)} ${load.unit.padEnd(6)}` +
     `  p50 ${ms(median(runs.map((s) => s.p50)))}  p99 ${ms(median(runs.map((s) => s.p99)))}` +
     `  CPU ${fmt(median(runs.map((s) => s.cpuPerRequest))).padStart(6)} µs/req` +
+    ` (kernel ${fmt(median(runs.map((s) => s.systemPerRequest)))},` +
+    ` clients ${fmt(median(runs.map((s) => s.clientsPerRequest)))})` +
     `  (${String(runs.reduce((sum, s) => sum + s.answered, 0))} answers)`
   );
 }
@@ -474,6 +492,23 @@ function fmt(value: number): string {
 
 function ms(value: number): string {
   return `${value.toFixed(1).padStart(6)} ms`;
+}
+
+/**
+ * Each server's CPU while nobody calls it (the product polls its venues, keeps their streams and
+ * checks the chain): spread over a load, this is part of the CPU per request the loads report.
+ */
+async function idleCpu(targets: readonly Target[]): Promise<string> {
+  const seconds = 5;
+  const before = await Promise.all(targets.map((target) => target.usage()));
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  const after = await Promise.all(targets.map((target) => target.usage()));
+  const shares = targets.map((target, i) => {
+    const used =
+      required(after[i], target.name).cpuMicros - required(before[i], target.name).cpuMicros;
+    return `${target.name} ${(used / seconds / 1000).toFixed(1)}`;
+  });
+  return `idle CPU over ${String(seconds)} s, ms per second: ${shares.join(', ')}`;
 }
 
 /** RSS as the servers idle after the loads, left to V8's own memory reducer (no forced GC). */
@@ -547,6 +582,7 @@ async function main(): Promise<void> {
     const bare = { kind: 'bare', routes: { [FREE_PATH]: free, [PAID_PATH]: unpaid } } as const;
     const bareA = await started('bare', bare);
     const bareB = await started('bare2', bare);
+    const nest = await started('nest', { ...bare, kind: 'nest' });
     const reference = await started('express', {
       kind: 'express',
       rpcUrl: chain.rpcUrl,
@@ -557,6 +593,7 @@ async function main(): Promise<void> {
       paidBody: { ...paid, headers: { 'content-type': 'application/json; charset=utf-8' } },
     });
     const idle = await Promise.all(targets.map((target) => target.usage('memory')));
+    console.log(await idleCpu(targets));
     const price = BigInt(requirement.amount);
 
     let section = 0;
@@ -567,9 +604,11 @@ async function main(): Promise<void> {
     };
     await compareIfChosen({
       load: httpLoad(`free GET ${FREE_PATH}, ${String(CONNECTIONS)} connections`, FREE_PATH, 200),
-      sides: [product, bareA, bareB],
+      sides: [product, bareA, bareB, nest],
       ratios: [
         ['product', 'bare'],
+        ['nest', 'bare'],
+        ['product', 'nest'],
         ['bare2', 'bare'],
       ],
     });

@@ -3,11 +3,12 @@
  *
  *   node dist/bench/targets.js product   the app as `main` serves it (createApp, embedded facilitator)
  *   node dist/bench/targets.js bare      a bare Fastify server replaying the product's recorded bytes
+ *   node dist/bench/targets.js nest      an empty NestJS app on Fastify replaying them (nest-floor.ts)
  *   node dist/bench/targets.js express   the @x402/express reference: paymentMiddleware, in-process
  *                                        facilitator settling on the same chain, the same price
  *
  * Started by bench/paid-speed.ts with `fork`; its settings arrive as JSON in BENCH_TARGET, and
- * it answers `usage` messages with its CPU time and RSS.
+ * it answers `usage` messages with its CPU time (user + kernel, and kernel alone) and RSS.
  */
 import Fastify from 'fastify';
 import type { PaymentRequirements } from '@x402/core/types';
@@ -22,6 +23,7 @@ export interface RecordedResponse {
 export type TargetSettings =
   | { readonly kind: 'product'; readonly env: Record<string, string> }
   | { readonly kind: 'bare'; readonly routes: Record<string, RecordedResponse> }
+  | { readonly kind: 'nest'; readonly routes: Record<string, RecordedResponse> }
   | {
       readonly kind: 'express';
       readonly rpcUrl: string;
@@ -38,6 +40,8 @@ export type TargetMessage =
   | {
       readonly type: 'usage';
       readonly cpuMicros: number;
+      /** The part of cpuMicros spent in the kernel. */
+      readonly systemMicros: number;
       readonly rss: number;
       readonly heapUsed: number;
       /** V8 heap reserved (used or not), and memory outside it (Buffers, native). */
@@ -51,6 +55,10 @@ async function start(settings: TargetSettings): Promise<string> {
       return startProduct(settings.env);
     case 'bare':
       return startBare(settings.routes);
+    case 'nest': {
+      const { startNestFloor } = await import('./nest-floor.js');
+      return startNestFloor(settings.routes);
+    }
     case 'express': {
       const { startExpress } = await import('./reference-express.js');
       return startExpress(settings);
@@ -91,6 +99,7 @@ process.on('message', (message: unknown) => {
   send({
     type: 'usage',
     cpuMicros: cpu.user + cpu.system,
+    systemMicros: cpu.system,
     rss: memory.rss,
     heapUsed: memory.heapUsed,
     heapTotal: memory.heapTotal,
