@@ -8,6 +8,8 @@
  * checked on chain: its transaction must move exactly the price from the payer to the seller.
  * The free route also runs against `nest`, an empty NestJS app on the same adapter answering the
  * same bytes from a route hook (bench/nest-floor.ts): the floor of the design card's stack.
+ * The free route and the 402 also run against `unsold`: a second product process that never
+ * settled a payment, as the product is before its first sale.
  * Each line gives the server's CPU per answer, its kernel part, and this process's own CPU per
  * answer ("clients": the load generator or paying clients, which share the machine's cores).
  *
@@ -562,7 +564,7 @@ async function main(): Promise<void> {
     return target;
   };
   try {
-    const product = await started('product', {
+    const productSettings = (): TargetSettings => ({
       kind: 'product',
       env: {
         ...markets.env(),
@@ -583,6 +585,7 @@ async function main(): Promise<void> {
         X402_BATCH_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'x402-bench-channels-')),
       },
     });
+    const product = await started('product', productSettings());
     await waitForPrices(product.url);
     const buyers = await Promise.all(
       Array.from({ length: CONNECTIONS }, () => fundedBuyer(chain, 1000n * USDC)),
@@ -595,6 +598,10 @@ async function main(): Promise<void> {
     const bareA = await started('bare', bare);
     const bareB = await started('bare2', bare);
     const nest = await started('nest', { ...bare, kind: 'nest' });
+    // The same product, never paid: after its first paid settlement a process answers everything
+    // slower (README, "Still not reached"); this side shows by how much, in every run.
+    const unsold = await started('unsold', productSettings());
+    await waitForPrices(unsold.url);
     const reference = await started('express', {
       kind: 'express',
       rpcUrl: chain.rpcUrl,
@@ -616,11 +623,13 @@ async function main(): Promise<void> {
     };
     await compareIfChosen({
       load: httpLoad(`free GET ${FREE_PATH}, ${String(CONNECTIONS)} connections`, FREE_PATH, 200),
-      sides: [product, bareA, bareB, nest],
+      sides: [product, bareA, bareB, nest, unsold],
       ratios: [
         ['product', 'bare'],
         ['nest', 'bare'],
         ['product', 'nest'],
+        ['unsold', 'bare'],
+        ['product', 'unsold'],
         ['bare2', 'bare'],
       ],
     });
@@ -630,10 +639,11 @@ async function main(): Promise<void> {
         PAID_PATH,
         402,
       ),
-      sides: [product, bareA, reference, bareB],
+      sides: [product, bareA, reference, bareB, unsold],
       ratios: [
         ['product', 'bare'],
         ['product', 'express'],
+        ['unsold', 'bare'],
         ['bare2', 'bare'],
       ],
     });
@@ -716,7 +726,7 @@ async function main(): Promise<void> {
  * replaces them (e.g. other V8 heap limits to compare; an empty value runs node's defaults).
  */
 function productFlags(name: string): string[] {
-  if (name !== 'product') return [];
+  if (name !== 'product' && name !== 'unsold') return [];
   const flags = process.env['BENCH_PRODUCT_FLAGS'];
   return flags === undefined ? shippedNodeFlags() : flags.split(' ').filter(Boolean);
 }
