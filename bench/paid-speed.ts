@@ -599,7 +599,7 @@ async function main(): Promise<void> {
     const bareA = await started('bare', bare);
     const bareB = await started('bare2', bare);
     const nest = await started('nest', { ...bare, kind: 'nest' });
-    // The same product, never paid: after its first paid settlement a process answers everything
+    // The same product, never paid: after its first paid settlement a process answers somewhat
     // slower (README, "Still not reached"); this side shows by how much on the free route and the
     // 402. Started only for those; it stays up (idle, polling its venues) through the paid loads.
     const unsold = chosen(1) || chosen(2) ? await started('unsold', productSettings()) : undefined;
