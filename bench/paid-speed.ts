@@ -72,6 +72,9 @@ const PER_RESPONSE_HEADERS = new Set([
 // ---------------------------------------------------------------------------------------------
 // the servers, one process each
 
+/** What a server reports of itself: CPU time and memory. */
+type Usage = Omit<Extract<TargetMessage, { type: 'usage' }>, 'type'>;
+
 class Target {
   private constructor(
     readonly name: string,
@@ -102,14 +105,7 @@ class Target {
     return new Target(name, url, child);
   }
 
-  usage(kind: 'usage' | 'memory' = 'usage'): Promise<{
-    cpuMicros: number;
-    systemMicros: number;
-    rss: number;
-    heapUsed: number;
-    heapTotal: number;
-    external: number;
-  }> {
+  usage(kind: 'usage' | 'memory' = 'usage'): Promise<Usage> {
     return new Promise((resolve) => {
       const onMessage = (message: TargetMessage): void => {
         if (message.type !== 'usage') return;
@@ -287,25 +283,7 @@ function paidLoad(
           const started = performance.now();
           const until = started + PAID_SECONDS * 1000;
           await Promise.all(
-            buyers.map(async (buyer) => {
-              while (performance.now() < until) {
-                const sent = performance.now();
-                const response = await buyer.fetchV2(`${target.url}${PAID_PATH}`);
-                const body = await response.text();
-                latencies.push(performance.now() - sent);
-                const receipt = response.headers.get('payment-response');
-                if (response.status !== 200 || receipt === null) {
-                  throw new Error(
-                    `${target.name}: paid request answered ${String(response.status)}: ${body.slice(0, 500)}`,
-                  );
-                }
-                const settlement = decodePaymentResponseHeader(receipt);
-                payments.push({
-                  payer: buyer.account.address,
-                  transaction: settlement.transaction as Hex,
-                });
-              }
-            }),
+            buyers.map((buyer) => payUntil(until, buyer, target, latencies, payments)),
           );
           if (scheme === 'batch') {
             batchPaid.set(target.name, (batchPaid.get(target.name) ?? 0) + payments.length);
@@ -319,6 +297,30 @@ function paidLoad(
       );
     },
   };
+}
+
+/** `buyer` pays for the route in a loop until `until`, recording each call's latency and payment. */
+async function payUntil(
+  until: number,
+  buyer: Buyer,
+  target: Target,
+  latencies: number[],
+  payments: Payment[],
+): Promise<void> {
+  while (performance.now() < until) {
+    const sent = performance.now();
+    const response = await buyer.fetchV2(`${target.url}${PAID_PATH}`);
+    const body = await response.text();
+    latencies.push(performance.now() - sent);
+    const receipt = response.headers.get('payment-response');
+    if (response.status !== 200 || receipt === null) {
+      throw new Error(
+        `${target.name}: paid request answered ${String(response.status)}: ${body.slice(0, 500)}`,
+      );
+    }
+    const settlement = decodePaymentResponseHeader(receipt);
+    payments.push({ payer: buyer.account.address, transaction: settlement.transaction as Hex });
+  }
 }
 
 /** Each paid 200 has its own transaction, and it moved exactly the price from payer to seller. */
@@ -602,8 +604,8 @@ async function main(): Promise<void> {
     // The same product, never paid: after its first paid settlement a process answers somewhat
     // slower (README, "Still not reached"); this side shows by how much on the free route and the
     // 402. Started only for those; it stays up (idle, polling its venues) through the paid loads.
-    const unsold = chosen(1) || chosen(2) ? await started('unsold', productSettings()) : undefined;
-    if (unsold !== undefined) await waitForPrices(unsold.url);
+    const unsold = chosen(1) || chosen(2) ? [await started('unsold', productSettings())] : [];
+    for (const side of unsold) await waitForPrices(side.url);
     const reference = await started('express', {
       kind: 'express',
       rpcUrl: chain.rpcUrl,
@@ -625,7 +627,7 @@ async function main(): Promise<void> {
     };
     await compareIfChosen({
       load: httpLoad(`free GET ${FREE_PATH}, ${String(CONNECTIONS)} connections`, FREE_PATH, 200),
-      sides: [product, bareA, bareB, nest, ...(unsold === undefined ? [] : [unsold])],
+      sides: [product, bareA, bareB, nest, ...unsold],
       ratios: [
         ['product', 'bare'],
         ['nest', 'bare'],
@@ -641,7 +643,7 @@ async function main(): Promise<void> {
         PAID_PATH,
         402,
       ),
-      sides: [product, bareA, reference, bareB, ...(unsold === undefined ? [] : [unsold])],
+      sides: [product, bareA, reference, bareB, ...unsold],
       ratios: [
         ['product', 'bare'],
         ['product', 'express'],
