@@ -90,13 +90,14 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   );
   app.getHttpServer().maxConnections = config.http.maxConnections;
   const fastify = app.getHttpAdapter().getInstance();
+  // before any route is added (the CORS plugin adds `OPTIONS *`): each route counts its answers
+  installHttpMetrics(fastify, app.get(MetricsService).http);
   // The CORS plugin registered on Fastify itself, where `app.enableCors` would put its hook: first
   // of the app's request hooks. Not through `app.enableCors`: that copies the CORS headers onto
   // the Node response for Nest middleware (there is none here), which sends every response
   // down Node's slow header path (each header validated again): 6 µs of a free request.
   await app.register(fastifyCors, X402_CORS);
   installRequestContext(fastify, config.logFormat === 'json');
-  installHttpMetrics(fastify, app.get(MetricsService));
   fastify.addHook('onRequest', refuseRequestBodies);
   const methods = new MethodTable(
     app

@@ -3,11 +3,11 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { SNAPSHOT_STORE, type SnapshotStore } from '../aggregation/snapshot-store.js';
 import { PriceRefreshService } from '../aggregation/price-refresh.service.js';
 import type { VenueStatus } from '../aggregation/venue-poller.js';
+import { HttpAnswers } from './http-answers.js';
 
 const VENUE_STATES: readonly VenueStatus[] = ['waiting', 'ok', 'failing', 'rate_limited'];
 /** Paid requests take a facilitator round trip and a block: buckets up to the settle deadline. */
 const PAYMENT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 15, 30];
-const HTTP_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Longest refusal reason kept as a label: the leading machine token of a reason. */
 const REASON_MAX = 64;
 
@@ -20,19 +20,8 @@ const REASON_MAX = 64;
 export class MetricsService {
   readonly registry = new Registry();
 
-  private readonly httpRequests = new Counter({
-    name: 'http_requests_total',
-    help: 'HTTP requests answered, by method, route pattern and status.',
-    labelNames: ['method', 'route', 'status'],
-    registers: [this.registry],
-  });
-  private readonly httpDuration = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'Time from request to response sent, by method, route pattern and status.',
-    labelNames: ['method', 'route', 'status'],
-    buckets: HTTP_BUCKETS,
-    registers: [this.registry],
-  });
+  /** `http_requests_total` and `http_request_duration_seconds` (see HttpAnswers). */
+  readonly http = new HttpAnswers(this.registry);
   private readonly payments = new Counter({
     name: 'x402_payments_total',
     help: 'Payments by route and outcome (challenged, verified, settled, refused, unknown, reconciled: unknown, then shown settled on chain); refusals and unknowns name their reason.',
@@ -72,13 +61,6 @@ export class MetricsService {
     collectDefaultMetrics({ register: this.registry });
     this.venueGauges();
     this.priceAgeGauge();
-  }
-
-  /** One HTTP answer; `route` is the matched pattern (`/v1/ticker/:symbol`), never the raw URL. */
-  httpAnswered(method: string, route: string, status: number, seconds: number): void {
-    const labels = { method, route, status: String(status) };
-    this.httpRequests.inc(labels);
-    this.httpDuration.observe(labels, seconds);
   }
 
   /** A paid route answered 402 to a request that carried no payment. */
