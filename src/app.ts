@@ -11,6 +11,7 @@ import { httpServerOptions, originForm, refuseRequestBodies } from './common/htt
 import { MethodTable } from './common/method-table.js';
 import { ProblemDetailsFilter } from './common/problem-details.filter.js';
 import { AssetsController } from './assets/assets.controller.js';
+import { X402_CORS } from './common/cors.js';
 import { installFastAnswers } from './common/fast-answers.js';
 import { AppLogger } from './logging/app-logger.js';
 import { installRequestContext, requestIdOf } from './logging/request-context.js';
@@ -22,27 +23,6 @@ import { PaidRouteExplorer } from './payments/paid-routes.js';
 import { installPaywall } from './payments/install-paywall.js';
 import { RateLimiter } from './rate-limit/rate-limit.guard.js';
 import { unpaidTickerRoutes } from './tickers/unpaid-ticker-answers.js';
-
-/** Browsers may pay: they can send the payment headers and read the x402 response headers. */
-const X402_CORS = {
-  origin: true,
-  methods: ['GET', 'OPTIONS'],
-  allowedHeaders: [
-    'Content-Type',
-    'PAYMENT-SIGNATURE',
-    'X-PAYMENT',
-    'Access-Control-Expose-Headers',
-    'X-Request-Id',
-  ],
-  exposedHeaders: [
-    'PAYMENT-REQUIRED',
-    'PAYMENT-RESPONSE',
-    'X-PAYMENT-RESPONSE',
-    'Retry-After',
-    'X-Request-Id',
-  ],
-  maxAge: 600,
-};
 
 /** The OpenAPI document each app serves at /openapi.json, as createApp built it. */
 const documents = new WeakMap<NestFastifyApplication, OpenAPIObject>();
@@ -92,8 +72,16 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   const fastify = app.getHttpAdapter().getInstance();
   // before any route is added (the CORS plugin adds `OPTIONS *`): each route counts its answers
   installHttpMetrics(fastify, app.get(MetricsService).http);
+  if (options.preparedAnswers ?? true) {
+    // the free asset list and unpaid ticker 402s: prepared bytes before the app's request hooks
+    installFastAnswers(fastify, {
+      limiter: app.get(RateLimiter),
+      routes: [app.get(AssetsController).fastRoute(), ...unpaidTickerRoutes(app)],
+      logged: config.logFormat === 'json',
+    });
+  }
   // The CORS plugin registered on Fastify itself, where `app.enableCors` would put its hook: first
-  // of the app's request hooks. Not through `app.enableCors`: that copies the CORS headers onto
+  // of the app's request hooks after the prepared answers. Not through `app.enableCors`: that copies the CORS headers onto
   // the Node response for Nest middleware (there is none here), which sends every response
   // down Node's slow header path (each header validated again): 6 µs of a free request.
   await app.register(fastifyCors, X402_CORS);
@@ -107,13 +95,6 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
       .map((route) => route.path),
   );
   methods.install(fastify);
-  if (options.preparedAnswers ?? true) {
-    // the free asset list and unpaid ticker 402s: prepared bytes before Nest's pipeline
-    installFastAnswers(fastify, app.get(RateLimiter), [
-      app.get(AssetsController).fastRoute(),
-      ...unpaidTickerRoutes(app),
-    ]);
-  }
   app.useGlobalFilters(new ProblemDetailsFilter(methods));
   const document = buildOpenApiDocument(app);
   installPaywall(app, document);

@@ -71,7 +71,8 @@ export function refuseRequestBodies(
     );
 }
 
-function carriesBody(request: FastifyRequest): boolean {
+/** A GET or HEAD that announces a body (refused by refuseRequestBodies). */
+export function carriesBody(request: FastifyRequest): boolean {
   if (request.method !== 'GET' && request.method !== 'HEAD') return false;
   const length = request.headers['content-length'];
   return (
