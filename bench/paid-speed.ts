@@ -4,14 +4,17 @@
  * price and settling on the same local chain. Everything runs on loopback: fake venues, anvil
  * with the test USDC, and each server in its own process (bench/targets.ts) so CPU time and RSS
  * are its own. Loads run against each side in alternation, several rounds; ratios are medians of
- * the per-round ratios, so a busy moment on the machine hits both sides alike. Every paid 200 is
+ * the per-round ratios, so a busy moment on the machine hits both sides alike. The bare server
+ * runs as three identical processes and "bare" is, each round, the one with the median rate:
+ * identical processes differ by up to ~30% for as long as they live, so one is no baseline. Every paid 200 is
  * checked on chain: its transaction must move exactly the price from the payer to the seller.
  * The free route also runs against `nest`, an empty NestJS app on the same adapter answering the
  * same bytes from a route hook (bench/nest-floor.ts): the floor of the design card's stack.
  * The free route and the 402 also run against `unsold`: a second product process that never
  * settled a payment, as the product is before its first sale.
- * Each line gives the server's CPU per answer, its kernel part, and this process's own CPU per
- * answer ("clients": the load generator or paying clients, which share the machine's cores).
+ * Each line gives the server's CPU per answer, its kernel part, its garbage collection pauses
+ * (which, unlike rates, repeat closely run to run), and this process's own CPU per answer
+ * ("clients": the load generator or paying clients, which share the machine's cores).
  *
  * Sections 5 and 6 buy the same route with the `batch-settlement` scheme (one deposit per buyer,
  * then a voucher per call, no chain round trip); the vouchers are claimed every second, and at
@@ -143,6 +146,8 @@ interface Sample {
   readonly cpuPerRequest: number;
   /** The kernel's part of cpuPerRequest. */
   readonly systemPerRequest: number;
+  /** The server's garbage collection pauses per answer, in µs (part of cpuPerRequest). */
+  readonly gcPerRequest: number;
   /**
    * CPU time of this process per answer: the clients (autocannon, or the paying @x402/fetch
    * clients with their signatures) and the fake venues, which share the machine's cores with the server.
@@ -178,6 +183,7 @@ async function measured(
     clientsPerRequest: (clients.user + clients.system) / Math.max(1, result.answered),
     cpuPerRequest: (after.cpuMicros - before.cpuMicros) / Math.max(1, result.answered),
     systemPerRequest: (after.systemMicros - before.systemMicros) / Math.max(1, result.answered),
+    gcPerRequest: (after.gcMicros - before.gcMicros) / Math.max(1, result.answered),
   };
 }
 
@@ -416,6 +422,12 @@ function median(values: readonly number[]): number {
 interface Comparison {
   readonly load: Load;
   readonly sides: readonly Target[];
+  /**
+   * Identical processes measured as one side named `name`: in each round, the sample of the one
+   * with the median rate. Two identical bare Fastify processes differ by up to ~30% on this
+   * machine, and for as long as they live, so one process is no baseline (README).
+   */
+  readonly pooled?: { readonly name: string; readonly of: readonly Target[] };
   /** [numerator, denominator] names: the ratios printed. */
   readonly ratios: readonly (readonly [string, string])[];
 }
@@ -423,7 +435,7 @@ interface Comparison {
 /** Median rate and p50 of each side in the comparisons run so far, by load label and side. */
 const medians = new Map<string, { rate: number; p50: number }>();
 
-async function compare({ load, sides, ratios }: Comparison): Promise<string[]> {
+async function compare({ load, sides, pooled, ratios }: Comparison): Promise<string[]> {
   for (const side of sides) await load.run(side); // warm-up, not counted
   const samples = new Map<string, Sample[]>(sides.map((side) => [side.name, []]));
   const runsOf = (name: string): Sample[] => required(samples.get(name), name);
@@ -432,15 +444,27 @@ async function compare({ load, sides, ratios }: Comparison): Promise<string[]> {
     const order = [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)];
     for (const side of order) runsOf(side.name).push(await load.run(side));
   }
+  const names = sides.map((side) => side.name);
+  if (pooled !== undefined) {
+    const members = pooled.of.map((side) => runsOf(side.name));
+    samples.set(
+      pooled.name,
+      Array.from({ length: ROUNDS }, (_, round) =>
+        medianByRate(members.map((runs) => required(runs[round], pooled.name))),
+      ),
+    );
+    names.push(pooled.name);
+  }
   const lines = [load.label];
-  for (const side of sides) {
-    const runs = runsOf(side.name);
-    medians.set(`${load.label}|${side.name}`, {
+  for (const name of names) {
+    const runs = runsOf(name);
+    medians.set(`${load.label}|${name}`, {
       rate: median(runs.map((s) => s.rate)),
       p50: median(runs.map((s) => s.p50)),
     });
-    lines.push(sampleLine(load, side, runs));
+    lines.push(sampleLine(load, name, runs));
   }
+  if (pooled !== undefined) lines.push(poolSpread(pooled.of.map((side) => runsOf(side.name))));
   for (const [a, b] of ratios) {
     const pairs = runsOf(a).map((s, i) => [s, required(runsOf(b)[i], b)] as const);
     const rate = median(pairs.map(([s, t]) => s.rate / t.rate));
@@ -481,9 +505,28 @@ async function compareLoads(
       rate: median(samples.map((s) => s.rate)),
       p50: median(samples.map((s) => s.p50)),
     });
-    return [load.label, sampleLine(load, side, samples)];
+    return [load.label, sampleLine(load, side.name, samples)];
   });
   return { lines, p50Difference: median(runs.map(([a, b]) => b.p50 - a.p50)) };
+}
+
+/** Of one round's samples of identical processes, the one with the median rate. */
+function medianByRate(samples: readonly Sample[]): Sample {
+  const sorted = [...samples].sort((a, b) => a.rate - b.rate);
+  return required(sorted[Math.floor(sorted.length / 2)], 'a sample');
+}
+
+/**
+ * How far apart identical processes were: per round, the slowest one's rate over the fastest
+ * one's, and the median of that over the rounds. A quiet machine and a steady baseline read
+ * close to 1.00x.
+ */
+function poolSpread(members: readonly (readonly Sample[])[]): string {
+  const spreads = Array.from({ length: ROUNDS }, (_, round) => {
+    const rates = members.map((runs) => required(runs[round], 'a pooled sample').rate);
+    return Math.min(...rates) / Math.max(...rates);
+  });
+  return `  identical bare processes, slowest/fastest: ${median(spreads).toFixed(2)}x (per round: ${spreads.map((x) => x.toFixed(2)).join(' ')})`;
 }
 
 function required<T>(value: T | undefined, what: string): T {
@@ -492,12 +535,13 @@ function required<T>(value: T | undefined, what: string): T {
 }
 
 /** A side's medians over its runs of one load. */
-function sampleLine(load: Load, side: Target, runs: readonly Sample[]): string {
+function sampleLine(load: Load, name: string, runs: readonly Sample[]): string {
   return (
-    `  ${side.name.padEnd(9)} ${fmt(median(runs.map((s) => s.rate))).padStart(8)} ${load.unit.padEnd(6)}` +
+    `  ${name.padEnd(9)} ${fmt(median(runs.map((s) => s.rate))).padStart(8)} ${load.unit.padEnd(6)}` +
     `  p50 ${ms(median(runs.map((s) => s.p50)))}  p99 ${ms(median(runs.map((s) => s.p99)))}` +
     `  CPU ${fmt(median(runs.map((s) => s.cpuPerRequest))).padStart(6)} µs/req` +
     ` (kernel ${fmt(median(runs.map((s) => s.systemPerRequest)))},` +
+    ` GC ${fmt(median(runs.map((s) => s.gcPerRequest)))},` +
     ` clients ${fmt(median(runs.map((s) => s.clientsPerRequest)))})` +
     `  (${String(runs.reduce((sum, s) => sum + s.answered, 0))} answers)`
   );
@@ -598,8 +642,13 @@ async function main(): Promise<void> {
     const paid = await paidRecord(required(buyers[0], 'buyer'), `${product.url}${PAID_PATH}`);
     const requirement = offeredRequirement(unpaid);
     const bare = { kind: 'bare', routes: { [FREE_PATH]: free, [PAID_PATH]: unpaid } } as const;
-    const bareA = await started('bare', bare);
-    const bareB = await started('bare2', bare);
+    // three identical bare servers; "bare" is the one with the median rate in each round
+    const bares = [
+      await started('bare1', bare),
+      await started('bare2', bare),
+      await started('bare3', bare),
+    ];
+    const pooledBare = { name: 'bare', of: bares };
     const nest = await started('nest', { ...bare, kind: 'nest' });
     // The same product, never paid: after its first paid settlement a process answers somewhat
     // slower (README, "Still not reached"); this side shows by how much on the free route and the
@@ -627,14 +676,14 @@ async function main(): Promise<void> {
     };
     await compareIfChosen({
       load: httpLoad(`free GET ${FREE_PATH}, ${String(CONNECTIONS)} connections`, FREE_PATH, 200),
-      sides: [product, bareA, bareB, nest, ...unsold],
+      sides: [product, ...bares, nest, ...unsold],
+      pooled: pooledBare,
       ratios: [
         ['product', 'bare'],
         ['nest', 'bare'],
         ['product', 'nest'],
         ['unsold', 'bare'],
         ['product', 'unsold'],
-        ['bare2', 'bare'],
       ],
     });
     await compareIfChosen({
@@ -643,12 +692,12 @@ async function main(): Promise<void> {
         PAID_PATH,
         402,
       ),
-      sides: [product, bareA, reference, bareB, ...unsold],
+      sides: [product, ...bares, reference, ...unsold],
+      pooled: pooledBare,
       ratios: [
         ['product', 'bare'],
         ['product', 'express'],
         ['unsold', 'bare'],
-        ['bare2', 'bare'],
       ],
     });
     await compareIfChosen({
@@ -737,7 +786,7 @@ function productFlags(name: string): string[] {
 
 function profileArgs(name: string): string[] {
   const dir = process.env['BENCH_CPU_PROF'];
-  return dir === undefined || name === 'bare2'
+  return dir === undefined || name === 'bare2' || name === 'bare3'
     ? []
     : ['--cpu-prof', `--cpu-prof-dir=${dir}/${name}`];
 }

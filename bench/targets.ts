@@ -8,9 +8,11 @@
  *                                        facilitator settling on the same chain, the same price
  *
  * Started by bench/paid-speed.ts with `fork`; its settings arrive as JSON in BENCH_TARGET, and
- * it answers `usage` messages with its CPU time (user + kernel, and kernel alone) and RSS.
+ * it answers `usage` messages with its CPU time (user + kernel, and kernel alone), its garbage
+ * collection pauses and RSS.
  */
 import Fastify from 'fastify';
+import { PerformanceObserver } from 'node:perf_hooks';
 import type { PaymentRequirements } from '@x402/core/types';
 
 /** A response as the product sent it, replayed byte for byte by the bare server. */
@@ -42,6 +44,8 @@ export type TargetMessage =
       readonly cpuMicros: number;
       /** The part of cpuMicros spent in the kernel. */
       readonly systemMicros: number;
+      /** Main-thread time in garbage collection pauses (V8's `gc` performance entries). */
+      readonly gcMicros: number;
       readonly rss: number;
       readonly heapUsed: number;
       /** V8 heap reserved (used or not), and memory outside it (Buffers, native). */
@@ -87,6 +91,10 @@ async function startBare(routes: Record<string, RecordedResponse>): Promise<stri
 }
 
 const settings = JSON.parse(process.env['BENCH_TARGET'] ?? '{}') as TargetSettings;
+let gcMicros = 0;
+new PerformanceObserver((entries) => {
+  for (const entry of entries.getEntries()) gcMicros += entry.duration * 1000;
+}).observe({ entryTypes: ['gc'] });
 const send = (message: TargetMessage): void => {
   process.send?.(message);
 };
@@ -100,6 +108,7 @@ process.on('message', (message: unknown) => {
     type: 'usage',
     cpuMicros: cpu.user + cpu.system,
     systemMicros: cpu.system,
+    gcMicros,
     rss: memory.rss,
     heapUsed: memory.heapUsed,
     heapTotal: memory.heapTotal,
