@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { shippedNodeFlags } from '../bench/shipped-node-flags.js';
@@ -12,8 +13,17 @@ const scripts = (
 describe('the node flags the service ships with', () => {
   it("are the Dockerfile's, and npm start passes the same ones", () => {
     const flags = shippedNodeFlags();
-    expect(flags).toEqual(['--max-semi-space-size=2']);
+    expect(flags).toEqual(['--max-semi-space-size=4', '--heap-growing-percent=25']);
     expect(scripts['start']).toBe(`npm run build && node ${flags.join(' ')} dist/scripts/start.js`);
+  });
+
+  it('are accepted by this node (a V8 flag it does not know stops it at start)', () => {
+    const out = execFileSync(
+      process.execPath,
+      [...shippedNodeFlags(), '-p', "require('v8').getHeapStatistics().total_heap_size > 0"],
+      { encoding: 'utf8' },
+    );
+    expect(out.trim()).toBe('true');
   });
 
   it('are read from the exec-form CMD, between node and the script', () => {
