@@ -6,8 +6,9 @@
  * are its own. Loads run against each side in alternation, several rounds; ratios are medians of
  * the per-round ratios, so a busy moment on the machine hits both sides alike. The bare server
  * runs as three identical processes and "bare" is, each round, the one with the median rate:
- * identical processes differ by up to ~30% for as long as they live, so one is no baseline. Every paid 200 is
- * checked on chain: its transaction must move exactly the price from the payer to the seller.
+ * identical processes differ by up to ~30% for as long as they live, so one is no baseline.
+ * Every paid 200 is checked on chain: its transaction must move exactly the price from the payer
+ * to the seller.
  * The free route also runs against `nest`, an empty NestJS app on the same adapter answering the
  * same bytes from a route hook (bench/nest-floor.ts): the floor of the design card's stack.
  * The free route and the 402 also run against `unsold`: a second product process that never
@@ -464,7 +465,14 @@ async function compare({ load, sides, pooled, ratios }: Comparison): Promise<str
     });
     lines.push(sampleLine(load, name, runs));
   }
-  if (pooled !== undefined) lines.push(poolSpread(pooled.of.map((side) => runsOf(side.name))));
+  if (pooled !== undefined) {
+    lines.push(
+      poolSpread(
+        pooled.name,
+        pooled.of.map((side) => runsOf(side.name)),
+      ),
+    );
+  }
   for (const [a, b] of ratios) {
     const pairs = runsOf(a).map((s, i) => [s, required(runsOf(b)[i], b)] as const);
     const rate = median(pairs.map(([s, t]) => s.rate / t.rate));
@@ -521,12 +529,12 @@ function medianByRate(samples: readonly Sample[]): Sample {
  * one's, and the median of that over the rounds. A quiet machine and a steady baseline read
  * close to 1.00x.
  */
-function poolSpread(members: readonly (readonly Sample[])[]): string {
+function poolSpread(name: string, members: readonly (readonly Sample[])[]): string {
   const spreads = Array.from({ length: ROUNDS }, (_, round) => {
     const rates = members.map((runs) => required(runs[round], 'a pooled sample').rate);
     return Math.min(...rates) / Math.max(...rates);
   });
-  return `  identical bare processes, slowest/fastest: ${median(spreads).toFixed(2)}x (per round: ${spreads.map((x) => x.toFixed(2)).join(' ')})`;
+  return `  identical ${name} processes, slowest/fastest: ${median(spreads).toFixed(2)}x (per round: ${spreads.map((x) => x.toFixed(2)).join(' ')})`;
 }
 
 function required<T>(value: T | undefined, what: string): T {
