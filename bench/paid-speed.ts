@@ -446,8 +446,8 @@ async function compare({ load, sides, pooled, ratios }: Comparison): Promise<str
     for (const side of order) runsOf(side.name).push(await load.run(side));
   }
   const names = sides.map((side) => side.name);
+  const members = pooled?.of.map((side) => runsOf(side.name)) ?? [];
   if (pooled !== undefined) {
-    const members = pooled.of.map((side) => runsOf(side.name));
     samples.set(
       pooled.name,
       Array.from({ length: ROUNDS }, (_, round) =>
@@ -465,14 +465,7 @@ async function compare({ load, sides, pooled, ratios }: Comparison): Promise<str
     });
     lines.push(sampleLine(load, name, runs));
   }
-  if (pooled !== undefined) {
-    lines.push(
-      poolSpread(
-        pooled.name,
-        pooled.of.map((side) => runsOf(side.name)),
-      ),
-    );
-  }
+  if (pooled !== undefined) lines.push(poolSpread(pooled.name, members));
   for (const [a, b] of ratios) {
     const pairs = runsOf(a).map((s, i) => [s, required(runsOf(b)[i], b)] as const);
     const rate = median(pairs.map(([s, t]) => s.rate / t.rate));
@@ -794,7 +787,8 @@ function productFlags(name: string): string[] {
 
 function profileArgs(name: string): string[] {
   const dir = process.env['BENCH_CPU_PROF'];
-  return dir === undefined || name === 'bare2' || name === 'bare3'
+  // one profile per kind of server: the first of the identical bare processes stands for all
+  return dir === undefined || (name.startsWith('bare') && name !== 'bare1')
     ? []
     : ['--cpu-prof', `--cpu-prof-dir=${dir}/${name}`];
 }
