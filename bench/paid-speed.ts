@@ -43,7 +43,7 @@ import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { shippedNodeFlags } from './shipped-node-flags.js';
+import { shippedMallocEnv, shippedNodeFlags } from './shipped-node-flags.js';
 import type { RecordedResponse, TargetMessage, TargetSettings } from './targets.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
@@ -88,7 +88,7 @@ class Target {
 
   static async start(name: string, settings: TargetSettings): Promise<Target> {
     const child = fork(fileURLToPath(new URL('./targets.js', import.meta.url)), [settings.kind], {
-      env: { ...process.env, BENCH_TARGET: JSON.stringify(settings) },
+      env: { ...productEnv(name), ...process.env, BENCH_TARGET: JSON.stringify(settings) },
       // BENCH_CPU_PROF=dir: the product writes a V8 CPU profile there when it stops.
       execArgv: ['--expose-gc', ...productFlags(name), ...profileArgs(name)],
       stdio: [
@@ -764,6 +764,7 @@ async function main(): Promise<void> {
       );
     });
     await watchSettling(targets);
+    console.log(`product ran as: ${productCommand()}`);
     console.log(
       `${String(ROUNDS)} rounds, ${String(SECONDS)} s per HTTP load, ${String(PAID_SECONDS)} s per paid load; ` +
         `every paid 200 checked on chain. Machine load: before ${loadBefore}; after ${uptime()}`,
@@ -783,6 +784,19 @@ function productFlags(name: string): string[] {
   if (name !== 'product' && name !== 'unsold') return [];
   const flags = process.env['BENCH_PRODUCT_FLAGS'];
   return flags === undefined ? shippedNodeFlags() : flags.split(' ').filter(Boolean);
+}
+
+/** The product runs with the allocator settings it ships with (set in the shell, they win). */
+function productEnv(name: string): Record<string, string> {
+  return name === 'product' || name === 'unsold' ? shippedMallocEnv() : {};
+}
+
+/** The product's environment and node flags as the bench started it, e.g. `A=1 node --b`. */
+function productCommand(): string {
+  const env = Object.entries(productEnv('product')).map(
+    ([name, value]) => `${name}=${process.env[name] ?? value}`,
+  );
+  return [...env, 'node', ...productFlags('product')].join(' ');
 }
 
 function profileArgs(name: string): string[] {

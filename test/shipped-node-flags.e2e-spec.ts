@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { shippedNodeFlags } from '../bench/shipped-node-flags.js';
+import { shippedMallocEnv, shippedNodeFlags } from '../bench/shipped-node-flags.js';
 import { projectRoot } from './support/project-root.js';
 
 const scripts = (
@@ -37,5 +37,34 @@ describe('the node flags the service ships with', () => {
   it('cannot be read from a Dockerfile that does not run node in exec form', () => {
     expect(() => shippedNodeFlags('CMD node dist/src/main.js')).toThrow(/no exec-form CMD/);
     expect(() => shippedNodeFlags('CMD ["npm", "start"]')).toThrow(/does not run node/);
+  });
+});
+
+describe('the allocator settings the service ships with', () => {
+  it("are glibc's fixed trim and mmap thresholds, set in the Dockerfile's runtime stage", () => {
+    expect(shippedMallocEnv()).toEqual({
+      MALLOC_TRIM_THRESHOLD_: '131072',
+      MALLOC_MMAP_THRESHOLD_: '131072',
+    });
+  });
+
+  it('are read from the last stage only, and only the MALLOC_ variables', () => {
+    const dockerfile = [
+      'FROM a AS build',
+      'ENV MALLOC_ARENA_MAX=4',
+      'FROM b',
+      'ENV NODE_ENV=production',
+      'ENV MALLOC_TRIM_THRESHOLD_=1 MALLOC_MMAP_THRESHOLD_=2',
+      'CMD ["node", "x.js"]',
+    ].join('\n');
+    expect(shippedMallocEnv(dockerfile)).toEqual({
+      MALLOC_TRIM_THRESHOLD_: '1',
+      MALLOC_MMAP_THRESHOLD_: '2',
+    });
+    expect(shippedMallocEnv('FROM b\nCMD ["node", "x.js"]')).toEqual({});
+  });
+
+  it('cannot be read from an ENV in the legacy "ENV KEY value" form', () => {
+    expect(() => shippedMallocEnv('FROM b\nENV MALLOC_ARENA_MAX 2\n')).toThrow(/KEY=value/);
   });
 });
