@@ -251,6 +251,30 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
       });
       expect(await stack.balances()).toEqual(before);
     });
+
+    it('after a send the RPC refused, the next payment settles: the unsent nonce is used, not skipped', async () => {
+      const refused = await signedPayment(
+        stack.buyer.account,
+        await requirementFor(stack, '/v1/ticker/ETH'),
+      );
+      proxy.fail('eth_sendRawTransaction', { kind: 'error' });
+      const lost = await stack.service.get('/v1/ticker/ETH', { headers: v2Header(refused) });
+      proxy.clear();
+      expect(lost.status).toBe(502);
+
+      const next = await signedPayment(
+        stack.buyer.account,
+        await requirementFor(stack, '/v1/ticker/BTC'),
+      );
+      const before = await stack.balances();
+      // a skipped nonce would leave this transaction queued behind the gap: 502 at the deadline
+      const served = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(next) });
+      expect(served.status).toBe(200);
+      expect(await stack.balances()).toEqual({
+        buyer: before.buyer - PRICE,
+        payTo: before.payTo + PRICE,
+      });
+    });
   });
 
   describe('bounded waits', () => {
