@@ -10,8 +10,8 @@ RUN npm run build && npm prune --omit=dev --omit=optional
 FROM node:22-bookworm-slim
 ENV NODE_ENV=production
 # glibc's allocator with fixed thresholds (its defaults, 128 KiB) instead of ones that rise after
-# each large free: freed memory is handed back to the system instead of kept for reuse (RSS ~10 MB
-# lower idle and after the bench's loads, README, "What a request costs").
+# each large free: freed memory is handed back to the system instead of kept for reuse (RSS after
+# the bench's loads ~10 MB lower, README, "What a request costs").
 ENV MALLOC_TRIM_THRESHOLD_=131072 MALLOC_MMAP_THRESHOLD_=131072
 WORKDIR /app
 COPY --from=build /app/package.json ./

@@ -88,7 +88,7 @@ class Target {
 
   static async start(name: string, settings: TargetSettings): Promise<Target> {
     const child = fork(fileURLToPath(new URL('./targets.js', import.meta.url)), [settings.kind], {
-      env: { ...productEnv(name), ...process.env, BENCH_TARGET: JSON.stringify(settings) },
+      env: { ...process.env, ...productEnv(name), BENCH_TARGET: JSON.stringify(settings) },
       // BENCH_CPU_PROF=dir: the product writes a V8 CPU profile there when it stops.
       execArgv: ['--expose-gc', ...productFlags(name), ...profileArgs(name)],
       stdio: [
@@ -603,7 +603,9 @@ async function record(url: string, init?: RequestInit): Promise<RecordedResponse
 
 async function main(): Promise<void> {
   const loadBefore = uptime();
-  const chain = await startLocalChain();
+  // a block a second besides one per transaction: anvil's automine alone can strand one of the
+  // 10 buyers' concurrent settlements, and the settler's later ones (foundry-rs/foundry#10122)
+  const chain = await startLocalChain({ intervalMiningSeconds: 1 });
   const markets = await FakeMarkets.start();
   const targets: Target[] = [];
   const started = async (name: string, settings: TargetSettings): Promise<Target> => {
@@ -786,17 +788,33 @@ function productFlags(name: string): string[] {
   return flags === undefined ? shippedNodeFlags() : flags.split(' ').filter(Boolean);
 }
 
-/** The product runs with the allocator settings it ships with (set in the shell, they win). */
+/**
+ * The product runs with the allocator settings it ships with (the Dockerfile's `MALLOC_*`);
+ * BENCH_PRODUCT_ENV replaces them (`NAME=value` pairs; empty for glibc's defaults).
+ */
 function productEnv(name: string): Record<string, string> {
-  return name === 'product' || name === 'unsold' ? shippedMallocEnv() : {};
+  if (name !== 'product' && name !== 'unsold') return {};
+  const custom = process.env['BENCH_PRODUCT_ENV'];
+  if (custom === undefined) return shippedMallocEnv();
+  return Object.fromEntries(
+    custom
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((pair) => {
+        const at = pair.indexOf('=');
+        if (at < 1) throw new Error(`BENCH_PRODUCT_ENV: not NAME=value: ${pair}`);
+        return [pair.slice(0, at), pair.slice(at + 1)];
+      }),
+  );
 }
 
-/** The product's environment and node flags as the bench started it, e.g. `A=1 node --b`. */
+/** The product's allocator settings and node flags as the bench started it: `A=1 node --b`. */
 function productCommand(): string {
-  const env = Object.entries(productEnv('product')).map(
-    ([name, value]) => `${name}=${process.env[name] ?? value}`,
-  );
-  return [...env, 'node', ...productFlags('product')].join(' ');
+  const env = { ...process.env, ...productEnv('product') };
+  const malloc = Object.entries(env)
+    .filter(([name]) => name.startsWith('MALLOC_'))
+    .map(([name, value]) => `${name}=${String(value)}`);
+  return [...malloc, 'node', ...productFlags('product')].join(' ');
 }
 
 function profileArgs(name: string): string[] {

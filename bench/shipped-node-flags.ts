@@ -3,12 +3,12 @@ import path from 'node:path';
 import { projectRoot } from '../test/support/project-root.js';
 
 /**
- * The node flags the service runs with: those of the Dockerfile's `CMD`, between `node` and the
- * script. `npm start` passes the same ones (test/shipped-node-flags.e2e-spec.ts), and the bench
+ * The node flags the service runs with: those of the `CMD` of the Dockerfile's last stage, between
+ * `node` and the script. `npm start` passes the same ones (test/shipped-node-flags.e2e-spec.ts), and the bench
  * starts the product with them, so what it measures is what ships.
  */
 export function shippedNodeFlags(dockerfile: string = readDockerfile()): string[] {
-  const cmd = /^CMD\s+(\[.*\])\s*$/m.exec(dockerfile)?.[1];
+  const cmd = /^\s*CMD\s+(\[.*\])\s*$/im.exec(runtimeStage(dockerfile))?.[1];
   if (cmd === undefined) throw new Error('the Dockerfile has no exec-form CMD');
   const argv = JSON.parse(cmd) as unknown;
   if (!isNodeCommand(argv)) throw new Error(`the Dockerfile's CMD does not run node: ${cmd}`);
@@ -22,19 +22,25 @@ export function shippedNodeFlags(dockerfile: string = readDockerfile()): string[
  * process starts, so they cannot be set from inside node; the bench passes them to the product.
  */
 export function shippedMallocEnv(dockerfile: string = readDockerfile()): Record<string, string> {
-  const stages = dockerfile.split(/^FROM\s/m);
-  const runtime = stages[stages.length - 1] ?? '';
   const env: Record<string, string> = {};
-  for (const [, pairs = ''] of runtime.matchAll(/^ENV\s+(.*)$/gm)) {
+  for (const [, pairs = ''] of runtimeStage(dockerfile).matchAll(/^\s*ENV\s+(.*)$/gim)) {
     for (const pair of pairs.trim().split(/\s+/)) {
-      const match = /^([A-Za-z_][A-Za-z0-9_]*)=(\S*)$/.exec(pair);
-      if (match === null)
-        throw new Error(`the Dockerfile's ENV is not in KEY=value form: ${pairs}`);
+      // plain KEY=value only: quotes, variables and the legacy `ENV KEY value` form are refused
+      // rather than read differently from Docker
+      const match = /^([A-Za-z_][A-Za-z0-9_]*)=([^\s"'$\\]*)$/.exec(pair);
+      if (match === null) throw new Error(`the Dockerfile's ENV is not plain KEY=value: ${pairs}`);
       const [, name = '', value = ''] = match;
       if (name.startsWith('MALLOC_')) env[name] = value;
     }
   }
   return env;
+}
+
+/** The Dockerfile's last stage, the image that runs: from its last `FROM` to the end. */
+function runtimeStage(dockerfile: string): string {
+  const froms = [...dockerfile.matchAll(/^\s*FROM\s/gim)];
+  const last = froms[froms.length - 1];
+  return last === undefined ? dockerfile : dockerfile.slice(last.index);
 }
 
 function readDockerfile(): string {

@@ -32,6 +32,9 @@ describe('the node flags the service ships with', () => {
       '--b',
     ]);
     expect(shippedNodeFlags('CMD ["node", "dist/src/main.js"]')).toEqual([]);
+    expect(
+      shippedNodeFlags('FROM a\nCMD ["node", "--a", "x.js"]\nFROM b\nCMD ["node", "--b", "x.js"]'),
+    ).toEqual(['--b']);
   });
 
   it('cannot be read from a Dockerfile that does not run node in exec form', () => {
@@ -64,7 +67,15 @@ describe('the allocator settings the service ships with', () => {
     expect(shippedMallocEnv('FROM b\nCMD ["node", "x.js"]')).toEqual({});
   });
 
-  it('cannot be read from an ENV in the legacy "ENV KEY value" form', () => {
-    expect(() => shippedMallocEnv('FROM b\nENV MALLOC_ARENA_MAX 2\n')).toThrow(/KEY=value/);
+  it('are read whatever the case of the instructions and their indentation', () => {
+    expect(
+      shippedMallocEnv('from a\nENV MALLOC_ARENA_MAX=4\n  From b\n  env MALLOC_ARENA_MAX=2\n'),
+    ).toEqual({ MALLOC_ARENA_MAX: '2' });
+  });
+
+  it('cannot be read from an ENV Docker would read differently: legacy form, quotes, variables', () => {
+    for (const env of ['MALLOC_ARENA_MAX 2', 'MALLOC_ARENA_MAX="2"', 'MALLOC_ARENA_MAX=$N']) {
+      expect(() => shippedMallocEnv(`FROM b\nENV ${env}\n`)).toThrow(/plain KEY=value/);
+    }
   });
 });

@@ -80,6 +80,14 @@ export type ContractArtifacts = Readonly<Record<string, ContractArtifact>>;
 export interface StartLocalChainOptions {
   /** Chain id anvil reports; defaults to 84532 (Base Sepolia). */
   chainId?: number;
+  /**
+   * Also mine a block every this many seconds besides one per transaction (anvil's mixed
+   * mining). With automine alone, anvil can leave a transaction that arrived ahead of a lower
+   * nonce unmined in its pool, and every later one from that key behind it
+   * (foundry-rs/foundry#10122): concurrent settlements from one key then wait for nothing. Off
+   * by default.
+   */
+  intervalMiningSeconds?: number;
 }
 
 export interface LocalChain {
@@ -355,6 +363,7 @@ function rpc(rpcUrl: string, method: string, params: unknown[] = []): Promise<un
 /** Starts anvil on a free loopback port and resolves with its URL and dev keys. */
 async function spawnAnvil(
   chainId: number,
+  intervalMiningSeconds: number | undefined,
 ): Promise<{ proc: RunningProcess; rpcUrl: string; keys: Hex[] }> {
   const args = [
     '--host',
@@ -365,6 +374,9 @@ async function spawnAnvil(
     String(chainId),
     '--accounts',
     String(DEV_ACCOUNTS),
+    ...(intervalMiningSeconds === undefined
+      ? []
+      : ['--mixed-mining', '--block-time', String(intervalMiningSeconds)]),
   ];
   const watchdog = spawn(
     process.execPath,
@@ -508,7 +520,7 @@ export async function startLocalChain(options: StartLocalChainOptions = {}): Pro
   const batchSettlement = artifact(artifacts, 'BatchSettlement');
   const depositCollector = artifact(artifacts, 'Erc3009DepositCollector');
 
-  const { proc, rpcUrl, keys } = await spawnAnvil(chainId);
+  const { proc, rpcUrl, keys } = await spawnAnvil(chainId, options.intervalMiningSeconds);
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> => (stopped ??= stopProcess(proc));
 
