@@ -36,6 +36,10 @@ describe('local verification: a transfer the token would refuse', () => {
   beforeAll(async () => {
     stack = await startPaidApp({
       env: { X402_SETTLE_TIMEOUT_MS: '4000' },
+      // concurrent settlements from one key: anvil's automine alone can strand one (and every
+      // later one) in its pool (foundry-rs/foundry#10122); a block a second mines it. A nonce
+      // gap the app left would still show: a queued transaction is not mined by any block.
+      intervalMiningSeconds: 1,
       beforeApp: async (chain) => {
         proxy = await RpcProxy.start(chain.rpcUrl);
         return { X402_RPC_URL: proxy.url };

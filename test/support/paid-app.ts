@@ -28,6 +28,8 @@ export interface PaidAppOptions {
   readonly beforeApp?: (chain: LocalChain) => Promise<Record<string, string>>;
   /** Feature modules served beside the built-in ones. */
   readonly features?: CreateAppOptions['features'];
+  /** The chain's extra block every this many seconds (see `StartLocalChainOptions`). */
+  readonly intervalMiningSeconds?: number;
 }
 
 /**
@@ -37,7 +39,11 @@ export interface PaidAppOptions {
 export async function startPaidApp(options: PaidAppOptions = {}): Promise<PaidApp> {
   const started = new Started();
   try {
-    const chain = await startLocalChain();
+    const chain = await startLocalChain(
+      options.intervalMiningSeconds === undefined
+        ? {}
+        : { intervalMiningSeconds: options.intervalMiningSeconds },
+    );
     started.defer(() => chain.stop());
     const markets = await started.add(FakeMarkets.start(options.markets));
     const service = await started.add(
