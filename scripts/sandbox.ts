@@ -82,7 +82,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const closers: Closer[] = [];
   try {
     const venues = await decideVenues(options, env);
-    const chain = await startLocalChain();
+    // a block a second besides one per payment: with automine alone, anvil can strand a payment
+    // from several clients at once, and the later ones (foundry-rs/foundry#10122)
+    const chain = await startLocalChain({ intervalMiningSeconds: 1 });
     closers.push(() => chain.stop());
     const { settlerKey, payTo } = roles(chain);
     const buyerKey = generatePrivateKey();
