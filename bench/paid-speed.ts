@@ -35,7 +35,11 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { execSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { getAddress, parseEventLogs, parseAbi, type Hex } from 'viem';
-import { startLocalChain, type LocalChain } from '../test/support/chain.js';
+import {
+  startLocalChain,
+  STRANDED_TRANSACTION_SWEEP_SECONDS,
+  type LocalChain,
+} from '../test/support/chain.js';
 import { FakeMarkets } from '../test/support/fake-markets.js';
 import { fundedBuyer, USDC, type Buyer } from '../test/support/paying-clients.js';
 import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
@@ -603,9 +607,10 @@ async function record(url: string, init?: RequestInit): Promise<RecordedResponse
 
 async function main(): Promise<void> {
   const loadBefore = uptime();
-  // a block a second besides one per transaction: anvil's automine alone can strand one of the
-  // 10 buyers' concurrent settlements, and the settler's later ones (foundry-rs/foundry#10122)
-  const chain = await startLocalChain({ intervalMiningSeconds: 1 });
+  // 10 buyers settle concurrently from one key
+  const chain = await startLocalChain({
+    intervalMiningSeconds: STRANDED_TRANSACTION_SWEEP_SECONDS,
+  });
   const markets = await FakeMarkets.start();
   const targets: Target[] = [];
   const started = async (name: string, settings: TargetSettings): Promise<Target> => {

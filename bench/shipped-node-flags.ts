@@ -3,9 +3,10 @@ import path from 'node:path';
 import { projectRoot } from '../test/support/project-root.js';
 
 /**
- * The node flags the service runs with: those of the `CMD` of the Dockerfile's last stage, between
- * `node` and the script. `npm start` passes the same ones (test/shipped-node-flags.e2e-spec.ts), and the bench
- * starts the product with them, so what it measures is what ships.
+ * The node flags the service runs with: those of the `CMD` of the Dockerfile's last stage,
+ * between `node` and the script. `npm start` passes the same ones
+ * (test/shipped-node-flags.e2e-spec.ts), and the bench starts the product with them, so what it
+ * measures is what ships.
  */
 export function shippedNodeFlags(dockerfile: string = readDockerfile()): string[] {
   const cmd = /^\s*CMD\s+(\[.*\])\s*$/im.exec(runtimeStage(dockerfile))?.[1];

@@ -15,7 +15,11 @@ import { DEFAULT_MIN_SOURCES } from '../src/aggregation/pricing.settings.js';
 import { loadConfig } from '../src/app-config.js';
 import { HTTP_SETTINGS, type HttpSettings } from '../src/common/server.settings.js';
 import { ConfigError } from '../src/config/settings.js';
-import { startLocalChain, type LocalChain } from '../test/support/chain.js';
+import {
+  startLocalChain,
+  STRANDED_TRANSACTION_SWEEP_SECONDS,
+  type LocalChain,
+} from '../test/support/chain.js';
 import {
   FakeMarkets,
   FIXTURE_MOMENT_MS,
@@ -82,9 +86,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const closers: Closer[] = [];
   try {
     const venues = await decideVenues(options, env);
-    // a block a second besides one per payment: with automine alone, anvil can strand a payment
-    // from several clients at once, and the later ones (foundry-rs/foundry#10122)
-    const chain = await startLocalChain({ intervalMiningSeconds: 1 });
+    // several clients may pay at once, settled from one key
+    const chain = await startLocalChain({
+      intervalMiningSeconds: STRANDED_TRANSACTION_SWEEP_SECONDS,
+    });
     closers.push(() => chain.stop());
     const { settlerKey, payTo } = roles(chain);
     const buyerKey = generatePrivateKey();

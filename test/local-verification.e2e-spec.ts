@@ -15,6 +15,7 @@ import { fundedBuyer, type Buyer } from './support/paying-clients.js';
 import { RpcProxy } from './support/rpc-proxy.js';
 import { startApp, type RunningApp } from './support/test-app.js';
 import { paymentRequiredOf, signedPayment, v2Header } from './support/x402-payloads.js';
+import { STRANDED_TRANSACTION_SWEEP_SECONDS } from './support/chain.js';
 import type { ExactEvmAuthorization } from '../src/payments/payment-acceptance.js';
 import { transferWithAuthorizationArgs } from '../src/payments/transfer-authorization.js';
 import { TickersController } from '../src/tickers/tickers.controller.js';
@@ -36,10 +37,8 @@ describe('local verification: a transfer the token would refuse', () => {
   beforeAll(async () => {
     stack = await startPaidApp({
       env: { X402_SETTLE_TIMEOUT_MS: '4000' },
-      // concurrent settlements from one key: anvil's automine alone can strand one (and every
-      // later one) in its pool (foundry-rs/foundry#10122); a block a second mines it. A nonce
-      // gap the app left would still show: a queued transaction is not mined by any block.
-      intervalMiningSeconds: 1,
+      // honest payments settle concurrently from one key
+      intervalMiningSeconds: STRANDED_TRANSACTION_SWEEP_SECONDS,
       beforeApp: async (chain) => {
         proxy = await RpcProxy.start(chain.rpcUrl);
         return { X402_RPC_URL: proxy.url };

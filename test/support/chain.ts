@@ -77,15 +77,22 @@ export interface ContractArtifact {
 /** Compiled contracts by contract name (`TestUSDC`, `Multicall3`, ...). */
 export type ContractArtifacts = Readonly<Record<string, ContractArtifact>>;
 
+/**
+ * For `intervalMiningSeconds` where one key settles concurrently. With automine alone, anvil
+ * 1.7.1 can leave a transaction that arrived ahead of a lower nonce unmined in its pool, and
+ * every later one from that key behind it (foundry-rs/foundry#10122): those settlements then wait
+ * for nothing until their deadline. A block a second mines them. A nonce gap left by the app
+ * still shows: no block mines a queued transaction.
+ */
+export const STRANDED_TRANSACTION_SWEEP_SECONDS = 1;
+
 export interface StartLocalChainOptions {
   /** Chain id anvil reports; defaults to 84532 (Base Sepolia). */
   chainId?: number;
   /**
    * Also mine a block every this many seconds besides one per transaction (anvil's mixed
-   * mining). With automine alone, anvil can leave a transaction that arrived ahead of a lower
-   * nonce unmined in its pool, and every later one from that key behind it
-   * (foundry-rs/foundry#10122): concurrent settlements from one key then wait for nothing. Off
-   * by default.
+   * mining; see STRANDED_TRANSACTION_SWEEP_SECONDS). Off by default: some suites keep
+   * transactions unmined on purpose.
    */
   intervalMiningSeconds?: number;
 }
