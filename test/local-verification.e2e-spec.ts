@@ -51,6 +51,19 @@ describe('local verification: a transfer the token would refuse', () => {
     await proxy?.close();
   });
 
+  it('an honest payment is not checked a second time at settlement: one transaction, no code read', async () => {
+    const accepted = await requirementFor(stack, '/v1/ticker/BTC');
+    const buyer = await fundedBuyer(stack.chain);
+    const before = await stack.balances();
+    const from = proxy!.calls.length;
+    expect(await statusesOfPayments(stack, [buyer], accepted)).toEqual([200]);
+    const asked = proxy!.calls.slice(from);
+    expect((await stack.balances()).payTo - before.payTo).toBe(PRICE);
+    // the SDK's settlement re-verifies the signature, reading the payer's code first
+    expect(asked).not.toContain('eth_getCode');
+    expect(asked.filter((method) => method === 'eth_sendRawTransaction')).toHaveLength(1);
+  });
+
   it('an unfunded payer is refused before the handler, and honest payments beside it are all paid', async () => {
     const accepted = await requirementFor(stack, '/v1/ticker/BTC');
     const honest = await Promise.all([0, 1, 2].map(() => fundedBuyer(stack.chain)));

@@ -7,6 +7,7 @@ import {
 import {
   SettleError,
   VerifyError,
+  type Network,
   type PaymentPayload,
   type PaymentRequirements,
   type SettleResponse,
@@ -15,7 +16,8 @@ import {
 } from '@x402/core/types';
 import { eip3009ABI, toFacilitatorEvmSigner } from '@x402/evm';
 import { BatchSettlementEvmScheme as BatchSettlementFacilitatorScheme } from '@x402/evm/batch-settlement/facilitator';
-import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
+import { ExactEvmSchemeV1 } from '@x402/evm/exact/v1/facilitator';
+import { NETWORKS } from '@x402/evm/v1';
 import {
   BaseError,
   HttpRequestError,
@@ -35,6 +37,7 @@ import type { ExactEvmAuthorization } from './payment-acceptance.js';
 import { transferWithAuthorizationArgs } from './transfer-authorization.js';
 import type { FacilitatorConfig, PaymentConfig } from './payments.settings.js';
 import { ReceiptPacing, pollReceipt } from './receipt-wait.js';
+import { SellerExactFacilitator } from './seller-exact-facilitator.js';
 
 export const FACILITATOR_CLIENT = Symbol('FacilitatorClient');
 
@@ -264,7 +267,10 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
       getCode: (args) =>
         this.watchedWithout(() => this.onceInOperation(args.address, () => client.getCode(args))),
     });
-    registerExactEvmScheme(this.facilitator, { signer, networks: network });
+    // exact: the SDK's scheme, but an EOA's transfer that pays the offer is not verified twice
+    this.facilitator.register(network, new SellerExactFacilitator(signer));
+    // v1's network names (`base-sepolia`), which the SDK's `Network` type does not spell
+    this.facilitator.registerV1(NETWORKS as Network[], new ExactEvmSchemeV1(signer));
     // batch-settlement: deposits, claims, settlements and refunds go through the same settlement
     // key, which also signs the claim batches and refunds as the channels' receiver authorizer
     this.facilitator.register(network, new BatchSettlementFacilitatorScheme(signer, account));

@@ -126,6 +126,8 @@ describe('EIP-3009 authorizations checked without the facilitator', () => {
       verdict(payment(signed, signature), { ...requirements, network: 'eip155:8453' }),
     ).toBeUndefined();
     expect(verdict(payment(signed, signature), { ...requirements, extra: {} })).toBeUndefined();
+    const otherScheme = { ...requirements, scheme: 'upto' };
+    expect(verdict({ ...payment(signed, signature), accepted: otherScheme })).toBeUndefined();
     expect(verdict({ ...payment(signed, signature), payload: { signature } })).toBeUndefined();
   });
 

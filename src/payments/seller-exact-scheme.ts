@@ -60,9 +60,9 @@ export function verifiedLocally(
 ): BeforeVerifyResult {
   const payload = context.paymentPayload as PaymentPayload;
   const { requirements } = context;
-  if (requirements.scheme !== 'exact' || payload.accepted.network !== requirements.network) {
-    return undefined;
-  }
+  const { accepted } = payload;
+  if (requirements.scheme !== 'exact' || accepted.scheme !== 'exact') return undefined;
+  if (accepted.network !== requirements.network) return undefined;
   const domain = tokenDomain(requirements);
   const signed = exactAuthorization(payload.payload);
   if (domain === undefined || signed === undefined) return undefined;

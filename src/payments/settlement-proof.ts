@@ -18,7 +18,10 @@ export type ReceiptEvidence = Pick<TransactionReceipt, 'status' | 'logs'>;
  * of exactly the price from the payer to the seller and `AuthorizationUsed(payer, nonce)`. A
  * "successful" transaction that moved nothing (a proxy with no code, a decoy) proves nothing.
  */
-export function receiptProvesPayment(receipt: ReceiptEvidence, payment: AcceptedPayment): boolean {
+export function receiptProvesPayment(
+  receipt: ReceiptEvidence,
+  payment: Pick<AcceptedPayment, 'requirement' | 'authorization'>,
+): boolean {
   if (receipt.status !== 'success') return false;
   const asset = payment.requirement.asset as `0x${string}`;
   const { from, to, value, nonce } = payment.authorization;

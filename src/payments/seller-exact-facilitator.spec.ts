@@ -1,0 +1,282 @@
+import type { FacilitatorContext, PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import { BUILDER_CODE_KEY, authorizationTypes, type FacilitatorEvmSigner } from '@x402/evm';
+import type { Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { authorizationUsed, transfer, type Log } from '../../test/support/eip3009-receipts.js';
+import type { ExactEvmAuthorization } from './payment-acceptance.js';
+import { SellerExactFacilitator, refusalReason } from './seller-exact-facilitator.js';
+
+const ASSET = '0x036CbD53842c5426634e7929541eC2318f3dCF7e';
+const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+const SETTLER = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC';
+const TRANSACTION = `0x${'7e'.repeat(32)}` as const;
+const requirements: PaymentRequirements = {
+  scheme: 'exact',
+  network: 'eip155:84532',
+  amount: '2000',
+  asset: ASSET,
+  payTo: PAY_TO,
+  maxTimeoutSeconds: 60,
+  extra: { name: 'USDC', version: '2' },
+};
+
+const buyer = privateKeyToAccount(generatePrivateKey());
+
+function authorization(overrides: Partial<ExactEvmAuthorization> = {}): ExactEvmAuthorization {
+  return {
+    from: buyer.address,
+    to: PAY_TO,
+    value: '2000',
+    validAfter: '0',
+    validBefore: String(Math.floor(Date.now() / 1000) + 600),
+    nonce: `0x${'5a'.repeat(32)}`,
+    ...overrides,
+  };
+}
+
+async function signedPayment(
+  overrides: Partial<ExactEvmAuthorization> = {},
+): Promise<{ payload: PaymentPayload; signed: ExactEvmAuthorization; signature: Hex }> {
+  const signed = authorization(overrides);
+  const signature = await buyer.signTypedData({
+    domain: { name: 'USDC', version: '2', chainId: 84532n, verifyingContract: ASSET },
+    types: authorizationTypes,
+    primaryType: 'TransferWithAuthorization',
+    message: {
+      ...signed,
+      value: BigInt(signed.value),
+      validAfter: BigInt(signed.validAfter),
+      validBefore: BigInt(signed.validBefore),
+    },
+  });
+  return {
+    payload: {
+      x402Version: 2,
+      accepted: requirements,
+      payload: { authorization: signed, signature },
+    },
+    signed,
+    signature,
+  };
+}
+
+type Receipt = Awaited<ReturnType<FacilitatorEvmSigner['waitForTransactionReceipt']>>;
+
+/** A chain behind the facilitator's signer that records every call made to it. */
+class RecordingSigner implements FacilitatorEvmSigner {
+  readonly calls: string[] = [];
+  readonly written: Parameters<FacilitatorEvmSigner['writeContract']>[0][] = [];
+  send: () => Promise<Hex> = () => Promise.resolve(TRANSACTION);
+  receipt: () => Promise<Receipt> = () => Promise.resolve({ status: 'success', logs: [] });
+
+  getAddresses(): readonly Hex[] {
+    return [SETTLER];
+  }
+
+  readContract(args: { functionName: string }): Promise<unknown> {
+    this.calls.push(`readContract ${args.functionName}`);
+    return Promise.reject(new Error('not expected in these tests'));
+  }
+
+  verifyTypedData(): Promise<boolean> {
+    this.calls.push('verifyTypedData');
+    return Promise.resolve(false);
+  }
+
+  writeContract(args: Parameters<FacilitatorEvmSigner['writeContract']>[0]): Promise<Hex> {
+    this.calls.push(`writeContract ${args.functionName}`);
+    this.written.push(args);
+    return this.send();
+  }
+
+  sendTransaction(): Promise<Hex> {
+    this.calls.push('sendTransaction');
+    return Promise.reject(new Error('not expected in these tests'));
+  }
+
+  waitForTransactionReceipt(args: { hash: Hex }): Promise<Receipt> {
+    this.calls.push(`waitForTransactionReceipt ${args.hash}`);
+    return this.receipt();
+  }
+
+  /** The token has code; the buyer is an EOA. */
+  getCode(args: { address: Hex }): Promise<Hex> {
+    this.calls.push(`getCode ${args.address}`);
+    return Promise.resolve(args.address.toLowerCase() === ASSET.toLowerCase() ? '0x6080' : '0x');
+  }
+}
+
+function paidReceipt(signed: ExactEvmAuthorization, value = BigInt(signed.value)): Receipt {
+  const logs: Log[] = [
+    transfer(signed.from, signed.to, value, ASSET),
+    authorizationUsed(signed.from, signed.nonce, ASSET),
+  ];
+  return { status: 'success', logs };
+}
+
+describe('SellerExactFacilitator: an EOA transfer that pays the offer', () => {
+  it('is sent as the token’s transferWithAuthorization and proven by its receipt, without asking the chain anything else', async () => {
+    const { payload, signed, signature } = await signedPayment();
+    const signer = new RecordingSigner();
+    signer.receipt = () => Promise.resolve(paidReceipt(signed));
+    const answer = await new SellerExactFacilitator(signer).settle(payload, requirements);
+    expect(answer).toEqual({
+      success: true,
+      transaction: TRANSACTION,
+      network: requirements.network,
+      payer: buyer.address,
+    });
+    expect(signer.calls).toEqual([
+      'writeContract transferWithAuthorization',
+      `waitForTransactionReceipt ${TRANSACTION}`,
+    ]);
+    const [written] = signer.written;
+    expect(written?.address).toBe(ASSET);
+    const r = signature.slice(0, 66);
+    const s = `0x${signature.slice(66, 130)}`;
+    const v = Number.parseInt(signature.slice(130), 16);
+    expect(written?.args).toEqual([
+      buyer.address,
+      PAY_TO,
+      2000n,
+      0n,
+      BigInt(signed.validBefore),
+      signed.nonce,
+      v,
+      r,
+      s,
+    ]);
+    expect(written?.dataSuffix).toBeUndefined();
+  });
+
+  it('a transfer the token refuses before sending answers the SDK’s reason, naming no transaction', async () => {
+    const { payload } = await signedPayment();
+    const signer = new RecordingSigner();
+    signer.send = () =>
+      Promise.reject(
+        new Error(
+          'The contract function "transferWithAuthorization" reverted with the following reason:\nTestUSDC: transfer amount exceeds balance',
+        ),
+      );
+    const answer = await new SellerExactFacilitator(signer).settle(payload, requirements);
+    expect(answer).toMatchObject({
+      success: false,
+      errorReason: 'invalid_exact_evm_insufficient_balance',
+      transaction: '',
+      payer: buyer.address,
+    });
+    expect(answer.errorMessage).toMatch(/exceeds balance/);
+    expect(signer.calls).toEqual(['writeContract transferWithAuthorization']);
+  });
+
+  it.each([
+    ['FiatTokenV2: authorization is used or canceled', 'invalid_exact_evm_nonce_already_used'],
+    ['TestUSDC: transfer amount exceeds balance', 'invalid_exact_evm_insufficient_balance'],
+    [
+      'FiatTokenV2: authorization is expired',
+      'invalid_exact_evm_payload_authorization_valid_before',
+    ],
+    [
+      'FiatTokenV2: authorization is not yet valid',
+      'invalid_exact_evm_payload_authorization_valid_after',
+    ],
+    ['FiatTokenV2: invalid signature', 'invalid_exact_evm_signature'],
+    ['Blacklistable: account is blacklisted', 'invalid_exact_evm_transaction_failed'],
+    ['nonce too low', 'invalid_exact_evm_transaction_failed'],
+  ])('the token’s "%s" is the SDK’s %s', (message, reason) => {
+    expect(refusalReason(message)).toBe(reason);
+  });
+
+  it('a receipt that does not come in time is pending, naming the transaction sent', async () => {
+    const { payload } = await signedPayment();
+    const signer = new RecordingSigner();
+    signer.receipt = () => Promise.reject(new Error('receipt not found within 15000 ms'));
+    expect(await new SellerExactFacilitator(signer).settle(payload, requirements)).toMatchObject({
+      success: false,
+      errorReason: 'settlement_pending',
+      transaction: TRANSACTION,
+    });
+  });
+
+  it('a reverted transaction failed; one whose receipt does not show the payment is a mismatch', async () => {
+    const { payload, signed } = await signedPayment();
+    const reverted = new RecordingSigner();
+    reverted.receipt = () => Promise.resolve({ ...paidReceipt(signed), status: 'reverted' });
+    expect(await new SellerExactFacilitator(reverted).settle(payload, requirements)).toMatchObject({
+      success: false,
+      errorReason: 'invalid_exact_evm_transaction_failed',
+      transaction: TRANSACTION,
+    });
+    for (const receipt of [
+      { status: 'success', logs: [] },
+      paidReceipt(signed, 1999n),
+      { status: 'success', logs: [transfer(signed.from, signed.to, 2000n, ASSET)] },
+    ]) {
+      const signer = new RecordingSigner();
+      signer.receipt = () => Promise.resolve(receipt);
+      expect(await new SellerExactFacilitator(signer).settle(payload, requirements)).toMatchObject({
+        success: false,
+        errorReason: 'invalid_exact_evm_transfer_event_mismatch',
+        transaction: TRANSACTION,
+      });
+    }
+  });
+});
+
+describe('SellerExactFacilitator: everything else is the SDK’s', () => {
+  it('a payment that does not pay exactly the offer is refused by the SDK’s checks, nothing sent', async () => {
+    const cases: Partial<ExactEvmAuthorization>[] = [
+      { value: '1999' },
+      { to: '0x2222222222222222222222222222222222222222' },
+      { validBefore: String(Math.floor(Date.now() / 1000) + 3) },
+    ];
+    for (const overrides of cases) {
+      const { payload } = await signedPayment(overrides);
+      const signer = new RecordingSigner();
+      const answer = await new SellerExactFacilitator(signer).settle(payload, requirements);
+      expect(answer).toMatchObject({ success: false, transaction: '' });
+      expect(answer.errorReason).toMatch(/^invalid_exact_evm_/);
+      // the SDK's own verification ran (it reads the payer's code), and nothing was written
+      expect(signer.calls).toContain(`getCode ${buyer.address}`);
+      expect(signer.written).toEqual([]);
+    }
+  });
+
+  it('a signature that is not an EOA’s canonical one goes through the SDK', async () => {
+    const { payload, signature } = await signedPayment();
+    const wrapped = {
+      ...payload,
+      payload: { ...payload.payload, signature: `${signature}${'00'.repeat(32)}` },
+    };
+    const signer = new RecordingSigner();
+    const answer = await new SellerExactFacilitator(signer).settle(wrapped, requirements);
+    expect(answer).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_signature' });
+    expect(signer.calls).toContain(`getCode ${buyer.address}`);
+    expect(signer.written).toEqual([]);
+  });
+
+  it('a builder code to append goes through the SDK, which appends it after its own checks', async () => {
+    const { payload, signed } = await signedPayment();
+    const suffix = '0x62c0de';
+    const context: FacilitatorContext = {
+      getExtension: <T>(key: string) =>
+        (key === BUILDER_CODE_KEY ? { key, buildDataSuffix: () => suffix } : undefined) as T,
+    };
+    const signer = new RecordingSigner();
+    signer.receipt = () => Promise.resolve(paidReceipt(signed));
+    const answer = await new SellerExactFacilitator(signer).settle(payload, requirements, context);
+    expect(answer).toMatchObject({ success: true, transaction: TRANSACTION });
+    expect(signer.calls).toContain(`getCode ${buyer.address}`);
+    expect(signer.written.map((written) => written.dataSuffix)).toEqual([suffix]);
+  });
+
+  it('verification is the SDK’s', async () => {
+    const { payload } = await signedPayment({ value: '1999' });
+    const signer = new RecordingSigner();
+    expect(await new SellerExactFacilitator(signer).verify(payload, requirements)).toMatchObject({
+      isValid: false,
+      invalidReason: expect.stringMatching(/^invalid_exact_evm_/) as string,
+    });
+    expect(signer.calls).toContain(`getCode ${buyer.address}`);
+  });
+});
