@@ -53,7 +53,9 @@ describe('local verification: a transfer the token would refuse', () => {
 
   it('an honest payment is not checked a second time at settlement: one transaction, no code read', async () => {
     const accepted = await requirementFor(stack, '/v1/ticker/BTC');
-    const buyer = await fundedBuyer(stack.chain);
+    const [first, buyer] = await Promise.all([fundedBuyer(stack.chain), fundedBuyer(stack.chain)]);
+    // the first settlement reads the token's code, remembered for a quarter of an hour
+    expect(await statusesOfPayments(stack, [first], accepted)).toEqual([200]);
     const before = await stack.balances();
     const from = proxy!.calls.length;
     expect(await statusesOfPayments(stack, [buyer], accepted)).toEqual([200]);

@@ -1,5 +1,10 @@
 import type { FacilitatorContext, PaymentPayload, PaymentRequirements } from '@x402/core/types';
-import { BUILDER_CODE_KEY, authorizationTypes, type FacilitatorEvmSigner } from '@x402/evm';
+import {
+  BUILDER_CODE_KEY,
+  authorizationTypes,
+  resetAssetContractCache,
+  type FacilitatorEvmSigner,
+} from '@x402/evm';
 import type { Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { authorizationUsed, transfer, type Log } from '../../test/support/eip3009-receipts.js';
@@ -99,10 +104,14 @@ class RecordingSigner implements FacilitatorEvmSigner {
     return this.receipt();
   }
 
-  /** The token has code; the buyer is an EOA. */
+  /** The token's code; the buyer is an EOA. */
+  tokenCode: Hex = '0x6080';
+
   getCode(args: { address: Hex }): Promise<Hex> {
     this.calls.push(`getCode ${args.address}`);
-    return Promise.resolve(args.address.toLowerCase() === ASSET.toLowerCase() ? '0x6080' : '0x');
+    return Promise.resolve(
+      args.address.toLowerCase() === ASSET.toLowerCase() ? this.tokenCode : '0x',
+    );
   }
 }
 
@@ -114,8 +123,13 @@ function paidReceipt(signed: ExactEvmAuthorization, value = BigInt(signed.value)
   return { status: 'success', logs };
 }
 
+// the SDK remembers for 15 minutes, process-wide, which token addresses hold code
+beforeEach(() => {
+  resetAssetContractCache();
+});
+
 describe('SellerExactFacilitator: an EOA transfer that pays the offer', () => {
-  it('is sent as the token’s transferWithAuthorization and proven by its receipt, without asking the chain anything else', async () => {
+  it('is sent as the token’s transferWithAuthorization and proven by its receipt, the chain asked nothing else but the token’s code, once', async () => {
     const { payload, signed, signature } = await signedPayment();
     const signer = new RecordingSigner();
     signer.receipt = () => Promise.resolve(paidReceipt(signed));
@@ -127,9 +141,13 @@ describe('SellerExactFacilitator: an EOA transfer that pays the offer', () => {
       payer: buyer.address,
     });
     expect(signer.calls).toEqual([
+      `getCode ${ASSET}`,
       'writeContract transferWithAuthorization',
       `waitForTransactionReceipt ${TRANSACTION}`,
     ]);
+    // the token's code is read once per quarter hour, not per payment
+    await new SellerExactFacilitator(signer).settle(payload, requirements);
+    expect(signer.calls.filter((call) => call.startsWith('getCode'))).toHaveLength(1);
     const [written] = signer.written;
     expect(written?.address).toBe(ASSET);
     const r = signature.slice(0, 66);
@@ -166,7 +184,19 @@ describe('SellerExactFacilitator: an EOA transfer that pays the offer', () => {
       payer: buyer.address,
     });
     expect(answer.errorMessage).toMatch(/exceeds balance/);
-    expect(signer.calls).toEqual(['writeContract transferWithAuthorization']);
+    expect(signer.calls).toEqual([`getCode ${ASSET}`, 'writeContract transferWithAuthorization']);
+  });
+
+  it('a token address without code is refused before anything is sent, as the SDK refuses it', async () => {
+    const { payload } = await signedPayment();
+    const signer = new RecordingSigner();
+    signer.tokenCode = '0x';
+    expect(await new SellerExactFacilitator(signer).settle(payload, requirements)).toMatchObject({
+      success: false,
+      errorReason: 'asset_not_deployed_contract',
+      transaction: '',
+    });
+    expect(signer.written).toEqual([]);
   });
 
   it.each([
@@ -181,21 +211,35 @@ describe('SellerExactFacilitator: an EOA transfer that pays the offer', () => {
       'invalid_exact_evm_payload_authorization_valid_after',
     ],
     ['FiatTokenV2: invalid signature', 'invalid_exact_evm_signature'],
+    ['ERC20InsufficientBalance(0x1111, 0, 2000)', 'invalid_exact_evm_insufficient_balance'],
+    ['AuthorizationExpired()', 'invalid_exact_evm_payload_authorization_valid_before'],
     ['Blacklistable: account is blacklisted', 'invalid_exact_evm_transaction_failed'],
     ['nonce too low', 'invalid_exact_evm_transaction_failed'],
   ])('the token’s "%s" is the SDK’s %s', (message, reason) => {
     expect(refusalReason(message)).toBe(reason);
   });
 
-  it('a receipt that does not come in time is pending, naming the transaction sent', async () => {
-    const { payload } = await signedPayment();
+  it('a receipt that does not come in time is pending; asked again, it awaits that transaction and sends nothing more', async () => {
+    const { payload, signed } = await signedPayment();
     const signer = new RecordingSigner();
     signer.receipt = () => Promise.reject(new Error('receipt not found within 15000 ms'));
-    expect(await new SellerExactFacilitator(signer).settle(payload, requirements)).toMatchObject({
+    const facilitator = new SellerExactFacilitator(signer);
+    expect(await facilitator.settle(payload, requirements)).toMatchObject({
       success: false,
       errorReason: 'settlement_pending',
       transaction: TRANSACTION,
     });
+    // the resource server's one retry after a pending answer
+    signer.receipt = () => Promise.resolve(paidReceipt(signed));
+    expect(await facilitator.settle(payload, requirements)).toMatchObject({
+      success: true,
+      transaction: TRANSACTION,
+    });
+    expect(signer.written).toHaveLength(1);
+    expect(signer.calls.filter((call) => call.startsWith('waitForTransactionReceipt'))).toEqual([
+      `waitForTransactionReceipt ${TRANSACTION}`,
+      `waitForTransactionReceipt ${TRANSACTION}`,
+    ]);
   });
 
   it('a reverted transaction failed; one whose receipt does not show the payment is a mismatch', async () => {
@@ -225,17 +269,23 @@ describe('SellerExactFacilitator: an EOA transfer that pays the offer', () => {
 
 describe('SellerExactFacilitator: everything else is the SDK’s', () => {
   it('a payment that does not pay exactly the offer is refused by the SDK’s checks, nothing sent', async () => {
-    const cases: Partial<ExactEvmAuthorization>[] = [
-      { value: '1999' },
-      { to: '0x2222222222222222222222222222222222222222' },
-      { validBefore: String(Math.floor(Date.now() / 1000) + 3) },
+    const cases: [Partial<ExactEvmAuthorization>, string][] = [
+      [{ value: '1999' }, 'invalid_exact_evm_payload_authorization_value_mismatch'],
+      [{ value: '2001' }, 'invalid_exact_evm_payload_authorization_value_mismatch'],
+      [
+        { to: '0x2222222222222222222222222222222222222222' },
+        'invalid_exact_evm_recipient_mismatch',
+      ],
+      [
+        { validBefore: String(Math.floor(Date.now() / 1000) + 3) },
+        'invalid_exact_evm_payload_authorization_valid_before',
+      ],
     ];
-    for (const overrides of cases) {
+    for (const [overrides, errorReason] of cases) {
       const { payload } = await signedPayment(overrides);
       const signer = new RecordingSigner();
       const answer = await new SellerExactFacilitator(signer).settle(payload, requirements);
-      expect(answer).toMatchObject({ success: false, transaction: '' });
-      expect(answer.errorReason).toMatch(/^invalid_exact_evm_/);
+      expect(answer).toMatchObject({ success: false, errorReason, transaction: '' });
       // the SDK's own verification ran (it reads the payer's code), and nothing was written
       expect(signer.calls).toContain(`getCode ${buyer.address}`);
       expect(signer.written).toEqual([]);
@@ -270,12 +320,24 @@ describe('SellerExactFacilitator: everything else is the SDK’s', () => {
     expect(signer.written.map((written) => written.dataSuffix)).toEqual([suffix]);
   });
 
+  it('an offer the local check cannot read is the SDK’s to refuse, not an error', async () => {
+    const { payload } = await signedPayment();
+    const signer = new RecordingSigner();
+    const unreadable = { ...requirements, extra: undefined } as unknown as PaymentRequirements;
+    expect(await new SellerExactFacilitator(signer).settle(payload, unreadable)).toMatchObject({
+      success: false,
+      errorReason: 'invalid_exact_evm_missing_eip712_domain',
+      transaction: '',
+    });
+    expect(signer.written).toEqual([]);
+  });
+
   it('verification is the SDK’s', async () => {
     const { payload } = await signedPayment({ value: '1999' });
     const signer = new RecordingSigner();
     expect(await new SellerExactFacilitator(signer).verify(payload, requirements)).toMatchObject({
       isValid: false,
-      invalidReason: expect.stringMatching(/^invalid_exact_evm_/) as string,
+      invalidReason: 'invalid_exact_evm_payload_authorization_value_mismatch',
     });
     expect(signer.calls).toContain(`getCode ${buyer.address}`);
   });

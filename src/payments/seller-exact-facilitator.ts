@@ -7,10 +7,16 @@ import type {
   SettleResponse,
   VerifyResponse,
 } from '@x402/core/types';
-import { BUILDER_CODE_KEY, eip3009ABI, type FacilitatorEvmSigner } from '@x402/evm';
+import { InMemoryPendingSettlementStore } from '@x402/core/facilitator';
+import {
+  BUILDER_CODE_KEY,
+  eip3009ABI,
+  startAssetContractCheck,
+  type FacilitatorEvmSigner,
+} from '@x402/evm';
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
 import { getAddress, type Hex, type TransactionReceipt } from 'viem';
-import { exactEvmPayload } from './payment-acceptance.js';
+import { exactEvmPayload, type ExactEvmAuthorization } from './payment-acceptance.js';
 import { verifiedLocally } from './seller-exact-scheme.js';
 import { receiptProvesPayment } from './settlement-proof.js';
 import { transferWithAuthorizationArgs } from './transfer-authorization.js';
@@ -21,15 +27,27 @@ const TRANSFER_EVENT_MISMATCH = 'invalid_exact_evm_transfer_event_mismatch';
 const SETTLEMENT_PENDING = 'settlement_pending';
 
 /**
- * Why the token refused the transfer (its revert reason; USDC's FiatToken and the test token
- * word them alike), as the SDK's reason for the same refusal.
+ * Why the token refused the transfer, as the SDK's reason for the same refusal: USDC's FiatToken
+ * and the test token revert with these words, newer tokens with these custom errors.
  */
 const TOKEN_REFUSALS: readonly (readonly [RegExp, string])[] = [
-  [/authorization is used or canceled/i, 'invalid_exact_evm_nonce_already_used'],
-  [/transfer amount exceeds balance/i, 'invalid_exact_evm_insufficient_balance'],
-  [/authorization is expired/i, 'invalid_exact_evm_payload_authorization_valid_before'],
-  [/authorization is not yet valid/i, 'invalid_exact_evm_payload_authorization_valid_after'],
-  [/invalid signature/i, 'invalid_exact_evm_signature'],
+  [
+    /authorization is used|AuthorizationUsedOrCanceled|AuthorizationAlreadyUsed/i,
+    'invalid_exact_evm_nonce_already_used',
+  ],
+  [
+    /exceeds balance|insufficient balance|ERC20InsufficientBalance/i,
+    'invalid_exact_evm_insufficient_balance',
+  ],
+  [
+    /authorization is expired|AuthorizationExpired/i,
+    'invalid_exact_evm_payload_authorization_valid_before',
+  ],
+  [
+    /authorization is not yet valid|AuthorizationNotYetValid/i,
+    'invalid_exact_evm_payload_authorization_valid_after',
+  ],
+  [/invalid signature|SignerMismatch|InvalidSignature[VS]/i, 'invalid_exact_evm_signature'],
 ];
 
 /**
@@ -38,15 +56,19 @@ const TOKEN_REFUSALS: readonly (readonly [RegExp, string])[] = [
  * again: the SDK re-verifies before it sends, with a pure-JS signature recovery (a fifth of the
  * server's busy time in a paid call) and a `getCode` of the payer. Here the offer's terms, the
  * validity window and the signer are checked locally, with native recovery (`verifiedLocally`,
- * the same checks the guard ran). The token itself refuses an unfunded, used or badly signed
- * transfer at gas estimation, before anything is sent, and the receipt must show the payment.
- * Everything else (a smart wallet's signature, a Permit2 payload, a payment that does not
- * match the offer, a builder-code suffix) is the SDK's, unchanged.
+ * the same checks the guard ran), and the token address must hold code (the SDK's cached
+ * check). The token itself refuses an unfunded, used or badly signed transfer at gas
+ * estimation, before anything is sent (a payer with code, an EIP-7702 account say, is checked
+ * by the token's own rules), and the receipt must show the payment. Everything else (a smart
+ * wallet's signature, a Permit2 payload, a payment that does not match the offer, a
+ * builder-code suffix) is the SDK's, unchanged.
  */
 export class SellerExactFacilitator implements SchemeNetworkFacilitator {
   readonly scheme = 'exact';
   readonly caipFamily = 'eip155:*';
   private readonly sdk: ExactEvmScheme;
+  /** Transactions sent whose receipt did not come in time, by the authorization's signature. */
+  private readonly pending = new InMemoryPendingSettlementStore();
 
   constructor(private readonly signer: FacilitatorEvmSigner) {
     this.sdk = new ExactEvmScheme(signer);
@@ -68,24 +90,31 @@ export class SellerExactFacilitator implements SchemeNetworkFacilitator {
     return this.sdk.verify(payload, requirements, context);
   }
 
-  settle(
+  async settle(
     payload: PaymentPayload,
     requirements: PaymentRequirements,
     context?: FacilitatorContext,
   ): Promise<SettleResponse> {
-    const paysTheOffer = verifiedLocally({ paymentPayload: payload, requirements }) !== undefined;
-    if (!paysTheOffer || context?.getExtension(BUILDER_CODE_KEY) !== undefined) {
+    const transfer = paidTransfer(payload, requirements);
+    if (transfer === undefined || context?.getExtension(BUILDER_CODE_KEY) !== undefined) {
       return this.sdk.settle(payload, requirements, context);
     }
-    return this.settleTransfer(payload, requirements);
-  }
-
-  private async settleTransfer(
-    payload: PaymentPayload,
-    requirements: PaymentRequirements,
-  ): Promise<SettleResponse> {
-    const { authorization, signature } = exactEvmPayload(payload.payload);
+    const { authorization, signature } = transfer;
     const answer = { network: requirements.network, payer: authorization.from };
+    // the resource server asks once more after a pending answer: the transaction sent is awaited
+    const sent = await this.pending.get(signature);
+    if (sent !== undefined) {
+      await this.pending.delete(signature);
+      return this.confirmed(sent as Hex, requirements, authorization, signature);
+    }
+    // what the SDK checks before sending: a token address without code "executes" any transfer
+    const notAToken = await startAssetContractCheck(
+      this.signer,
+      requirements.network,
+      requirements.asset,
+    ).await();
+    if (notAToken !== '')
+      return { success: false, errorReason: notAToken, transaction: '', ...answer };
     let transaction: Hex;
     try {
       transaction = await this.signer.writeContract({
@@ -96,38 +125,60 @@ export class SellerExactFacilitator implements SchemeNetworkFacilitator {
       });
     } catch (error) {
       const errorMessage = messageOf(error);
-      return {
-        success: false,
-        errorReason: refusalReason(errorMessage),
-        errorMessage,
-        transaction: '',
-        ...answer,
-      };
+      const errorReason = refusalReason(errorMessage);
+      return { success: false, errorReason, errorMessage, transaction: '', ...answer };
     }
+    return this.confirmed(transaction, requirements, authorization, signature);
+  }
+
+  /** The settlement of a sent transfer: its receipt must show the payment. */
+  private async confirmed(
+    transaction: Hex,
+    requirements: PaymentRequirements,
+    authorization: ExactEvmAuthorization,
+    signature: Hex,
+  ): Promise<SettleResponse> {
+    const answer = { network: requirements.network, payer: authorization.from, transaction };
     let receipt: Awaited<ReturnType<FacilitatorEvmSigner['waitForTransactionReceipt']>>;
     try {
       receipt = await this.signer.waitForTransactionReceipt({ hash: transaction });
     } catch (error) {
-      const errorMessage = messageOf(error);
+      await this.pending.set(signature, transaction);
       return {
         success: false,
         errorReason: SETTLEMENT_PENDING,
-        errorMessage,
-        transaction,
+        errorMessage: messageOf(error),
         ...answer,
       };
     }
     if (receipt.status !== 'success') {
-      return { success: false, errorReason: TRANSACTION_FAILED, transaction, ...answer };
+      return { success: false, errorReason: TRANSACTION_FAILED, ...answer };
     }
     const evidence = {
       status: 'success' as const,
       logs: (receipt.logs ?? []) as TransactionReceipt['logs'],
     };
     if (!receiptProvesPayment(evidence, { requirement: requirements, authorization })) {
-      return { success: false, errorReason: TRANSFER_EVENT_MISMATCH, transaction, ...answer };
+      return { success: false, errorReason: TRANSFER_EVENT_MISMATCH, ...answer };
     }
-    return { success: true, transaction, ...answer };
+    return { success: true, ...answer };
+  }
+}
+
+/**
+ * The EIP-3009 transfer in `payload` when it is an EOA's and pays exactly the offer now
+ * (`verifiedLocally`); undefined for anything else, the SDK's to settle.
+ */
+function paidTransfer(
+  payload: PaymentPayload,
+  requirements: PaymentRequirements,
+): { authorization: ExactEvmAuthorization; signature: Hex } | undefined {
+  try {
+    if (verifiedLocally({ paymentPayload: payload, requirements }) === undefined) return undefined;
+    return exactEvmPayload(payload.payload);
+  } catch {
+    // a shape the local check does not read: the SDK's checks give the precise reason
+    return undefined;
   }
 }
 
