@@ -103,8 +103,9 @@ export async function withDeadline<T>(
  * it. A facilitator's "success" is checked against the receipt (the token's own events) when
  * the chain is readable; a failure is a refusal only when nothing can have been sent.
  *
- * With the facilitator in this process, its settlement first checks the payment again (that is
- * the verification when the guard checked it locally, see SellerExactScheme). Until its
+ * With the facilitator in this process, its settlement first checks the payment again (natively
+ * for an EOA's transfer, see SellerExactFacilitator; the SDK's checks for anything else) and
+ * estimates the transfer's gas, which the token refuses for an unfunded or used one. Until its
  * transaction leaves, the settlement can still be given up on for good: when nothing was sent
  * within X402_VERIFY_TIMEOUT_MS (503, the payment stays usable) or the client left (nothing
  * charged).

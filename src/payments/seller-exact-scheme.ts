@@ -23,7 +23,8 @@ export type TransferCheck = (
  * EOA's EIP-3009 signature is recovered natively here, the offer's terms and validity window
  * are checked locally, and the token is asked whether it would execute the transfer now (the
  * facilitator's own simulated transfer: balance, an unused nonce, contract payers). Its
- * settlement runs the facilitator's checks again before it sends anything. Whatever this cannot
+ * settlement checks the terms and the signer again, natively (`SellerExactFacilitator`), and the
+ * token refuses the rest at gas estimation, before anything is sent. Whatever this cannot
  * accept (a smart-wallet signature, a non-canonical or wrong one, a transfer the token refuses,
  * a chain that does not answer) goes to the facilitator's verify as before, for its precise
  * reason or its outage.
