@@ -304,6 +304,38 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
     });
   });
 
+  describe('a transaction still unmined when its receipt wait ends', () => {
+    // The resource server asks the facilitator once more after a pending answer. Here anvil's
+    // gas estimate already sees the pending transfer and refuses a second one; a chain that
+    // estimates against its latest block would not, which seller-exact-facilitator.spec covers.
+    it('→ 502 settlement_unknown, sent once, then reconciled and served to a payment-identifier retry', async () => {
+      const id = `order_${Date.now()}_unmined`;
+      const payment = await identifiedPayment(stack, '/v1/ticker/SOL', id);
+      const before = await stack.balances();
+      const sent = sends(proxy);
+      await anvil(stack, 'evm_setAutomine', [false]);
+      try {
+        const response = await stack.service.get('/v1/ticker/SOL', {
+          headers: v2Header(payment),
+        });
+        expect(response.status).toBe(502);
+        expect(await responseJson(response)).toMatchObject({ code: 'settlement_unknown' });
+        // the receipt wait ended with the deadline; the resource server's retry follows at once
+        await sleep(1000);
+      } finally {
+        await anvil(stack, 'evm_setAutomine', [true]);
+        await anvil(stack, 'evm_mine');
+      }
+      const served = await retryUntilServed(stack, '/v1/ticker/SOL', payment);
+      expect(await responseJson(served)).toMatchObject({
+        price: { SOL: expect.any(Number) as number },
+      });
+      expect(sends(proxy) - sent).toBe(1);
+      const moved = { buyer: before.buyer - PRICE, payTo: before.payTo + PRICE };
+      expect(await stack.balances()).toEqual(moved);
+    });
+  });
+
   describe('a client that leaves', () => {
     it('during verification is not charged, and its payment can be used later', async () => {
       const accepted = await requirementFor(stack, '/v1/ticker/BTC');
