@@ -1,68 +1,28 @@
 import type { FacilitatorContext, PaymentPayload, PaymentRequirements } from '@x402/core/types';
-import {
-  BUILDER_CODE_KEY,
-  authorizationTypes,
-  resetAssetContractCache,
-  type FacilitatorEvmSigner,
-} from '@x402/evm';
+import { BUILDER_CODE_KEY, resetAssetContractCache, type FacilitatorEvmSigner } from '@x402/evm';
 import type { Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { authorizationUsed, transfer, type Log } from '../../test/support/eip3009-receipts.js';
-import type { ExactEvmAuthorization } from './payment-acceptance.js';
+import { OFFERED } from '../../test/support/payment-doubles.js';
+import { signedPayment, type AuthorizationOverrides } from '../../test/support/x402-payloads.js';
+import { exactEvmPayload, type ExactEvmAuthorization } from './payment-acceptance.js';
 import { SellerExactFacilitator, refusalReason } from './seller-exact-facilitator.js';
 
-const ASSET = '0x036CbD53842c5426634e7929541eC2318f3dCF7e';
-const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+const requirements = OFFERED;
+const ASSET = OFFERED.asset as Hex;
+const PAY_TO = OFFERED.payTo as Hex;
 const SETTLER = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC';
 const TRANSACTION = `0x${'7e'.repeat(32)}` as const;
-const requirements: PaymentRequirements = {
-  scheme: 'exact',
-  network: 'eip155:84532',
-  amount: '2000',
-  asset: ASSET,
-  payTo: PAY_TO,
-  maxTimeoutSeconds: 60,
-  extra: { name: 'USDC', version: '2' },
-};
 
 const buyer = privateKeyToAccount(generatePrivateKey());
 
-function authorization(overrides: Partial<ExactEvmAuthorization> = {}): ExactEvmAuthorization {
-  return {
-    from: buyer.address,
-    to: PAY_TO,
-    value: '2000',
-    validAfter: '0',
-    validBefore: String(Math.floor(Date.now() / 1000) + 600),
-    nonce: `0x${'5a'.repeat(32)}`,
-    ...overrides,
-  };
-}
-
-async function signedPayment(
-  overrides: Partial<ExactEvmAuthorization> = {},
+/** A payment of the offer by `buyer` (hand-signed, each field can be made wrong), and its parts. */
+async function paymentOf(
+  overrides: AuthorizationOverrides = {},
 ): Promise<{ payload: PaymentPayload; signed: ExactEvmAuthorization; signature: Hex }> {
-  const signed = authorization(overrides);
-  const signature = await buyer.signTypedData({
-    domain: { name: 'USDC', version: '2', chainId: 84532n, verifyingContract: ASSET },
-    types: authorizationTypes,
-    primaryType: 'TransferWithAuthorization',
-    message: {
-      ...signed,
-      value: BigInt(signed.value),
-      validAfter: BigInt(signed.validAfter),
-      validBefore: BigInt(signed.validBefore),
-    },
-  });
-  return {
-    payload: {
-      x402Version: 2,
-      accepted: requirements,
-      payload: { authorization: signed, signature },
-    },
-    signed,
-    signature,
-  };
+  const payload = await signedPayment(buyer, requirements, overrides);
+  const { authorization, signature } = exactEvmPayload(payload.payload);
+  return { payload, signed: authorization, signature };
 }
 
 type Receipt = Awaited<ReturnType<FacilitatorEvmSigner['waitForTransactionReceipt']>>;
@@ -130,7 +90,7 @@ beforeEach(() => {
 
 describe('SellerExactFacilitator: an EOA transfer that pays the offer', () => {
   it('is sent as the token’s transferWithAuthorization and proven by its receipt, the chain asked nothing else but the token’s code, once', async () => {
-    const { payload, signed, signature } = await signedPayment();
+    const { payload, signed, signature } = await paymentOf();
     const signer = new RecordingSigner();
     signer.receipt = () => Promise.resolve(paidReceipt(signed));
     const answer = await new SellerExactFacilitator(signer).settle(payload, requirements);
@@ -157,7 +117,7 @@ describe('SellerExactFacilitator: an EOA transfer that pays the offer', () => {
       buyer.address,
       PAY_TO,
       2000n,
-      0n,
+      BigInt(signed.validAfter),
       BigInt(signed.validBefore),
       signed.nonce,
       v,
@@ -168,7 +128,7 @@ describe('SellerExactFacilitator: an EOA transfer that pays the offer', () => {
   });
 
   it('a transfer the token refuses before sending answers the SDK’s reason, naming no transaction', async () => {
-    const { payload } = await signedPayment();
+    const { payload } = await paymentOf();
     const signer = new RecordingSigner();
     signer.send = () =>
       Promise.reject(
@@ -188,7 +148,7 @@ describe('SellerExactFacilitator: an EOA transfer that pays the offer', () => {
   });
 
   it('a token address without code is refused before anything is sent, as the SDK refuses it', async () => {
-    const { payload } = await signedPayment();
+    const { payload } = await paymentOf();
     const signer = new RecordingSigner();
     signer.tokenCode = '0x';
     expect(await new SellerExactFacilitator(signer).settle(payload, requirements)).toMatchObject({
@@ -220,7 +180,7 @@ describe('SellerExactFacilitator: an EOA transfer that pays the offer', () => {
   });
 
   it('a receipt that does not come in time is pending; asked again, it awaits that transaction and sends nothing more', async () => {
-    const { payload, signed } = await signedPayment();
+    const { payload, signed } = await paymentOf();
     const signer = new RecordingSigner();
     signer.receipt = () => Promise.reject(new Error('receipt not found within 15000 ms'));
     const facilitator = new SellerExactFacilitator(signer);
@@ -243,7 +203,7 @@ describe('SellerExactFacilitator: an EOA transfer that pays the offer', () => {
   });
 
   it('a reverted transaction failed; one whose receipt does not show the payment is a mismatch', async () => {
-    const { payload, signed } = await signedPayment();
+    const { payload, signed } = await paymentOf();
     const reverted = new RecordingSigner();
     reverted.receipt = () => Promise.resolve({ ...paidReceipt(signed), status: 'reverted' });
     expect(await new SellerExactFacilitator(reverted).settle(payload, requirements)).toMatchObject({
@@ -269,20 +229,20 @@ describe('SellerExactFacilitator: an EOA transfer that pays the offer', () => {
 
 describe('SellerExactFacilitator: everything else is the SDK’s', () => {
   it('a payment that does not pay exactly the offer is refused by the SDK’s checks, nothing sent', async () => {
-    const cases: [Partial<ExactEvmAuthorization>, string][] = [
-      [{ value: '1999' }, 'invalid_exact_evm_payload_authorization_value_mismatch'],
-      [{ value: '2001' }, 'invalid_exact_evm_payload_authorization_value_mismatch'],
+    const cases: [AuthorizationOverrides, string][] = [
+      [{ value: 1999n }, 'invalid_exact_evm_payload_authorization_value_mismatch'],
+      [{ value: 2001n }, 'invalid_exact_evm_payload_authorization_value_mismatch'],
       [
         { to: '0x2222222222222222222222222222222222222222' },
         'invalid_exact_evm_recipient_mismatch',
       ],
       [
-        { validBefore: String(Math.floor(Date.now() / 1000) + 3) },
+        { validBefore: BigInt(Math.floor(Date.now() / 1000) + 3) },
         'invalid_exact_evm_payload_authorization_valid_before',
       ],
     ];
     for (const [overrides, errorReason] of cases) {
-      const { payload } = await signedPayment(overrides);
+      const { payload } = await paymentOf(overrides);
       const signer = new RecordingSigner();
       const answer = await new SellerExactFacilitator(signer).settle(payload, requirements);
       expect(answer).toMatchObject({ success: false, errorReason, transaction: '' });
@@ -293,7 +253,7 @@ describe('SellerExactFacilitator: everything else is the SDK’s', () => {
   });
 
   it('a signature that is not an EOA’s canonical one goes through the SDK', async () => {
-    const { payload, signature } = await signedPayment();
+    const { payload, signature } = await paymentOf();
     const wrapped = {
       ...payload,
       payload: { ...payload.payload, signature: `${signature}${'00'.repeat(32)}` },
@@ -306,7 +266,7 @@ describe('SellerExactFacilitator: everything else is the SDK’s', () => {
   });
 
   it('a builder code to append goes through the SDK, which appends it after its own checks', async () => {
-    const { payload, signed } = await signedPayment();
+    const { payload, signed } = await paymentOf();
     const suffix = '0x62c0de';
     const context: FacilitatorContext = {
       getExtension: <T>(key: string) =>
@@ -321,7 +281,7 @@ describe('SellerExactFacilitator: everything else is the SDK’s', () => {
   });
 
   it('an offer the local check cannot read is the SDK’s to refuse, not an error', async () => {
-    const { payload } = await signedPayment();
+    const { payload } = await paymentOf();
     const signer = new RecordingSigner();
     const unreadable = { ...requirements, extra: undefined } as unknown as PaymentRequirements;
     expect(await new SellerExactFacilitator(signer).settle(payload, unreadable)).toMatchObject({
@@ -333,7 +293,7 @@ describe('SellerExactFacilitator: everything else is the SDK’s', () => {
   });
 
   it('verification is the SDK’s', async () => {
-    const { payload } = await signedPayment({ value: '1999' });
+    const { payload } = await paymentOf({ value: 1999n });
     const signer = new RecordingSigner();
     expect(await new SellerExactFacilitator(signer).verify(payload, requirements)).toMatchObject({
       isValid: false,
