@@ -61,7 +61,7 @@ describe('local verification: a transfer the token would refuse', () => {
     expect(await statusesOfPayments(stack, [buyer], accepted)).toEqual([200]);
     const asked = proxy!.calls.slice(from);
     expect((await stack.balances()).payTo - before.payTo).toBe(PRICE);
-    // the SDK's settlement re-verifies the signature, reading the payer's code first
+    // the SDK's settlement would verify the signature again, reading the payer's code first
     expect(asked).not.toContain('eth_getCode');
     expect(asked.filter((method) => method === 'eth_sendRawTransaction')).toHaveLength(1);
   });

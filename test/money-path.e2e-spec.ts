@@ -101,6 +101,8 @@ async function scrape(stack: PaidApp): Promise<Sample[]> {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const sends = (proxy: RpcProxy) =>
   proxy.calls.filter((method) => method === 'eth_sendRawTransaction').length;
+const estimates = (proxy: RpcProxy) =>
+  proxy.calls.filter((method) => method === 'eth_estimateGas').length;
 
 describe('money path, embedded facilitator behind a faulty RPC', () => {
   let stack: PaidApp;
@@ -305,14 +307,16 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
   });
 
   describe('a transaction still unmined when its receipt wait ends', () => {
-    // The resource server asks the facilitator once more after a pending answer. Here anvil's
-    // gas estimate already sees the pending transfer and refuses a second one; a chain that
-    // estimates against its latest block would not, which seller-exact-facilitator.spec covers.
+    // The resource server asks the facilitator once more after a pending answer; that retry
+    // must wait for the transaction sent, not prepare another. (anvil's gas estimate sees the
+    // pending transfer and would refuse a second send anyway; a chain estimating against its
+    // latest block would not.)
     it('→ 502 settlement_unknown, sent once, then reconciled and served to a payment-identifier retry', async () => {
       const id = `order_${Date.now()}_unmined`;
       const payment = await identifiedPayment(stack, '/v1/ticker/SOL', id);
       const before = await stack.balances();
       const sent = sends(proxy);
+      const estimated = estimates(proxy);
       await anvil(stack, 'evm_setAutomine', [false]);
       try {
         const response = await stack.service.get('/v1/ticker/SOL', {
@@ -331,6 +335,7 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
         price: { SOL: expect.any(Number) as number },
       });
       expect(sends(proxy) - sent).toBe(1);
+      expect(estimates(proxy) - estimated).toBe(1);
       const moved = { buyer: before.buyer - PRICE, payTo: before.payTo + PRICE };
       expect(await stack.balances()).toEqual(moved);
     });

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import type { FacilitatorContext, PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { BUILDER_CODE_KEY, resetAssetContractCache, type FacilitatorEvmSigner } from '@x402/evm';
 import type { Hex } from 'viem';
@@ -173,6 +174,8 @@ describe('SellerExactFacilitator: an EOA transfer that pays the offer', () => {
     ['FiatTokenV2: invalid signature', 'invalid_exact_evm_signature'],
     ['ERC20InsufficientBalance(0x1111, 0, 2000)', 'invalid_exact_evm_insufficient_balance'],
     ['AuthorizationExpired()', 'invalid_exact_evm_payload_authorization_valid_before'],
+    ['ECDSAInvalidSignature()', 'invalid_exact_evm_signature'],
+    ['InvalidSignatureS()', 'invalid_exact_evm_signature'],
     ['Blacklistable: account is blacklisted', 'invalid_exact_evm_transaction_failed'],
     ['nonce too low', 'invalid_exact_evm_transaction_failed'],
   ])('the token’s "%s" is the SDK’s %s', (message, reason) => {
@@ -200,6 +203,31 @@ describe('SellerExactFacilitator: an EOA transfer that pays the offer', () => {
       `waitForTransactionReceipt ${TRANSACTION}`,
       `waitForTransactionReceipt ${TRANSACTION}`,
     ]);
+  });
+
+  it('the retry awaits the transaction sent even when the authorization is about to expire by then', async () => {
+    const now = Date.now();
+    const { payload, signed } = await paymentOf({
+      validBefore: BigInt(Math.floor(now / 1000) + 30),
+    });
+    const signer = new RecordingSigner();
+    signer.receipt = () => Promise.reject(new Error('receipt not found within 15000 ms'));
+    const facilitator = new SellerExactFacilitator(signer);
+    expect(await facilitator.settle(payload, requirements)).toMatchObject({
+      errorReason: 'settlement_pending',
+    });
+    // the receipt wait took most of the window: the payment no longer passes the local check
+    jest.useFakeTimers({ now: now + 28_000, doNotFake: ['nextTick', 'queueMicrotask'] });
+    try {
+      signer.receipt = () => Promise.resolve(paidReceipt(signed));
+      expect(await facilitator.settle(payload, requirements)).toMatchObject({
+        success: true,
+        transaction: TRANSACTION,
+      });
+    } finally {
+      jest.useRealTimers();
+    }
+    expect(signer.written).toHaveLength(1);
   });
 
   it('a reverted transaction failed; one whose receipt does not show the payment is a mismatch', async () => {

@@ -47,7 +47,7 @@ const TOKEN_REFUSALS: readonly (readonly [RegExp, string])[] = [
     /authorization is not yet valid|AuthorizationNotYetValid/i,
     'invalid_exact_evm_payload_authorization_valid_after',
   ],
-  [/invalid signature|SignerMismatch|InvalidSignature[VS]/i, 'invalid_exact_evm_signature'],
+  [/invalid signature|InvalidSignature|SignerMismatch/i, 'invalid_exact_evm_signature'],
 ];
 
 /**
@@ -71,7 +71,8 @@ export class SellerExactFacilitator implements SchemeNetworkFacilitator {
   private readonly pending = new InMemoryPendingSettlementStore();
 
   constructor(private readonly signer: FacilitatorEvmSigner) {
-    this.sdk = new ExactEvmScheme(signer);
+    // one store for both ways of settling, so a retry finds the transaction whichever sent it
+    this.sdk = new ExactEvmScheme(signer, { pendingSettlementStore: this.pending });
   }
 
   getExtra(network: Network): Record<string, unknown> | undefined {
@@ -95,18 +96,20 @@ export class SellerExactFacilitator implements SchemeNetworkFacilitator {
     requirements: PaymentRequirements,
     context?: FacilitatorContext,
   ): Promise<SettleResponse> {
-    const transfer = paidTransfer(payload, requirements);
-    if (transfer === undefined || context?.getExtension(BUILDER_CODE_KEY) !== undefined) {
+    const transfer = eip3009Transfer(payload);
+    // The resource server asks once more after a pending answer: the transaction sent is awaited,
+    // whichever way it went and however little of the authorization's validity is left by now.
+    const sent = transfer && (await this.pending.get(transfer.signature));
+    if (transfer !== undefined && sent !== undefined) {
+      await this.pending.delete(transfer.signature);
+      return this.confirmed(sent as Hex, requirements, transfer);
+    }
+    const ours = transfer !== undefined && paysTheOffer(payload, requirements);
+    if (!ours || context?.getExtension(BUILDER_CODE_KEY) !== undefined) {
       return this.sdk.settle(payload, requirements, context);
     }
     const { authorization, signature } = transfer;
     const answer = { network: requirements.network, payer: authorization.from };
-    // the resource server asks once more after a pending answer: the transaction sent is awaited
-    const sent = await this.pending.get(signature);
-    if (sent !== undefined) {
-      await this.pending.delete(signature);
-      return this.confirmed(sent as Hex, requirements, authorization, signature);
-    }
     // what the SDK checks before sending: a token address without code "executes" any transfer
     const notAToken = await startAssetContractCheck(
       this.signer,
@@ -128,15 +131,14 @@ export class SellerExactFacilitator implements SchemeNetworkFacilitator {
       const errorReason = refusalReason(errorMessage);
       return { success: false, errorReason, errorMessage, transaction: '', ...answer };
     }
-    return this.confirmed(transaction, requirements, authorization, signature);
+    return this.confirmed(transaction, requirements, transfer);
   }
 
   /** The settlement of a sent transfer: its receipt must show the payment. */
   private async confirmed(
     transaction: Hex,
     requirements: PaymentRequirements,
-    authorization: ExactEvmAuthorization,
-    signature: Hex,
+    { authorization, signature }: Eip3009Transfer,
   ): Promise<SettleResponse> {
     const answer = { network: requirements.network, payer: authorization.from, transaction };
     let receipt: Awaited<ReturnType<FacilitatorEvmSigner['waitForTransactionReceipt']>>;
@@ -165,20 +167,27 @@ export class SellerExactFacilitator implements SchemeNetworkFacilitator {
   }
 }
 
-/**
- * The EIP-3009 transfer in `payload` when it is an EOA's and pays exactly the offer now
- * (`verifiedLocally`); undefined for anything else, the SDK's to settle.
- */
-function paidTransfer(
-  payload: PaymentPayload,
-  requirements: PaymentRequirements,
-): { authorization: ExactEvmAuthorization; signature: Hex } | undefined {
+interface Eip3009Transfer {
+  readonly authorization: ExactEvmAuthorization;
+  readonly signature: Hex;
+}
+
+/** The EIP-3009 authorization and signature `payload` carries; undefined for another kind. */
+function eip3009Transfer(payload: PaymentPayload): Eip3009Transfer | undefined {
   try {
-    if (verifiedLocally({ paymentPayload: payload, requirements }) === undefined) return undefined;
     return exactEvmPayload(payload.payload);
   } catch {
-    // a shape the local check does not read: the SDK's checks give the precise reason
     return undefined;
+  }
+}
+
+/** Whether the payment is an EOA's and pays exactly the offer now (`verifiedLocally`). */
+function paysTheOffer(payload: PaymentPayload, requirements: PaymentRequirements): boolean {
+  try {
+    return verifiedLocally({ paymentPayload: payload, requirements }) !== undefined;
+  } catch {
+    // an offer the local check does not read: the SDK's checks give the precise reason
+    return false;
   }
 }
 
