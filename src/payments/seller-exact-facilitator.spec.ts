@@ -34,6 +34,8 @@ class RecordingSigner implements FacilitatorEvmSigner {
   readonly written: Parameters<FacilitatorEvmSigner['writeContract']>[0][] = [];
   send: () => Promise<Hex> = () => Promise.resolve(TRANSACTION);
   receipt: () => Promise<Receipt> = () => Promise.resolve({ status: 'success', logs: [] });
+  /** The token's code; the buyer is an EOA. */
+  tokenCode: Hex = '0x6080';
 
   getAddresses(): readonly Hex[] {
     return [SETTLER];
@@ -64,9 +66,6 @@ class RecordingSigner implements FacilitatorEvmSigner {
     this.calls.push(`waitForTransactionReceipt ${args.hash}`);
     return this.receipt();
   }
-
-  /** The token's code; the buyer is an EOA. */
-  tokenCode: Hex = '0x6080';
 
   getCode(args: { address: Hex }): Promise<Hex> {
     this.calls.push(`getCode ${args.address}`);

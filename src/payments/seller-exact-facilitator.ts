@@ -116,8 +116,9 @@ export class SellerExactFacilitator implements SchemeNetworkFacilitator {
       requirements.network,
       requirements.asset,
     ).await();
-    if (notAToken !== '')
+    if (notAToken !== '') {
       return { success: false, errorReason: notAToken, transaction: '', ...answer };
+    }
     let transaction: Hex;
     try {
       transaction = await this.signer.writeContract({
