@@ -16,8 +16,8 @@ import {
 } from '@x402/evm';
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
 import { getAddress, type Hex, type TransactionReceipt } from 'viem';
-import { exactEvmPayload, type ExactEvmAuthorization } from './payment-acceptance.js';
-import { verifiedLocally } from './seller-exact-scheme.js';
+import type { AcceptedPayment } from './payment-acceptance.js';
+import { exactAuthorization, verifiedLocally } from './seller-exact-scheme.js';
 import { receiptProvesPayment } from './settlement-proof.js';
 import { transferWithAuthorizationArgs } from './transfer-authorization.js';
 
@@ -96,7 +96,7 @@ export class SellerExactFacilitator implements SchemeNetworkFacilitator {
     requirements: PaymentRequirements,
     context?: FacilitatorContext,
   ): Promise<SettleResponse> {
-    const transfer = eip3009Transfer(payload);
+    const transfer = exactAuthorization(payload.payload);
     // The resource server asks once more after a pending answer: the transaction sent is awaited,
     // whichever way it went and however little of the authorization's validity is left by now.
     const sent = transfer && (await this.pending.get(transfer.signature));
@@ -139,7 +139,7 @@ export class SellerExactFacilitator implements SchemeNetworkFacilitator {
   private async confirmed(
     transaction: Hex,
     requirements: PaymentRequirements,
-    { authorization, signature }: Eip3009Transfer,
+    { authorization, signature }: Pick<AcceptedPayment, 'authorization' | 'signature'>,
   ): Promise<SettleResponse> {
     const answer = { network: requirements.network, payer: authorization.from, transaction };
     let receipt: Awaited<ReturnType<FacilitatorEvmSigner['waitForTransactionReceipt']>>;
@@ -165,20 +165,6 @@ export class SellerExactFacilitator implements SchemeNetworkFacilitator {
       return { success: false, errorReason: TRANSFER_EVENT_MISMATCH, ...answer };
     }
     return { success: true, ...answer };
-  }
-}
-
-interface Eip3009Transfer {
-  readonly authorization: ExactEvmAuthorization;
-  readonly signature: Hex;
-}
-
-/** The EIP-3009 authorization and signature `payload` carries; undefined for another kind. */
-function eip3009Transfer(payload: PaymentPayload): Eip3009Transfer | undefined {
-  try {
-    return exactEvmPayload(payload.payload);
-  } catch {
-    return undefined;
   }
 }
 

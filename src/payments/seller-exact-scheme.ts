@@ -88,7 +88,8 @@ function tokenDomain(requirements: VerifyContext['requirements']): TokenDomain |
   return { name, version, chainId, verifyingContract: requirements.asset as Hex };
 }
 
-function exactAuthorization(
+/** The EIP-3009 authorization and signature of an `exact` payload; undefined for another kind. */
+export function exactAuthorization(
   raw: unknown,
 ): { authorization: ExactEvmAuthorization; signature: Hex } | undefined {
   try {
