@@ -229,6 +229,30 @@ describe('SellerExactFacilitator: an EOA transfer that pays the offer', () => {
     expect(signer.written).toHaveLength(1);
   });
 
+  it('another authorization carrying the same signature bytes does not take over the pending transaction', async () => {
+    const { payload, signed } = await paymentOf();
+    const signer = new RecordingSigner();
+    signer.receipt = () => Promise.reject(new Error('receipt not found within 15000 ms'));
+    const facilitator = new SellerExactFacilitator(signer);
+    expect(await facilitator.settle(payload, requirements)).toMatchObject({
+      errorReason: 'settlement_pending',
+    });
+    const otherNonce = { ...signed, nonce: `0x${'66'.repeat(32)}` };
+    const copy = { ...payload, payload: { ...payload.payload, authorization: otherNonce } };
+    signer.receipt = () => Promise.resolve(paidReceipt(signed));
+    expect(await facilitator.settle(copy, requirements)).toMatchObject({
+      success: false,
+      errorReason: 'invalid_exact_evm_signature',
+      transaction: '',
+    });
+    // the first payment's retry still finds its transaction: nothing sent twice
+    expect(await facilitator.settle(payload, requirements)).toMatchObject({
+      success: true,
+      transaction: TRANSACTION,
+    });
+    expect(signer.written).toHaveLength(1);
+  });
+
   it('a reverted transaction failed; one whose receipt does not show the payment is a mismatch', async () => {
     const { payload, signed } = await paymentOf();
     const reverted = new RecordingSigner();

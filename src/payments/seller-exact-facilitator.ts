@@ -67,12 +67,11 @@ export class SellerExactFacilitator implements SchemeNetworkFacilitator {
   readonly scheme = 'exact';
   readonly caipFamily = 'eip155:*';
   private readonly sdk: ExactEvmScheme;
-  /** Transactions sent whose receipt did not come in time, by the authorization's signature. */
+  /** Transactions sent whose receipt did not come in time, by `pendingKey`. */
   private readonly pending = new InMemoryPendingSettlementStore();
 
   constructor(private readonly signer: FacilitatorEvmSigner) {
-    // one store for both ways of settling, so a retry finds the transaction whichever sent it
-    this.sdk = new ExactEvmScheme(signer, { pendingSettlementStore: this.pending });
+    this.sdk = new ExactEvmScheme(signer);
   }
 
   getExtra(network: Network): Record<string, unknown> | undefined {
@@ -99,9 +98,9 @@ export class SellerExactFacilitator implements SchemeNetworkFacilitator {
     const transfer = exactAuthorization(payload.payload);
     // The resource server asks once more after a pending answer: the transaction sent is awaited,
     // whichever way it went and however little of the authorization's validity is left by now.
-    const sent = transfer && (await this.pending.get(transfer.signature));
+    const sent = transfer && (await this.pending.get(pendingKey(transfer)));
     if (transfer !== undefined && sent !== undefined) {
-      await this.pending.delete(transfer.signature);
+      await this.pending.delete(pendingKey(transfer));
       return this.confirmed(sent as Hex, requirements, transfer);
     }
     const ours = transfer !== undefined && paysTheOffer(payload, requirements);
@@ -146,7 +145,7 @@ export class SellerExactFacilitator implements SchemeNetworkFacilitator {
     try {
       receipt = await this.signer.waitForTransactionReceipt({ hash: transaction });
     } catch (error) {
-      await this.pending.set(signature, transaction);
+      await this.pending.set(pendingKey({ authorization, signature }), transaction);
       return {
         success: false,
         errorReason: SETTLEMENT_PENDING,
@@ -166,6 +165,18 @@ export class SellerExactFacilitator implements SchemeNetworkFacilitator {
     }
     return { success: true, ...answer };
   }
+}
+
+/**
+ * A sent transfer's place in the pending store: its signature and the payer and nonce it
+ * authorizes, so that another authorization carrying the same signature bytes (a contract
+ * payer's) cannot take it over.
+ */
+function pendingKey({
+  authorization,
+  signature,
+}: Pick<AcceptedPayment, 'authorization' | 'signature'>): string {
+  return [signature, authorization.from, authorization.nonce].join('|').toLowerCase();
 }
 
 /** Whether the payment is an EOA's and pays exactly the offer now (`verifiedLocally`). */
