@@ -2,6 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { GUARDS_METADATA } from '@nestjs/common/constants.js';
 import type { FastifyRequest } from 'fastify';
 import type { FastRoute, PreparedAnswer } from '../common/fast-answers.js';
+import type { PreparedResponseException } from '../common/prepared-response.exception.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { challengeResponse, routeOf } from '../payments/payment-errors.js';
 import { PaidRouteExplorer } from '../payments/paid-routes.js';
@@ -52,15 +53,26 @@ export function unpaidTickerRoutes(app: INestApplication): FastRoute[] {
         await quotes.check(selectionOf(kind, request.params as Record<string, string>));
         const challenge = await paywall.challenge(request);
         metrics.paymentChallenged(routeOf(request));
-        const prepared = challengeResponse(challenge);
-        return {
-          status: prepared.getStatus(),
-          headers: prepared.headers,
-          body: prepared.body as string,
-        };
+        return preparedAnswerOf(challengeResponse(challenge));
       };
       return [{ url: route.path, paid: true, answer }];
     });
+}
+
+/** One answer per challenge, like the exception it comes from: the fast path keeps its bytes. */
+const preparedAnswers = new WeakMap<PreparedResponseException, PreparedAnswer>();
+
+function preparedAnswerOf(challenge: PreparedResponseException): PreparedAnswer {
+  let prepared = preparedAnswers.get(challenge);
+  if (prepared === undefined) {
+    prepared = {
+      status: challenge.getStatus(),
+      headers: challenge.headers,
+      body: challenge.body as string,
+    };
+    preparedAnswers.set(challenge, prepared);
+  }
+  return prepared;
 }
 
 function guardedBy(target: object, expected: readonly unknown[]): boolean {
