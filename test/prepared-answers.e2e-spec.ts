@@ -43,7 +43,8 @@ async function counted(app: RunningApp): Promise<string[]> {
 /**
  * The prepared answers (common/fast-answers.ts) are sent before Nest's pipeline: the same app
  * with them off (every request through Nest's guards, handler and exception filter) must give
- * byte for byte the same answers, and count them the same.
+ * the same answers (status, every header value but the per-connection ones, body), and count
+ * them the same.
  */
 describe('prepared answers equal what the Nest pipeline answers', () => {
   let stack: PaidApp;

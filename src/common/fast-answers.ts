@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { inRequestContext, REQUEST_ID_HEADER } from '../logging/request-context.js';
 import type { RateLimiter } from '../rate-limit/rate-limit.guard.js';
 import { CORS_HEADERS_WITHOUT_ORIGIN } from './cors.js';
@@ -41,8 +42,8 @@ export interface FastAnswersOptions {
  * Everything the pipeline does around an answer still happens: the rate limit counts the request
  * in the same bucket (once: a request handed on is not counted again), and the metrics hooks see
  * it like any other answer. Whatever is not a plain success of the route's `answer` (a 429, an
- * error, a payment) goes on unchanged. `test/prepared-answers.e2e-spec.ts` compares both ways
- * byte for byte.
+ * error, a payment, an answer Node would refuse) goes on unchanged.
+ * `test/prepared-answers.e2e-spec.ts` compares both ways: status, header values and body.
  *
  * Call before the CORS plugin and the other request hooks are added.
  */
@@ -121,16 +122,17 @@ function send(
   prepared: PreparedAnswer | undefined,
   done: () => void,
 ): void {
-  if (prepared === undefined) {
-    done();
+  const wire = prepared === undefined ? undefined : sendable(prepared);
+  if (wire === undefined || !headerValueSafe(REQUEST_ID_HEADER, request.id)) {
+    done(); // the whole way answers it, errors included
     return;
   }
-  const wire = wireOf(prepared);
   const headers = wire.headers.slice();
-  headers[wire.requestIdAt] = request.id;
+  if (wire.requestIdAt >= 0) headers[wire.requestIdAt] = request.id;
   // Written to Node's response directly: Fastify's reply would only copy these headers into an
   // object of its own, measure the body again and run onSend hooks this app has none of. Its
-  // onResponse hooks (the metrics) still run when the response finishes.
+  // onResponse hooks (the metrics) still run when the response finishes. Nothing below can throw:
+  // the status, every header and the id were checked before the reply was taken over.
   reply.hijack();
   reply.raw.writeHead(wire.status, headers);
   reply.raw.end(wire.body);
@@ -141,41 +143,68 @@ interface Wire {
   readonly status: number;
   /** Names and values in turn, as `writeHead` takes them; the request id's value left empty. */
   readonly headers: readonly string[];
+  /** Where the request id goes; -1 when the answer carries its own, which wins, as in Fastify. */
   readonly requestIdAt: number;
   readonly body: Buffer;
 }
 
-const wires = new WeakMap<PreparedAnswer, Wire>();
+const wires = new WeakMap<PreparedAnswer, Wire | undefined>();
+
+/** `prepared` as Node writes it, or undefined when Node would refuse its status or a header. */
+function sendable(prepared: PreparedAnswer): Wire | undefined {
+  if (!wires.has(prepared)) wires.set(prepared, wireOf(prepared));
+  return wires.get(prepared);
+}
 
 /**
  * The headers Fastify's reply would send: the CORS headers of an origin-less request, the request
  * id, the answer's own (names lower-cased, a later one replacing an earlier one in its place), and
  * the body's length.
  */
-function wireOf(prepared: PreparedAnswer): Wire {
-  let wire = wires.get(prepared);
-  if (wire === undefined) {
-    const body = Buffer.from(prepared.body);
-    const named: Record<string, string> = {
-      ...CORS_HEADERS_WITHOUT_ORIGIN,
-      [REQUEST_ID_HEADER]: '',
-      ...lowerCased(prepared.headers),
-      'content-length': String(body.length),
-    };
-    const headers = Object.entries(named).flat();
-    wire = {
-      status: prepared.status,
-      headers,
-      requestIdAt: headers.indexOf(REQUEST_ID_HEADER) + 1,
-      body,
-    };
-    wires.set(prepared, wire);
-  }
-  return wire;
+function wireOf(prepared: PreparedAnswer): Wire | undefined {
+  const own = lowerCased(prepared.headers);
+  const body = Buffer.from(prepared.body);
+  const named: Record<string, string> = {
+    ...CORS_HEADERS_WITHOUT_ORIGIN,
+    [REQUEST_ID_HEADER]: '',
+    ...own,
+    'content-length': String(body.length),
+  };
+  const names = Object.keys(named);
+  const valid =
+    Number.isInteger(prepared.status) &&
+    prepared.status >= 100 &&
+    prepared.status <= 599 &&
+    names.every((name) => headerNameSafe(name) && headerValueSafe(name, named[name] ?? ''));
+  if (!valid) return undefined;
+  return {
+    status: prepared.status,
+    headers: Object.entries(named).flat(),
+    requestIdAt: REQUEST_ID_HEADER in own ? -1 : names.indexOf(REQUEST_ID_HEADER) * 2 + 1,
+    body,
+  };
 }
 
 function lowerCased(headers: Readonly<Record<string, string>>): Record<string, string> {
   return Object.fromEntries(
     Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]),
   );
+}
+
+function headerNameSafe(name: string): boolean {
+  try {
+    validateHeaderName(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function headerValueSafe(name: string, value: string): boolean {
+  try {
+    validateHeaderValue(name, value);
+    return true;
+  } catch {
+    return false;
+  }
 }
