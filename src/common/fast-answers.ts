@@ -152,14 +152,18 @@ const wires = new WeakMap<PreparedAnswer, Wire | undefined>();
 
 /** `prepared` as Node writes it, or undefined when Node would refuse its status or a header. */
 function sendable(prepared: PreparedAnswer): Wire | undefined {
-  if (!wires.has(prepared)) wires.set(prepared, wireOf(prepared));
-  return wires.get(prepared);
+  let wire = wires.get(prepared);
+  if (wire === undefined && !wires.has(prepared)) {
+    wire = wireOf(prepared);
+    wires.set(prepared, wire);
+  }
+  return wire;
 }
 
 /**
  * The headers Fastify's reply would send: the CORS headers of an origin-less request, the request
  * id, the answer's own (names lower-cased, a later one replacing an earlier one in its place), and
- * the body's length.
+ * the body's length. Undefined when Fastify or Node would refuse the status or a header.
  */
 function wireOf(prepared: PreparedAnswer): Wire | undefined {
   const own = lowerCased(prepared.headers);
