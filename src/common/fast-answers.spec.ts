@@ -41,14 +41,22 @@ describe('prepared answers', () => {
     server = undefined;
   });
 
+  /** `answer` asked for once through a fresh server, with what its onResponse hook saw. */
+  async function asked(
+    answer: PreparedAnswer,
+    requestId?: () => string,
+  ): Promise<{ response: Response; finished: number[] }> {
+    const started = await serverWith(answer, requestId);
+    server = started.server;
+    return { response: await fetch(started.url), finished: started.finished };
+  }
+
   it('sends the answer with the CORS headers, the request id and its length, past the handler', async () => {
-    const started = await serverWith({
+    const { response, finished } = await asked({
       status: 200,
       headers: { 'Content-Type': 'application/json; charset=utf-8' },
       body: BODY,
     });
-    server = started.server;
-    const response = await fetch(started.url);
     expect(response.status).toBe(200);
     expect(await response.text()).toBe(BODY);
     expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
@@ -57,17 +65,15 @@ describe('prepared answers', () => {
     for (const [name, value] of Object.entries(CORS_HEADERS_WITHOUT_ORIGIN)) {
       expect(response.headers.get(name)).toBe(value);
     }
-    expect(started.finished).toEqual([200]);
+    expect(finished).toEqual([200]);
   });
 
   it("keeps an answer's own request id, as Fastify's reply would", async () => {
-    const started = await serverWith({
+    const { response } = await asked({
       status: 200,
       headers: { 'X-Request-Id': 'its-own' },
       body: BODY,
     });
-    server = started.server;
-    const response = await fetch(started.url);
     expect(response.headers.get('x-request-id')).toBe('its-own');
   });
 
@@ -76,19 +82,18 @@ describe('prepared answers', () => {
     ['a header name Node refuses', { status: 200, headers: { 'bad name': 'x' }, body: BODY }],
     ['a status Fastify refuses', { status: 700, headers: {}, body: BODY }],
   ])('leaves an answer with %s to the whole way', async (_case, answer) => {
-    const started = await serverWith(answer);
-    server = started.server;
-    const response = await fetch(started.url);
+    const { response, finished } = await asked(answer);
     expect(response.status).toBe(299);
     expect(await response.text()).toBe('whole way');
-    expect(started.finished).toEqual([299]);
+    expect(finished).toEqual([299]);
   });
 
   it('leaves a request whose id cannot be a header value to the whole way', async () => {
-    const started = await serverWith({ status: 200, headers: {}, body: BODY }, () => 'bad\rid');
-    server = started.server;
-    const response = await fetch(started.url);
+    const { response, finished } = await asked(
+      { status: 200, headers: {}, body: BODY },
+      () => 'bad\rid',
+    );
     expect(response.status).toBe(299);
-    expect(started.finished).toEqual([299]);
+    expect(finished).toEqual([299]);
   });
 });
