@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { validateHeaderName, validateHeaderValue } from 'node:http';
+import { validateHeaderName, validateHeaderValue, type ServerResponse } from 'node:http';
 import { inRequestContext, REQUEST_ID_HEADER } from '../logging/request-context.js';
 import type { RateLimiter } from '../rate-limit/rate-limit.guard.js';
 import { CORS_HEADERS_WITHOUT_ORIGIN } from './cors.js';
@@ -23,6 +23,12 @@ export interface FastRoute {
   /** Counted in the rate limit's `unpaid` bucket rather than `free` (see RateLimitGuard). */
   readonly paid: boolean;
   answer(request: FastifyRequest): PreparedAnswer | undefined | Promise<PreparedAnswer | undefined>;
+  /**
+   * The answer every request `answer` takes gets, whatever it carries (the asset list): the
+   * front door (common/front-door.ts) then gives it to a plain GET of the route's exact URL
+   * before Fastify routes it.
+   */
+  readonly constant?: PreparedAnswer;
 }
 
 export interface FastAnswersOptions {
@@ -127,19 +133,27 @@ function send(
     done(); // the whole way answers it, errors included
     return;
   }
-  const headers = wire.headers.slice();
-  if (wire.requestIdAt >= 0) headers[wire.requestIdAt] = request.id;
   // Written to Node's response directly: Fastify's reply would only copy these headers into an
   // object of its own, measure the body again and run onSend hooks this app has none of. Its
-  // onResponse hooks (the metrics) still run when the response finishes. Nothing below can throw:
-  // the status, every header and the id were checked before the reply was taken over.
+  // onResponse hooks (the metrics) still run when the response finishes.
   reply.hijack();
-  reply.raw.writeHead(wire.status, headers);
-  reply.raw.end(wire.body);
+  writeWire(reply.raw, wire, request.id);
+}
+
+/**
+ * Writes `wire` with `requestId` as the response's whole answer. Nothing here can throw: the
+ * status and every header were checked when the wire was built, and the caller checked the id
+ * (`headerValueSafe`) before taking the response over.
+ */
+export function writeWire(response: ServerResponse, wire: Wire, requestId: string): void {
+  const headers = wire.headers.slice();
+  if (wire.requestIdAt >= 0) headers[wire.requestIdAt] = requestId;
+  response.writeHead(wire.status, headers);
+  response.end(wire.body);
 }
 
 /** A prepared answer as Node writes it, built once per answer. */
-interface Wire {
+export interface Wire {
   readonly status: number;
   /** Names and values in turn, as `writeHead` takes them; the request id's value left empty. */
   readonly headers: readonly string[];
@@ -151,7 +165,7 @@ interface Wire {
 const wires = new WeakMap<PreparedAnswer, Wire | undefined>();
 
 /** `prepared` as Node writes it, or undefined when Node would refuse its status or a header. */
-function sendable(prepared: PreparedAnswer): Wire | undefined {
+export function sendable(prepared: PreparedAnswer): Wire | undefined {
   let wire = wires.get(prepared);
   if (wire === undefined && !wires.has(prepared)) {
     wire = wireOf(prepared);
@@ -204,7 +218,7 @@ function headerNameSafe(name: string): boolean {
   }
 }
 
-function headerValueSafe(name: string, value: string): boolean {
+export function headerValueSafe(name: string, value: string): boolean {
   try {
     validateHeaderValue(name, value);
     return true;

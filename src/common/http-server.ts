@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerOptions } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerOptions } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpSettings } from './server.settings.js';
 import { ErrorCode } from './api-error.js';
@@ -71,8 +71,11 @@ export function refuseRequestBodies(
     );
 }
 
-/** A GET or HEAD that announces a body (refused by refuseRequestBodies). */
-export function carriesBody(request: FastifyRequest): boolean {
+/** A GET or HEAD that announces a body (refused by refuseRequestBodies); Fastify's or Node's request. */
+export function carriesBody(request: {
+  readonly method?: string | undefined;
+  readonly headers: IncomingHttpHeaders;
+}): boolean {
   if (request.method !== 'GET' && request.method !== 'HEAD') return false;
   const length = request.headers['content-length'];
   return (
