@@ -13,6 +13,7 @@ import { ProblemDetailsFilter } from './common/problem-details.filter.js';
 import { AssetsController } from './assets/assets.controller.js';
 import { X402_CORS } from './common/cors.js';
 import { installFastAnswers } from './common/fast-answers.js';
+import { FrontDoor } from './common/front-door.js';
 import { AppLogger } from './logging/app-logger.js';
 import { installRequestContext, requestIdOf } from './logging/request-context.js';
 import { installHttpMetrics } from './metrics/http-metrics.js';
@@ -49,6 +50,8 @@ export interface CreateAppOptions {
 /** Builds the application exactly as `main` serves it; tests and scripts use this too. */
 export async function createApp(options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   const config = options.config ?? loadConfig(process.env);
+  // the HTTP server, built as Fastify would; it answers constant answers itself (common/front-door.ts)
+  const door = new FrontDoor();
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot(config, options.features),
     new FastifyAdapter({
@@ -62,6 +65,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
       frameworkErrors: answerFrameworkError,
       // the caller's X-Request-Id when plain, else a UUID; returned and logged on every line
       genReqId: requestIdOf,
+      serverFactory: door.serverFactory,
     }),
     {
       logger: options.logger ?? new AppLogger(config.logFormat, levelsFrom(config.logLevel)),
@@ -74,11 +78,18 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   // before any route is added (the CORS plugin adds `OPTIONS *`): each route counts its answers
   installHttpMetrics(fastify, app.get(MetricsService).http);
   if (options.preparedAnswers ?? true) {
+    const routes = [app.get(AssetsController).fastRoute(), ...unpaidTickerRoutes(app)];
     // the free asset list and unpaid ticker 402s: prepared bytes before the app's request hooks
-    installFastAnswers(fastify, {
+    installFastAnswers(fastify, { limiter: app.get(RateLimiter), routes, logged: jsonLogs });
+    // the asset list at its exact URL: before Fastify itself, until the app starts closing
+    door.serve(routes, {
       limiter: app.get(RateLimiter),
-      routes: [app.get(AssetsController).fastRoute(), ...unpaidTickerRoutes(app)],
-      logged: jsonLogs,
+      answers: app.get(MetricsService).http,
+      trustProxy: config.rateLimits.trustProxy,
+    });
+    fastify.addHook('preClose', (done) => {
+      door.close();
+      done();
     });
   }
   // The CORS plugin registered on Fastify itself, where `app.enableCors` would put its hook: first

@@ -23,10 +23,13 @@ export class AssetsController {
     };
   }
 
-  /** listAssets' answer, the same bytes, served before Nest's pipeline (common/fast-answers.ts). */
+  /**
+   * listAssets' answer, the same bytes for every request, served before Nest's pipeline
+   * (common/fast-answers.ts) and, at its exact URL, before Fastify (common/front-door.ts).
+   */
   fastRoute(): FastRoute {
     const prepared = this.prepared;
-    return { url: '/v1/assets', paid: false, answer: () => prepared };
+    return { url: '/v1/assets', paid: false, answer: () => prepared, constant: prepared };
   }
 
   private readonly prepared: PreparedAnswer;

@@ -1,0 +1,154 @@
+import proxyAddr from '@fastify/proxy-addr';
+import type { FastifyServerFactory } from 'fastify';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { REQUEST_ID_HEADER, requestIdOf } from '../logging/request-context.js';
+import type { HttpAnswers, RouteAnswers } from '../metrics/http-answers.js';
+import type { RateLimiter } from '../rate-limit/rate-limit.guard.js';
+import { headerValueSafe, sendable, writeWire, type FastRoute, type Wire } from './fast-answers.js';
+import { carriesBody } from './http-server.js';
+
+/** Fastify's request handler, as its `serverFactory` option receives it. */
+type FastifyHandler = (request: IncomingMessage, response: ServerResponse) => void;
+
+export interface FrontDoorOptions {
+  readonly limiter: RateLimiter;
+  /** Where each answer is counted, under its route's pattern, as Fastify's hooks count it. */
+  readonly answers: HttpAnswers;
+  /** Fastify's `trustProxy` (TRUST_PROXY): whose X-Forwarded-For names the client. */
+  readonly trustProxy: boolean | readonly string[];
+}
+
+/** One route's way through the door: it answers, or hands the request on to Fastify. */
+type Way = (request: IncomingMessage, response: ServerResponse, handOn: () => void) => void;
+
+/**
+ * Answers the requests whose answer is a constant (the free asset list) before Fastify sees them:
+ * as Fastify's `serverFactory`, it builds the HTTP server Fastify would have built and puts itself
+ * in front of Fastify's handler. Fastify's work per request (routing, its request and reply, its
+ * hooks, Nest's adapter hooks) costs more than such an answer itself; here a plain request costs
+ * what a bare Node server would, plus the rate limit and the metrics.
+ *
+ * It takes only a GET of a route's exact URL (origin form, no query) carrying no body and no
+ * `Origin`, while the app is not closing, and gives it what the whole way would: the route's
+ * prepared bytes, the request id, the CORS headers of an origin-less request, counted in the
+ * route's rate-limit bucket (once: a refused request goes on to Fastify, whose guard answers the
+ * 429 from the same verdict) and in its metrics series. Everything else goes to Fastify unchanged:
+ * HEAD, other URL forms (the prepared answers' hook serves those), browsers (CORS), bodies,
+ * refusals, and every request once `close()` was called. Nest middleware would not see what the
+ * door answers; this app has none (see docs/architecture.md).
+ */
+export class FrontDoor {
+  private readonly ways = new Map<string, Way>();
+  private open = true;
+
+  /**
+   * Fastify's `serverFactory`: an HTTP/1.1 server set up as Fastify sets up the one it builds
+   * itself (from its options, defaults filled in), with this door in front of its handler.
+   */
+  readonly serverFactory: FastifyServerFactory = (handler, settings) => {
+    if (settings['http2'] === true || (settings['https'] ?? null) !== null) {
+      throw new Error('the front door serves HTTP/1.1 only: TLS ends at the reverse proxy');
+    }
+    const server = createServer(
+      (settings['http'] ?? {}) as Parameters<typeof createServer>[0],
+      (request, response) => {
+        this.take(request, response, handler);
+      },
+    );
+    const number = (name: string): number | undefined => {
+      const value = settings[name];
+      return typeof value === 'number' ? value : undefined;
+    };
+    server.keepAliveTimeout = number('keepAliveTimeout') ?? server.keepAliveTimeout;
+    server.requestTimeout = number('requestTimeout') ?? server.requestTimeout;
+    server.setTimeout(number('connectionTimeout') ?? 0);
+    const perSocket = number('maxRequestsPerSocket') ?? 0;
+    if (perSocket > 0) server.maxRequestsPerSocket = perSocket;
+    return server;
+  };
+
+  /** Serves the constant answers of `routes` (those with one) from now on. */
+  serve(routes: readonly FastRoute[], options: FrontDoorOptions): void {
+    const addressOf = clientAddressOf(options.trustProxy);
+    for (const route of routes) {
+      if (route.constant === undefined) continue;
+      if (route.paid) throw new Error(`${route.url}: a paid route has no constant answer`);
+      const wire = sendable(route.constant);
+      if (wire === undefined) continue; // Node would refuse it: the whole way answers
+      this.ways.set(
+        route.url,
+        wayThrough(wire, options.answers.route(route.url), options, addressOf),
+      );
+    }
+  }
+
+  /** Hands every request on to Fastify from now on: closing, it answers them as it closes. */
+  close(): void {
+    this.open = false;
+  }
+
+  private take(request: IncomingMessage, response: ServerResponse, handler: FastifyHandler): void {
+    const way =
+      this.open && request.method === 'GET' ? this.ways.get(request.url ?? '') : undefined;
+    if (way === undefined || request.headers.origin !== undefined || carriesBody(request)) {
+      handler(request, response);
+      return;
+    }
+    way(request, response, () => {
+      handler(request, response);
+    });
+  }
+}
+
+/** The way to `wire`: rate limit (when on), then the answer, counted in `counted`. */
+function wayThrough(
+  wire: Wire,
+  counted: RouteAnswers,
+  { limiter }: FrontDoorOptions,
+  addressOf: (request: IncomingMessage) => string | undefined,
+): Way {
+  const answer = (request: IncomingMessage, response: ServerResponse, since: number): boolean => {
+    const id = requestIdOf(request);
+    if (!headerValueSafe(REQUEST_ID_HEADER, id)) return false;
+    writeWire(response, wire, id);
+    counted.answered('GET', wire.status, (performance.now() - since) / 1000);
+    return true;
+  };
+  if (!limiter.limited(false)) {
+    return (request, response, handOn) => {
+      if (!answer(request, response, performance.now())) handOn();
+    };
+  }
+  return (request, response, handOn) => {
+    const since = performance.now();
+    const ip = addressOf(request);
+    if (ip === undefined) {
+      handOn(); // the connection is gone: Fastify deals with it as it would
+      return;
+    }
+    limiter.verdict({ ip, headers: request.headers, raw: request }, false).then(
+      (refusal) => {
+        if (refusal !== undefined || !answer(request, response, since)) handOn();
+      },
+      () => {
+        handOn();
+      },
+    );
+  };
+}
+
+/**
+ * The client address Fastify's `request.ip` gives with this `trustProxy`: the connection's, or,
+ * behind trusted proxies, the X-Forwarded-For entry the last trusted hop names.
+ */
+export function clientAddressOf(
+  trustProxy: boolean | readonly string[],
+): (request: IncomingMessage) => string | undefined {
+  if (trustProxy === false) return (request) => request.socket.remoteAddress;
+  const trusted = trustProxy === true ? (): boolean => true : proxyAddr.compile([...trustProxy]);
+  return (request) => {
+    if (request.socket.remoteAddress === undefined) return undefined;
+    return proxyAddr.all(request, trusted).at(-1);
+  };
+}
