@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import { FrontDoor } from '../src/common/front-door.js';
 import { TickerRequestGuard } from '../src/tickers/ticker-request.guard.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
 import { startApp, type RunningApp } from './support/test-app.js';
@@ -123,5 +124,20 @@ describe('prepared answers equal what the Nest pipeline answers', () => {
     // a refusal goes through Nest as before
     expect((await stack.service.get('/v1/ticker/NOPE')).status).toBe(404);
     expect(preparedGuard).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('the front door (common/front-door.ts) in the app', () => {
+  it('steps aside when the app closes: from then on Fastify answers every request as it closes', async () => {
+    const closed = jest.spyOn(FrontDoor.prototype, 'close');
+    const app = await startApp();
+    try {
+      expect((await app.get('/v1/assets')).status).toBe(200);
+      expect(closed).not.toHaveBeenCalled();
+    } finally {
+      await app.close();
+    }
+    expect(closed).toHaveBeenCalledTimes(1);
+    closed.mockRestore();
   });
 });

@@ -1,3 +1,5 @@
+import { jest } from '@jest/globals';
+import { RateLimiter } from '../src/rate-limit/rate-limit.guard.js';
 import { requirementFor, startPaidApp, type PaidApp } from './support/paid-app.js';
 import { startRedisServer, type RedisServer } from './support/redis-server.js';
 import { describeWithRedis } from './support/redis-suite.js';
@@ -141,5 +143,35 @@ describeWithRedis('rate limits shared by instances (REDIS_URL)', () => {
     expect((await instances[1]!.get('/v1/assets')).status).toBe(200);
     expect((await instances[0]!.get('/v1/assets')).status).toBe(200);
     await expectRateLimited(await instances[1]!.get('/v1/assets'));
+  });
+});
+
+describe('the asset list at the front door (common/front-door.ts)', () => {
+  let app: RunningApp;
+
+  beforeAll(async () => {
+    app = await startApp({ ...LIMITS, TRUST_PROXY: '127.0.0.1' });
+  });
+
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it("is counted before Fastify, per client as X-Forwarded-For names it, and refused by Fastify's 429", async () => {
+    const verdicts = jest.spyOn(app.app.get(RateLimiter), 'verdict');
+    const from = (client: string): RequestInit => ({ headers: { 'x-forwarded-for': client } });
+    for (let index = 0; index < 3; index += 1) {
+      expect((await app.get('/v1/assets', from('203.0.113.7'))).status).toBe(200);
+    }
+    // answered at the door: the limiter saw Node's request, never Fastify's
+    expect(verdicts).toHaveBeenCalledTimes(3);
+    for (const [request] of verdicts.mock.calls) {
+      expect(request).not.toHaveProperty('routeOptions');
+      expect(request.ip).toBe('203.0.113.7');
+    }
+    await expectRateLimited(await app.get('/v1/assets', from('203.0.113.7')));
+    // another client behind the same proxy has its own count
+    expect((await app.get('/v1/assets', from('203.0.113.8'))).status).toBe(200);
+    verdicts.mockRestore();
   });
 });
