@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type ServerResponse } from 'node:http';
+import { connect } from 'node:net';
 import { Registry } from 'prom-client';
 import { HttpAnswers } from '../metrics/http-answers.js';
 import { MemoryThrottlerStorage } from '../rate-limit/memory-throttler-storage.js';
@@ -155,6 +156,76 @@ describe('the front door', () => {
     expect(statuses).toEqual([200, 200, 429]);
     expect(reachedFastify).toEqual(['GET /door']);
     expect(increments).toHaveBeenCalledTimes(3);
+  });
+
+  it('neither writes nor counts an answer whose client left while the rate limit counted it', async () => {
+    const { url, server, storage, registry, reachedFastify } = await started(5);
+    let release = (): void => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const increment = storage.increment.bind(storage);
+    const counting = new Promise<void>((resolve) => {
+      jest.spyOn(storage, 'increment').mockImplementation(async (...args) => {
+        resolve();
+        await gate;
+        return increment(...args);
+      });
+    });
+    const responseClosed = new Promise<ServerResponse>((resolve) => {
+      server.server.once('request', (_request, response: ServerResponse) => {
+        response.once('close', () => {
+          resolve(response);
+        });
+      });
+    });
+    const { port } = new URL(url);
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.write('GET /door HTTP/1.1\r\nHost: door\r\n\r\n');
+    await counting;
+    socket.destroy();
+    const response = await responseClosed;
+    release();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(response.headersSent).toBe(false);
+    expect(await countedAnswers(registry)).toBe(0);
+    expect(reachedFastify).toEqual([]);
+  });
+
+  it('hands the request on when writing the answer throws before anything was sent', async () => {
+    const { url, server, registry } = await started();
+    server.server.prependOnceListener('request', (_request, response: ServerResponse) => {
+      const writeHead = response.writeHead.bind(response);
+      response.writeHead = ((): never => {
+        response.writeHead = writeHead;
+        throw new Error('refused by Node');
+      }) as unknown as ServerResponse['writeHead'];
+    });
+    const response = await fetch(url, { signal: AbortSignal.timeout(5000) });
+    expect(response.status).toBe(299);
+    expect(await countedAnswers(registry)).toBe(0);
+  });
+
+  it('ends the connection when writing the answer throws after its headers went out', async () => {
+    const { url, server, registry, reachedFastify } = await started();
+    server.server.prependOnceListener('request', (_request, response: ServerResponse) => {
+      response.end = ((): never => {
+        throw new Error('refused by Node');
+      }) as unknown as ServerResponse['end'];
+    });
+    const failure = await fetch(url, { signal: AbortSignal.timeout(5000) })
+      .then((response) => response.text())
+      .then(
+        () => 'answered',
+        (error: unknown) => error,
+      );
+    // the connection was ended (a network error), not left hanging (an abort at the time-out)
+    expect(failure).toHaveProperty('name', 'TypeError');
+    expect(reachedFastify).toEqual([]);
+    expect(await countedAnswers(registry)).toBe(0);
+    // the server still answers
+    expect((await fetch(url)).status).toBe(200);
   });
 
   it('sets up the server as Fastify would: its time-outs and keep-alive', async () => {

@@ -108,34 +108,60 @@ function wayThrough(
   { limiter }: FrontDoorOptions,
   addressOf: (request: IncomingMessage) => string | undefined,
 ): Way {
-  const answer = (request: IncomingMessage, response: ServerResponse, since: number): boolean => {
-    const id = requestIdOf(request);
-    if (!headerValueSafe(REQUEST_ID_HEADER, id)) return false;
-    writeWire(response, wire, id);
+  /**
+   * Writes the answer and counts it; false when nothing was written (Fastify then answers). It
+   * never throws: a request listener's throw would end the process. Nothing here is known to
+   * throw (the id is a plain token or a UUID, the headers were checked when the wire was built).
+   */
+  const answered = (request: IncomingMessage, response: ServerResponse, since: number): boolean => {
+    // the client left while the rate limit counted it: nothing to write or count, as on
+    // Fastify's way, where the metrics hook runs only when a response finishes
+    if (response.destroyed) return true;
+    try {
+      const id = requestIdOf(request);
+      if (!headerValueSafe(REQUEST_ID_HEADER, id)) return false;
+      writeWire(response, wire, id);
+    } catch (error) {
+      if (!response.headersSent) return false;
+      response.destroy(error instanceof Error ? error : new Error(String(error)));
+      return true;
+    }
     counted.answered('GET', wire.status, (performance.now() - since) / 1000);
     return true;
   };
   if (!limiter.limited(false)) {
     return (request, response, handOn) => {
-      if (!answer(request, response, performance.now())) handOn();
+      if (!answered(request, response, performance.now())) handOn();
     };
   }
   return (request, response, handOn) => {
     const since = performance.now();
-    const ip = addressOf(request);
+    const ip = addressIn(request, addressOf);
     if (ip === undefined) {
-      handOn(); // the connection is gone: Fastify deals with it as it would
+      handOn(); // no address to count it by: Fastify deals with it as it would
       return;
     }
     limiter.verdict({ ip, headers: request.headers, raw: request }, false).then(
       (refusal) => {
-        if (refusal !== undefined || !answer(request, response, since)) handOn();
+        if (refusal !== undefined || !answered(request, response, since)) handOn();
       },
       () => {
         handOn();
       },
     );
   };
+}
+
+/** `addressOf(request)`, or undefined when there is none or it cannot be worked out. */
+function addressIn(
+  request: IncomingMessage,
+  addressOf: (request: IncomingMessage) => string | undefined,
+): string | undefined {
+  try {
+    return addressOf(request);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
