@@ -658,9 +658,9 @@ async function main(): Promise<void> {
     ];
     const pooledBare = { name: 'bare', of: bares };
     const nest = await started('nest', { ...bare, kind: 'nest' });
-    // The same product, never paid: after its first paid settlement a process answers somewhat
-    // slower (README, "Still not reached"); this side shows by how much on the free route and the
-    // 402. Started only for those; it stays up (idle, polling its venues) through the paid loads.
+    // The same product, never paid: the product process answers somewhat slower than this twin
+    // (README, "Still not reached"); this side shows by how much on the free route and the 402.
+    // Started only for those; it stays up (idle, polling its venues) through the paid loads.
     const unsold = chosen(1) || chosen(2) ? [await started('unsold', productSettings())] : [];
     for (const side of unsold) await waitForPrices(side.url);
     const reference = await started('express', {
