@@ -76,17 +76,15 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   const fastify = app.getHttpAdapter().getInstance();
   const jsonLogs = config.logFormat === 'json';
   // before any route is added (the CORS plugin adds `OPTIONS *`): each route counts its answers
-  installHttpMetrics(fastify, app.get(MetricsService).http);
+  const answers = app.get(MetricsService).http;
+  installHttpMetrics(fastify, answers);
   if (options.preparedAnswers ?? true) {
+    const limiter = app.get(RateLimiter);
     const routes = [app.get(AssetsController).fastRoute(), ...unpaidTickerRoutes(app)];
     // the free asset list and unpaid ticker 402s: prepared bytes before the app's request hooks
-    installFastAnswers(fastify, { limiter: app.get(RateLimiter), routes, logged: jsonLogs });
+    installFastAnswers(fastify, { limiter, routes, logged: jsonLogs });
     // the asset list at its exact URL: before Fastify itself, until the app starts closing
-    door.serve(routes, {
-      limiter: app.get(RateLimiter),
-      answers: app.get(MetricsService).http,
-      trustProxy: config.rateLimits.trustProxy,
-    });
+    door.serve(routes, { limiter, answers, trustProxy: config.rateLimits.trustProxy });
     fastify.addHook('preClose', (done) => {
       door.close();
       done();
