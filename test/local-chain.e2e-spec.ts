@@ -7,19 +7,21 @@ import { startLocalChain, type LocalChain } from './support/chain.js';
 const BLOCKS = 1_000;
 
 describe('the local chain', () => {
-  const home = mkdtempSync(join(tmpdir(), 'anvil-home-'));
   const savedHome = process.env.HOME;
+  let home: string;
   let chain: LocalChain;
 
   beforeAll(async () => {
     // anvil keeps its persisted states under $HOME/.foundry/anvil/tmp; give it a home of its own
+    home = mkdtempSync(join(tmpdir(), 'anvil-home-'));
     process.env.HOME = home;
     chain = await startLocalChain();
   });
 
   afterAll(async () => {
     await chain.stop();
-    process.env.HOME = savedHome;
+    if (savedHome === undefined) delete process.env.HOME;
+    else process.env.HOME = savedHome;
     rmSync(home, { recursive: true, force: true });
   });
 
