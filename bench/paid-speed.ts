@@ -44,7 +44,7 @@ import { FakeMarkets } from '../test/support/fake-markets.js';
 import { fundedBuyer, USDC, type Buyer } from '../test/support/paying-clients.js';
 import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { shippedMallocEnv, shippedNodeFlags } from './shipped-node-flags.js';
@@ -628,6 +628,13 @@ async function main(): Promise<void> {
   });
   const markets = await FakeMarkets.start();
   const targets: Target[] = [];
+  // each product process keeps its batch-settlement channels in a directory of its own
+  const channelDirs: string[] = [];
+  const channelDir = (): string => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'x402-bench-channels-'));
+    channelDirs.push(dir);
+    return dir;
+  };
   const started = async (name: string, settings: TargetSettings): Promise<Target> => {
     const target = await Target.start(name, settings);
     targets.push(target);
@@ -652,7 +659,7 @@ async function main(): Promise<void> {
         RATE_LIMIT_UNPAID: '0',
         // batch settlement: claims every second, so the end-of-run check sees every voucher claimed
         X402_BATCH_SETTLE_INTERVAL_MS: '1000',
-        X402_BATCH_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'x402-bench-channels-')),
+        X402_BATCH_DATA_DIR: channelDir(),
       },
     });
     const product = await started('product', productSettings());
@@ -798,6 +805,7 @@ async function main(): Promise<void> {
     await Promise.all(targets.map((target) => target.stop()));
     await markets.close();
     await chain.stop();
+    for (const dir of channelDirs) rmSync(dir, { recursive: true, force: true });
   }
 }
 

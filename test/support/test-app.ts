@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -41,19 +41,37 @@ export async function startApp(
   features: CreateAppOptions['features'] = [],
   options: Pick<CreateAppOptions, 'preparedAnswers'> = {},
 ): Promise<RunningApp> {
-  // batch-settlement channel state: a fresh directory per app unless the test shares one
-  const batchDir = mkdtempSync(path.join(os.tmpdir(), 'x402-price-api-channels-'));
-  const app = await createApp({
-    config: loadConfig({ ...TEST_ENV, X402_BATCH_DATA_DIR: batchDir, ...env }),
-    // TEST_LOG=1: the app's own logger (errors, TEST_ENV's LOG_LEVEL), when a failure needs them
-    ...(process.env['TEST_LOG'] === '1' ? {} : { logger: false as const }),
-    features,
-    ...options,
-  });
+  // batch-settlement channel state: a fresh directory per app, removed on close, unless the test
+  // shares one
+  const ownBatchDir =
+    env['X402_BATCH_DATA_DIR'] === undefined
+      ? mkdtempSync(path.join(os.tmpdir(), 'x402-price-api-channels-'))
+      : undefined;
+  const removeOwnBatchDir = (): void => {
+    if (ownBatchDir !== undefined) rmSync(ownBatchDir, { recursive: true, force: true });
+  };
+  let app: NestFastifyApplication;
+  try {
+    app = await createApp({
+      config: loadConfig({
+        ...TEST_ENV,
+        ...(ownBatchDir === undefined ? {} : { X402_BATCH_DATA_DIR: ownBatchDir }),
+        ...env,
+      }),
+      // TEST_LOG=1: the app's own logger (errors, TEST_ENV's LOG_LEVEL), when a failure needs them
+      ...(process.env['TEST_LOG'] === '1' ? {} : { logger: false as const }),
+      features,
+      ...options,
+    });
+  } catch (error) {
+    removeOwnBatchDir();
+    throw error;
+  }
   try {
     await app.listen(0, '127.0.0.1');
   } catch (error) {
     await app.close();
+    removeOwnBatchDir();
     throw error;
   }
   const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
@@ -64,6 +82,9 @@ export async function startApp(
       await app.get(PriceRefreshService).refresh();
     },
     get: (path, init) => fetch(`${url}${path}`, init),
-    close: () => app.close(),
+    close: async () => {
+      await app.close();
+      removeOwnBatchDir();
+    },
   };
 }
