@@ -13,7 +13,7 @@ import { ProblemDetailsFilter } from './common/problem-details.filter.js';
 import { AssetsController } from './assets/assets.controller.js';
 import { X402_CORS } from './common/cors.js';
 import { installFastAnswers } from './common/fast-answers.js';
-import { FrontDoor } from './common/front-door.js';
+import { FrontDoor, warmUpLogged } from './common/front-door.js';
 import { AppLogger } from './logging/app-logger.js';
 import { installRequestContext, requestIdOf } from './logging/request-context.js';
 import { installHttpMetrics } from './metrics/http-metrics.js';
@@ -85,6 +85,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
     installFastAnswers(fastify, { limiter, routes, logged: jsonLogs });
     // the asset list at its exact URL: before Fastify itself, until the app starts closing
     door.serve(routes, { limiter, answers, trustProxy: config.rateLimits.trustProxy });
+    // before the port opens: Node's response path runs hot from the first request on
+    fastify.addHook('onReady', () => warmUpLogged(door, config.http.warmUpRequests));
     fastify.addHook('preClose', (done) => {
       door.close();
       done();

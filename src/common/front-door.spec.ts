@@ -72,6 +72,11 @@ async function countedAnswers(registry: Registry): Promise<number> {
   return series?.value ?? 0;
 }
 
+/** Listening TCP servers in this process. */
+function listeningServers(): number {
+  return process.getActiveResourcesInfo().filter((name) => name === 'TCPServerWrap').length;
+}
+
 /** A GET carrying a body (`fetch` refuses to send one). */
 function getWithBody(url: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -261,6 +266,32 @@ describe('the front door', () => {
     expect(() => {
       door.serve([route], { limiter, answers: new HttpAnswers(new Registry()), trustProxy: false });
     }).toThrow(/paid route/);
+  });
+
+  it('warms up on a private server: every request answered, none rate limited, counted or seen by Fastify', async () => {
+    const { door, url, registry, reachedFastify } = await started(2);
+    const servers = listeningServers();
+    expect(await door.warmUp(300, 5000)).toBe(300);
+    expect(listeningServers()).toBe(servers);
+    expect(reachedFastify).toEqual([]);
+    expect(await countedAnswers(registry)).toBe(0);
+    // the limit of two per window is untouched: the first two requests get the door's answer
+    expect((await fetch(url)).status).toBe(200);
+    expect((await fetch(url)).status).toBe(200);
+    expect((await fetch(url)).status).toBe(429);
+    expect(await countedAnswers(registry)).toBe(2);
+  });
+
+  it('warms up nothing when asked for none, or when it serves no constant answer', async () => {
+    const { door } = await started();
+    expect(await door.warmUp(0, 5000)).toBe(0);
+    const empty = new FrontDoor();
+    const server = Fastify({ serverFactory: empty.serverFactory });
+    await server.ready();
+    const servers = listeningServers();
+    expect(await empty.warmUp(100, 5000)).toBe(0);
+    expect(listeningServers()).toBe(servers);
+    await server.close();
   });
 });
 
