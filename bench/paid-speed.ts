@@ -24,7 +24,9 @@
  * difference of their p50s is what paying adds to the 402 round trip every x402 call makes.
  *
  *   npm run bench   (BENCH_ROUNDS, default 3; BENCH_SECONDS per load, default 3; BENCH_ONLY=1,2;
- *                    BENCH_CPU_PROF=dir for a CPU profile of the product)
+ *                    BENCH_CPU_PROF=dir for a CPU profile of the product; HTTP_WARM_UP_REQUESTS
+ *                    and X402_RECEIPT_POLL_MS reach the product processes, e.g. 0 to start them
+ *                    without the warm-up)
  */
 import 'reflect-metadata';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
@@ -654,6 +656,7 @@ async function main(): Promise<void> {
         X402_SETTLER_PRIVATE_KEY: required(chain.accounts[0], 'settler key'),
         X402_RPC_URL: chain.rpcUrl,
         ...passThrough('X402_RECEIPT_POLL_MS'),
+        ...passThrough('HTTP_WARM_UP_REQUESTS'),
         // one client address sends every load: the rate limits would answer 429 (the reference sides have none)
         RATE_LIMIT_FREE: '0',
         RATE_LIMIT_UNPAID: '0',
