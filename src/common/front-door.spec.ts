@@ -1,14 +1,15 @@
 import { jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { request as httpRequest, type ServerResponse } from 'node:http';
-import { connect } from 'node:net';
+import { connect, Server } from 'node:net';
 import { Registry } from 'prom-client';
 import { HttpAnswers } from '../metrics/http-answers.js';
 import { MemoryThrottlerStorage } from '../rate-limit/memory-throttler-storage.js';
 import { RateLimiter } from '../rate-limit/rate-limit.guard.js';
 import { CORS_HEADERS_WITHOUT_ORIGIN } from './cors.js';
 import type { PreparedAnswer } from './fast-answers.js';
-import { clientAddressOf, FrontDoor } from './front-door.js';
+import { clientAddressOf, FrontDoor, warmUpLogged } from './front-door.js';
 
 const BODY = '{"count":1,"assets":[{"symbol":"BTC","quote":"USD"}]}';
 const ANSWER: PreparedAnswer = {
@@ -72,7 +73,10 @@ async function countedAnswers(registry: Registry): Promise<number> {
   return series?.value ?? 0;
 }
 
-/** Listening TCP servers in this process. */
+/**
+ * Listening TCP servers in this process (sockets are not counted: other tests' kept-alive
+ * connections close at their own pace).
+ */
 function listeningServers(): number {
   return process.getActiveResourcesInfo().filter((name) => name === 'TCPServerWrap').length;
 }
@@ -271,7 +275,7 @@ describe('the front door', () => {
   it('warms up on a private server: every request answered, none rate limited, counted or seen by Fastify', async () => {
     const { door, url, registry, reachedFastify } = await started(2);
     const servers = listeningServers();
-    expect(await door.warmUp(300, 5000)).toBe(300);
+    expect(await door.warmUp(300, 5000)).toEqual({ answered: 300 });
     expect(listeningServers()).toBe(servers);
     expect(reachedFastify).toEqual([]);
     expect(await countedAnswers(registry)).toBe(0);
@@ -284,14 +288,32 @@ describe('the front door', () => {
 
   it('warms up nothing when asked for none, or when it serves no constant answer', async () => {
     const { door } = await started();
-    expect(await door.warmUp(0, 5000)).toBe(0);
+    expect(await door.warmUp(0, 5000)).toEqual({ answered: 0 });
     const empty = new FrontDoor();
     const server = Fastify({ serverFactory: empty.serverFactory });
     await server.ready();
     const servers = listeningServers();
-    expect(await empty.warmUp(100, 5000)).toBe(0);
+    expect(await empty.warmUp(100, 5000)).toEqual({ answered: 0 });
     expect(listeningServers()).toBe(servers);
     await server.close();
+  });
+
+  it('reports why a warm-up could not run, leaves nothing open, and the app starts with a warning', async () => {
+    const { door } = await started();
+    const servers = listeningServers();
+    jest.spyOn(Server.prototype, 'listen').mockImplementationOnce(function (this: Server) {
+      const error = Object.assign(new Error('listen EADDRNOTAVAIL'), { code: 'EADDRNOTAVAIL' });
+      process.nextTick(() => this.emit('error', error));
+      return this;
+    });
+    const warned = jest.spyOn(Logger, 'warn').mockImplementation(() => undefined);
+    await warmUpLogged(door, 100);
+    expect(warned).toHaveBeenCalledWith(
+      expect.stringMatching(/^Response path warm-up cut short \(EADDRNOTAVAIL\): 0 of 100 answers/),
+      'FrontDoor',
+    );
+    expect(listeningServers()).toBe(servers);
+    jest.restoreAllMocks();
   });
 });
 

@@ -85,34 +85,44 @@ export class FrontDoor {
    * Why: V8 optimizes Node's response functions (`OutgoingMessage`'s constructor, `writeHead`,
    * the emitter) from what it has seen when the first burst arrives. A process whose first burst
    * came right after a sale (whose chain calls go through Node's `ClientRequest`, an
-   * `OutgoingMessage` too) answered the asset list at ~0.75x bare Fastify from then on; warmed up
-   * first, it read about 1.05x (README, "What a request costs"). Node's own client is used for
-   * the same reason: its requests are `OutgoingMessage`s as well.
+   * `OutgoingMessage` too) answered the asset list below 0.9x bare Fastify in 12 of 15 bench
+   * runs; warmed up first, it read about 1.05x (README, "What a request costs"). Node's own
+   * client is used for the same reason: its requests are `OutgoingMessage`s as well.
    *
    * The private server is neither rate limited nor counted in the metrics. It listens on loopback
    * only, for as long as the warm-up takes, and serves nothing but the free asset list; called
    * from Fastify's `onReady`, it has closed before the public port opens.
    */
-  async warmUp(requests: number, timeoutMs: number): Promise<number> {
+  async warmUp(requests: number, timeoutMs: number): Promise<WarmUpReport> {
     const [answer, settings] = [this.warmUpAnswer, this.settings];
-    if (answer === undefined || settings === undefined || requests <= 0) return 0;
-    const server = serverBuiltAsFastifyWould(settings, (request, response) => {
-      if (!writeAnswer(request, response, answer.wire)) response.destroy();
-    });
+    if (answer === undefined || settings === undefined || requests <= 0) return { answered: 0 };
+    let failure: string | undefined;
+    const failed = (error: unknown): void => {
+      failure ??=
+        error instanceof Error
+          ? ((error as NodeJS.ErrnoException).code ?? error.message)
+          : String(error);
+    };
+    let server: Server | undefined;
     try {
-      const port = await listeningPort(server);
-      return await askOverKeptAliveConnections({
-        port,
+      server = serverBuiltAsFastifyWould(settings, (request, response) => {
+        if (!writeAnswer(request, response, answer.wire)) response.destroy();
+      });
+      // for its whole life: an accept error (EMFILE) is an 'error' event, fatal if unheard
+      server.on('error', failed);
+      const answered = await askOverKeptAliveConnections({
+        port: await listeningPort(server),
         path: answer.url,
         requests,
         connections: WARM_UP_CONNECTIONS,
         timeoutMs,
       });
-    } catch {
-      return 0;
+      return failure === undefined ? { answered } : { answered, failure };
+    } catch (error) {
+      failed(error);
+      return { answered: 0, failure: failure ?? 'unknown' };
     } finally {
-      server.closeAllConnections();
-      await new Promise((closed) => server.close(closed));
+      if (server !== undefined) await closed(server);
     }
   }
 
@@ -190,13 +200,14 @@ function wayThrough(
 export async function warmUpLogged(door: FrontDoor, requests: number): Promise<void> {
   if (requests <= 0) return;
   const since = performance.now();
-  const answered = await door.warmUp(requests, WARM_UP_TIMEOUT_MS);
+  const { answered, failure } = await door.warmUp(requests, WARM_UP_TIMEOUT_MS);
   const took = `${String(Math.round(performance.now() - since))} ms`;
   if (answered === requests) {
     Logger.log(`Response path warmed up: ${String(answered)} answers in ${took}`, 'FrontDoor');
   } else {
+    const why = failure === undefined ? '' : ` (${failure})`;
     Logger.warn(
-      `Response path warm-up cut short: ${String(answered)} of ${String(requests)} answers in ${took}`,
+      `Response path warm-up cut short${why}: ${String(answered)} of ${String(requests)} answers in ${took}; starting all the same`,
       'FrontDoor',
     );
   }
@@ -246,17 +257,41 @@ function serverBuiltAsFastifyWould(
 /** Kept-alive connections the warm-up asks over: it needs many requests, not concurrency. */
 const WARM_UP_CONNECTIONS = 4;
 
+/** How a warm-up went: the answers it got, and why it stopped short when it did. */
+export interface WarmUpReport {
+  readonly answered: number;
+  /** The error code or message that stopped it (e.g. `EADDRNOTAVAIL`: no IPv4 loopback). */
+  readonly failure?: string;
+}
+
 /** Listens on a free loopback port; resolves with it. */
 function listeningPort(server: Server): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
       const address = server.address();
       if (address === null || typeof address === 'string') reject(new Error('no port'));
       else resolve(address.port);
     });
   });
 }
+
+/**
+ * Closes `server` and its connections; resolves when it closed, or after CLOSE_WAIT_MS at the
+ * latest (the warm-up runs in Fastify's `onReady`, whose hooks time out after 10 s).
+ */
+function closed(server: Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((resolve) => {
+    setTimeout(resolve, CLOSE_WAIT_MS).unref();
+    server.close(() => {
+      resolve();
+    });
+  });
+}
+
+const CLOSE_WAIT_MS = 1000;
 
 /** `addressOf(request)`, or undefined when there is none or it cannot be worked out. */
 function addressIn(

@@ -43,9 +43,9 @@ export async function askOverKeptAliveConnections(plan: AskPlan): Promise<number
 /** One GET of `plan.path`: true when it was answered 200 and the answer was read whole. */
 function answeredOk(plan: AskPlan, agent: Agent, signal: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {
-    const request = get(
-      { host: '127.0.0.1', port: plan.port, path: plan.path, agent, signal },
-      (response) => {
+    const options = { host: '127.0.0.1', port: plan.port, path: plan.path, agent, signal };
+    try {
+      get(options, (response) => {
         response.resume();
         response.on('end', () => {
           resolve(response.statusCode === 200);
@@ -54,10 +54,11 @@ function answeredOk(plan: AskPlan, agent: Agent, signal: AbortSignal): Promise<b
         response.on('close', () => {
           resolve(false);
         });
-      },
-    );
-    request.on('error', () => {
-      resolve(false);
-    });
+      }).on('error', () => {
+        resolve(false);
+      });
+    } catch {
+      resolve(false); // a request Node refuses to build (a path with spaces, say)
+    }
   });
 }

@@ -24,7 +24,7 @@ const TEST_ENV: Record<string, string> = {
   X402_PAY_TO: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
   X402_SETTLER_PRIVATE_KEY: '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcac478cbed5efcae7',
   X402_RPC_URL: 'http://127.0.0.1:9',
-  // a second or so per app; test/warm-up.e2e-spec.ts turns it on
+  // half a second or so per app; test/warm-up.e2e-spec.ts turns it on
   HTTP_WARM_UP_REQUESTS: '0',
 };
 
