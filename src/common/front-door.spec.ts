@@ -98,6 +98,7 @@ describe('the front door', () => {
   let open: Doorway | undefined;
 
   afterEach(async () => {
+    jest.restoreAllMocks();
     await open?.server.close();
     open?.storage.onApplicationShutdown();
     open = undefined;
@@ -313,7 +314,6 @@ describe('the front door', () => {
       'FrontDoor',
     );
     expect(listeningServers()).toBe(servers);
-    jest.restoreAllMocks();
   });
 });
 

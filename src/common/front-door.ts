@@ -79,8 +79,8 @@ export class FrontDoor {
    * Runs Node's response path hot before the app takes traffic (HTTP_WARM_UP_REQUESTS): `requests`
    * GETs of the first constant answer, sent with Node's HTTP client over kept-alive loopback
    * connections to a private server built as the public one and answering as the door does.
-   * Resolves with how many were answered within `timeoutMs`; never rejects (a warm-up that
-   * cannot run leaves the app as it was).
+   * Resolves with how many were answered within `timeoutMs` and, when it stopped short on an
+   * error, which; never rejects (a warm-up that cannot run leaves the app as it was).
    *
    * Why: V8 optimizes Node's response functions (`OutgoingMessage`'s constructor, `writeHead`,
    * the emitter) from what it has seen when the first burst arrives. A process whose first burst
