@@ -3,10 +3,10 @@ import { Server } from 'node:net';
 import { FrontDoor } from '../src/common/front-door.js';
 import { MetricsService } from '../src/metrics/metrics.service.js';
 import { parseExposition, sampleValue } from './support/prometheus.js';
-import { startApp } from './support/test-app.js';
+import { startApp, type RunningApp } from './support/test-app.js';
 
 /** The app's count of asset-list 200s, read from its registry (a scrape would be rate limited). */
-async function assetListAnswers(app: Awaited<ReturnType<typeof startApp>>): Promise<number> {
+async function assetListAnswers(app: RunningApp): Promise<number> {
   const registry = app.app.get(MetricsService).registry;
   return sampleValue(parseExposition(await registry.metrics()), 'http_requests_total', {
     route: '/v1/assets',

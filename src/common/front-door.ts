@@ -97,19 +97,15 @@ export class FrontDoor {
     const [answer, settings] = [this.warmUpAnswer, this.settings];
     if (answer === undefined || settings === undefined || requests <= 0) return { answered: 0 };
     let failure: string | undefined;
-    const failed = (error: unknown): void => {
-      failure ??=
-        error instanceof Error
-          ? ((error as NodeJS.ErrnoException).code ?? error.message)
-          : String(error);
-    };
     let server: Server | undefined;
     try {
       server = serverBuiltAsFastifyWould(settings, (request, response) => {
         if (!writeAnswer(request, response, answer.wire)) response.destroy();
       });
       // for its whole life: an accept error (EMFILE) is an 'error' event, fatal if unheard
-      server.on('error', failed);
+      server.on('error', (error) => {
+        failure ??= reasonOf(error);
+      });
       const answered = await askOverKeptAliveConnections({
         port: await listeningPort(server),
         path: answer.url,
@@ -119,8 +115,7 @@ export class FrontDoor {
       });
       return failure === undefined ? { answered } : { answered, failure };
     } catch (error) {
-      failed(error);
-      return { answered: 0, failure: failure ?? 'unknown' };
+      return { answered: 0, failure: failure ?? reasonOf(error) };
     } finally {
       if (server !== undefined) await closed(server);
     }
@@ -262,6 +257,16 @@ export interface WarmUpReport {
   readonly answered: number;
   /** The error code or message that stopped it (e.g. `EADDRNOTAVAIL`: no IPv4 loopback). */
   readonly failure?: string;
+}
+
+/** An error's code (`EADDRNOTAVAIL`), else its message; duck-typed (Node's errors cross realms under Jest). */
+function reasonOf(error: unknown): string {
+  const { code, message } = (typeof error === 'object' && error !== null ? error : {}) as {
+    code?: unknown;
+    message?: unknown;
+  };
+  if (typeof code === 'string') return code;
+  return typeof message === 'string' ? message : String(error);
 }
 
 /** Listens on a free loopback port; resolves with it. */

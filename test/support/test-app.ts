@@ -52,7 +52,7 @@ export async function startApp(
   const removeOwnBatchDir = (): void => {
     if (ownBatchDir !== undefined) rmSync(ownBatchDir, { recursive: true, force: true });
   };
-  let app: NestFastifyApplication;
+  let app: NestFastifyApplication | undefined;
   try {
     app = await createApp({
       config: loadConfig({
@@ -65,27 +65,23 @@ export async function startApp(
       features,
       ...options,
     });
-  } catch (error) {
-    removeOwnBatchDir();
-    throw error;
-  }
-  try {
     await app.listen(0, '127.0.0.1');
   } catch (error) {
-    await app.close();
+    await app?.close();
     removeOwnBatchDir();
     throw error;
   }
-  const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  const running = app; // set: the closures below need it narrowed
+  const url = (await running.getUrl()).replace('[::1]', '127.0.0.1');
   return {
-    app,
+    app: running,
     url,
     refresh: async () => {
-      await app.get(PriceRefreshService).refresh();
+      await running.get(PriceRefreshService).refresh();
     },
     get: (path, init) => fetch(`${url}${path}`, init),
     close: async () => {
-      await app.close();
+      await running.close();
       removeOwnBatchDir();
     },
   };
