@@ -36,7 +36,9 @@ describe('local verification: a transfer the token would refuse', () => {
 
   beforeAll(async () => {
     stack = await startPaidApp({
-      env: { X402_SETTLE_TIMEOUT_MS: '4000' },
+      // A nonce gap is never mined, however long the deadline: this one only bounds how long a
+      // failing test waits. 4 s once ran out in CI for an honest settlement (under 0.3 s here).
+      env: { X402_SETTLE_TIMEOUT_MS: '8000' },
       // honest payments settle concurrently from one key
       intervalMiningSeconds: STRANDED_TRANSACTION_SWEEP_SECONDS,
       beforeApp: async (chain) => {
@@ -188,8 +190,35 @@ function statusesOfPayments(
     buyers.map(async (buyer) => {
       const payment = await signedPayment(buyer.account, accepted);
       const answer = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
-      return answer.status === 200 ? 200 : `${answer.status} ${await answer.text()}`;
+      if (answer.status === 200) return 200;
+      return `${answer.status} ${await answer.text()} (${await settlingKeyState(stack)})`;
     }),
+  );
+}
+
+/**
+ * The settling key's nonces, mined and pending, and its transactions in the chain's pool by
+ * nonce: what tells a nonce gap (a queued transaction, never mined) from a slow block.
+ */
+async function settlingKeyState(stack: PaidApp): Promise<string> {
+  const settler = privateKeyToAccount(stack.chain.accounts[0]!).address;
+  const client = stack.chain.publicClient;
+  const [mined, pending, pool] = await Promise.all([
+    client.getTransactionCount({ address: settler, blockTag: 'latest' }),
+    client.getTransactionCount({ address: settler, blockTag: 'pending' }),
+    client.request<{
+      Method: 'txpool_inspect';
+      Parameters: [];
+      ReturnType: Record<'pending' | 'queued', Record<string, Record<string, string>>>;
+    }>({ method: 'txpool_inspect', params: [] }),
+  ]);
+  const ofSettler = (entries: Record<string, Record<string, string>>): string[] =>
+    Object.entries(entries)
+      .filter(([address]) => address.toLowerCase() === settler.toLowerCase())
+      .flatMap(([, byNonce]) => Object.keys(byNonce));
+  return (
+    `settling key: nonce ${mined} mined, ${pending} pending; in the pool, pending nonces ` +
+    `[${ofSettler(pool.pending).join(', ')}], queued [${ofSettler(pool.queued).join(', ')}]`
   );
 }
 
