@@ -7,6 +7,10 @@
  * the per-round ratios, so a busy moment on the machine hits both sides alike. The bare server
  * runs as three identical processes and "bare" is, each round, the one with the median rate:
  * identical processes differ by up to ~30% for as long as they live, so one is no baseline.
+ * For the same reason the free route and the 402 also run against three sold product processes
+ * (`product` and its twins `product2`, `product3`, each having settled one payment), "products"
+ * being the median one each round; `product` alone still has its own ratio lines, and it alone
+ * takes the paid loads.
  * Every paid 200 is checked on chain: its transaction must move exactly the price from the payer
  * to the seller.
  * The free route also runs against `nest`, an empty NestJS app on the same adapter answering the
@@ -441,15 +445,20 @@ function median(values: readonly number[]): number {
 // ---------------------------------------------------------------------------------------------
 // comparisons
 
+/**
+ * Identical processes measured as one side named `name`: in each round, the sample of the one
+ * with the median rate. Two identical processes differ by up to ~30% on this machine, and for as
+ * long as they live, so one process is no baseline (README), and no measure of a server either.
+ */
+interface Pool {
+  readonly name: string;
+  readonly of: readonly Target[];
+}
+
 interface Comparison {
   readonly load: Load;
   readonly sides: readonly Target[];
-  /**
-   * Identical processes measured as one side named `name`: in each round, the sample of the one
-   * with the median rate. Two identical bare Fastify processes differ by up to ~30% on this
-   * machine, and for as long as they live, so one process is no baseline (README).
-   */
-  readonly pooled?: { readonly name: string; readonly of: readonly Target[] };
+  readonly pools?: readonly Pool[];
   /** [numerator, denominator] names: the ratios printed. */
   readonly ratios: readonly (readonly [string, string])[];
 }
@@ -457,7 +466,7 @@ interface Comparison {
 /** Median rate and p50 of each side in the comparisons run so far, by load label and side. */
 const medians = new Map<string, { rate: number; p50: number }>();
 
-async function compare({ load, sides, pooled, ratios }: Comparison): Promise<string[]> {
+async function compare({ load, sides, pools = [], ratios }: Comparison): Promise<string[]> {
   for (const side of sides) await load.run(side); // warm-up, not counted
   const samples = new Map<string, Sample[]>(sides.map((side) => [side.name, []]));
   const runsOf = (name: string): Sample[] => required(samples.get(name), name);
@@ -467,15 +476,15 @@ async function compare({ load, sides, pooled, ratios }: Comparison): Promise<str
     for (const side of order) runsOf(side.name).push(await load.run(side));
   }
   const names = sides.map((side) => side.name);
-  const members = pooled?.of.map((side) => runsOf(side.name)) ?? [];
-  if (pooled !== undefined) {
+  const members = new Map(pools.map((pool) => [pool, pool.of.map((side) => runsOf(side.name))]));
+  for (const [pool, runs] of members) {
     samples.set(
-      pooled.name,
+      pool.name,
       Array.from({ length: ROUNDS }, (_, round) =>
-        medianByRate(members.map((runs) => required(runs[round], pooled.name))),
+        medianByRate(runs.map((member) => required(member[round], pool.name))),
       ),
     );
-    names.push(pooled.name);
+    names.push(pool.name);
   }
   const lines = [load.label];
   for (const name of names) {
@@ -486,7 +495,7 @@ async function compare({ load, sides, pooled, ratios }: Comparison): Promise<str
     });
     lines.push(sampleLine(load, name, runs));
   }
-  if (pooled !== undefined) lines.push(poolSpread(pooled.name, members));
+  for (const [pool, runs] of members) lines.push(poolSpread(pool.name, runs));
   for (const [a, b] of ratios) {
     const pairs = runsOf(a).map((s, i) => [s, required(runsOf(b)[i], b)] as const);
     const rate = median(pairs.map(([s, t]) => s.rate / t.rate));
@@ -643,7 +652,7 @@ async function main(): Promise<void> {
     return target;
   };
   try {
-    const productSettings = (): TargetSettings => ({
+    const productSettings = (settlerKey = 0): TargetSettings => ({
       kind: 'product',
       env: {
         ...markets.env(),
@@ -653,7 +662,7 @@ async function main(): Promise<void> {
         X402_NETWORK: 'base-sepolia',
         X402_SCHEMES: 'exact,batch-settlement',
         X402_PAY_TO: PAY_TO,
-        X402_SETTLER_PRIVATE_KEY: required(chain.accounts[0], 'settler key'),
+        X402_SETTLER_PRIVATE_KEY: required(chain.accounts[settlerKey], 'settler key'),
         X402_RPC_URL: chain.rpcUrl,
         ...passThrough('X402_RECEIPT_POLL_MS'),
         ...passThrough('HTTP_WARM_UP_REQUESTS'),
@@ -674,6 +683,20 @@ async function main(): Promise<void> {
     const unpaid = await record(`${product.url}${PAID_PATH}`);
     const paid = await paidRecord(required(buyers[0], 'buyer'), `${product.url}${PAID_PATH}`);
     await requestAfterSale(product.url);
+    // Two more sold products for the free route and the 402, each with a key of its own: "products"
+    // is, each round, the one of the three with the median rate, as "bare" is of the bare ones.
+    // Stopped after those loads; the paid loads and RSS are the first product's.
+    const soldTwins: Target[] = [];
+    if (chosen(1) || chosen(2)) {
+      for (const [i, key] of [3, 4].entries()) {
+        const twin = await started(`product${String(i + 2)}`, productSettings(key));
+        await waitForPrices(twin.url);
+        await paidRecord(required(buyers[i + 1], 'buyer'), `${twin.url}${PAID_PATH}`);
+        await requestAfterSale(twin.url);
+        soldTwins.push(twin);
+      }
+    }
+    const pooledProducts = { name: 'products', of: [product, ...soldTwins] };
     const requirement = offeredRequirement(unpaid);
     const bare = { kind: 'bare', routes: { [FREE_PATH]: free, [PAID_PATH]: unpaid } } as const;
     // three identical bare servers; "bare" is the one with the median rate in each round
@@ -698,7 +721,11 @@ async function main(): Promise<void> {
       path: PAID_PATH,
       paidBody: { ...paid, headers: { 'content-type': 'application/json; charset=utf-8' } },
     });
-    const idle = await Promise.all(targets.map((target) => target.usage('memory')));
+    const idle = new Map(
+      await Promise.all(
+        targets.map(async (target) => [target, await target.usage('memory')] as const),
+      ),
+    );
     console.log(await idleCpu(targets));
     const price = BigInt(requirement.amount);
 
@@ -710,9 +737,10 @@ async function main(): Promise<void> {
     };
     await compareIfChosen({
       load: httpLoad(`free GET ${FREE_PATH}, ${String(CONNECTIONS)} connections`, FREE_PATH, 200),
-      sides: [product, ...bares, nest, ...unsold],
-      pooled: pooledBare,
+      sides: [product, ...soldTwins, ...bares, nest, ...unsold],
+      pools: [pooledBare, pooledProducts],
       ratios: [
+        ['products', 'bare'],
         ['product', 'bare'],
         ['nest', 'bare'],
         ['product', 'nest'],
@@ -726,14 +754,21 @@ async function main(): Promise<void> {
         PAID_PATH,
         402,
       ),
-      sides: [product, ...bares, reference, ...unsold],
-      pooled: pooledBare,
+      sides: [product, ...soldTwins, ...bares, reference, ...unsold],
+      pools: [pooledBare, pooledProducts],
       ratios: [
+        ['products', 'bare'],
+        ['products', 'express'],
         ['product', 'bare'],
-        ['product', 'express'],
         ['unsold', 'bare'],
       ],
     });
+    // their RSS as the loads left them, then they stop: only the first product takes the paid loads
+    const twinsAfter = await Promise.all(soldTwins.map((twin) => twin.usage('memory')));
+    for (const twin of soldTwins) {
+      await twin.stop();
+      targets.splice(targets.indexOf(twin), 1);
+    }
     await compareIfChosen({
       load: paidLoad(
         `paid GET ${PAID_PATH}, 1 @x402/fetch client`,
@@ -790,11 +825,15 @@ async function main(): Promise<void> {
     console.log(
       'RSS, idle -> after the loads (after a full GC: JS heap live / V8 heap reserved, external)',
     );
+    const memoryLine = (target: Target, now: Usage, when = ''): string => {
+      const before = required(idle.get(target), target.name);
+      return `  ${target.name.padEnd(9)} ${mb(before.rss)} -> ${mb(now.rss)} (${mb(now.heapUsed)} / ${mb(now.heapTotal)}, ${mb(now.external)})${when}`;
+    };
     targets.forEach((target, i) => {
-      const [before, now] = [required(idle[i], target.name), required(after[i], target.name)];
-      console.log(
-        `  ${target.name.padEnd(9)} ${mb(before.rss)} -> ${mb(now.rss)} (${mb(now.heapUsed)} / ${mb(now.heapTotal)}, ${mb(now.external)})`,
-      );
+      console.log(memoryLine(target, required(after[i], target.name)));
+    });
+    soldTwins.forEach((twin, i) => {
+      console.log(memoryLine(twin, required(twinsAfter[i], twin.name), ' (after its loads)'));
     });
     await watchSettling(targets);
     console.log(`product ran as: ${productCommand()}`);
@@ -817,7 +856,7 @@ async function main(): Promise<void> {
  * replaces them (e.g. other V8 heap limits to compare; an empty value runs node's defaults).
  */
 function productFlags(name: string): string[] {
-  if (name !== 'product' && name !== 'unsold') return [];
+  if (!isProduct(name)) return [];
   const flags = process.env['BENCH_PRODUCT_FLAGS'];
   return flags === undefined ? shippedNodeFlags() : flags.split(' ').filter(Boolean);
 }
@@ -827,7 +866,7 @@ function productFlags(name: string): string[] {
  * BENCH_PRODUCT_ENV replaces them (`NAME=value` pairs; empty for glibc's defaults).
  */
 function productEnv(name: string): Record<string, string> {
-  if (name !== 'product' && name !== 'unsold') return {};
+  if (!isProduct(name)) return {};
   const custom = process.env['BENCH_PRODUCT_ENV'];
   if (custom === undefined) return shippedMallocEnv();
   return Object.fromEntries(
@@ -842,6 +881,11 @@ function productEnv(name: string): Record<string, string> {
   );
 }
 
+/** The product's processes: `product`, its sold twins `product2` and `product3`, and `unsold`. */
+function isProduct(name: string): boolean {
+  return name.startsWith('product') || name === 'unsold';
+}
+
 /** The product's allocator settings and node flags as the bench started it: `A=1 node --b`. */
 function productCommand(): string {
   const env = { ...process.env, ...productEnv('product') };
@@ -853,8 +897,10 @@ function productCommand(): string {
 
 function profileArgs(name: string): string[] {
   const dir = process.env['BENCH_CPU_PROF'];
-  // one profile per kind of server: the first of the identical bare processes stands for all
-  return dir === undefined || (name.startsWith('bare') && name !== 'bare1')
+  // one profile per kind of server: the first of identical processes stands for all
+  return dir === undefined ||
+    (name.startsWith('bare') && name !== 'bare1') ||
+    /^product\d/.test(name)
     ? []
     : ['--cpu-prof', `--cpu-prof-dir=${dir}/${name}`];
 }
