@@ -191,7 +191,10 @@ function statusesOfPayments(
       const payment = await signedPayment(buyer.account, accepted);
       const answer = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
       if (answer.status === 200) return 200;
-      return `${answer.status} ${await answer.text()} (${await settlingKeyState(stack)})`;
+      const state = await settlingKeyState(stack).catch(
+        (error: unknown) => `settling key unreadable: ${String(error)}`,
+      );
+      return `${answer.status} ${await answer.text()} (${state})`;
     }),
   );
 }
@@ -201,6 +204,7 @@ function statusesOfPayments(
  * nonce: what tells a nonce gap (a queued transaction, never mined) from a slow block.
  */
 async function settlingKeyState(stack: PaidApp): Promise<string> {
+  // startPaidApp settles with the chain's first key; no suite here sets another
   const settler = privateKeyToAccount(stack.chain.accounts[0]!).address;
   const client = stack.chain.publicClient;
   const [mined, pending, pool] = await Promise.all([
