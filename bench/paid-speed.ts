@@ -541,6 +541,16 @@ async function compareLoads(
   return { lines, p50Difference: median(runs.map(([a, b]) => b.p50 - a.p50)) };
 }
 
+/**
+ * One of each in turn (`a1, b1, a2, b2, ...`), so that no pool's processes always run side by side
+ * and share the machine's busy moments.
+ */
+function interleaved<T>(a: readonly T[], b: readonly T[]): T[] {
+  return Array.from({ length: Math.max(a.length, b.length) }, (_, i) => [a[i], b[i]]).flatMap(
+    (pair) => pair.filter((side): side is T => side !== undefined),
+  );
+}
+
 /** Of one round's samples of identical processes, the one with the median rate. */
 function medianByRate(samples: readonly Sample[]): Sample {
   const sorted = [...samples].sort((a, b) => a.rate - b.rate);
@@ -737,7 +747,7 @@ async function main(): Promise<void> {
     };
     await compareIfChosen({
       load: httpLoad(`free GET ${FREE_PATH}, ${String(CONNECTIONS)} connections`, FREE_PATH, 200),
-      sides: [product, ...soldTwins, ...bares, nest, ...unsold],
+      sides: [...interleaved(pooledProducts.of, bares), nest, ...unsold],
       pools: [pooledBare, pooledProducts],
       ratios: [
         ['products', 'bare'],
@@ -754,7 +764,7 @@ async function main(): Promise<void> {
         PAID_PATH,
         402,
       ),
-      sides: [product, ...soldTwins, ...bares, reference, ...unsold],
+      sides: [...interleaved(pooledProducts.of, bares), reference, ...unsold],
       pools: [pooledBare, pooledProducts],
       ratios: [
         ['products', 'bare'],
