@@ -695,7 +695,8 @@ async function main(): Promise<void> {
     await requestAfterSale(product.url);
     // Two more sold products for the free route and the 402, each with a key of its own: "products"
     // is, each round, the one of the three with the median rate, as "bare" is of the bare ones.
-    // Stopped after those loads; the paid loads and RSS are the first product's.
+    // Stopped after those loads (their RSS is printed as the loads left them); the paid loads
+    // and the RSS watch afterwards are the first product's.
     const soldTwins: Target[] = [];
     if (chosen(1) || chosen(2)) {
       for (const [i, key] of [3, 4].entries()) {
