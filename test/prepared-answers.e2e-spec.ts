@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FrontDoor } from '../src/common/front-door.js';
 import { TickerRequestGuard } from '../src/tickers/ticker-request.guard.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
@@ -128,6 +129,29 @@ describe('prepared answers equal what the Nest pipeline answers', () => {
 });
 
 describe('the front door (common/front-door.ts) in the app', () => {
+  it("gives Node's request one shape whether the door answers it or Fastify routes it", async () => {
+    const app = await startApp();
+    // each request's own properties, in order, once its answer is sent (what V8 keys its shape on)
+    const shapes = new Map<string, string[]>();
+    app.app.getHttpServer().on('request', (request: IncomingMessage, response: ServerResponse) => {
+      response.on('finish', () => {
+        shapes.set(request.url ?? '', Reflect.ownKeys(request).map(String));
+      });
+    });
+    try {
+      // the exact URL is the door's; a query, or an unknown path, goes through Fastify
+      expect((await app.get('/v1/assets')).status).toBe(200);
+      expect((await app.get('/v1/assets?via=fastify')).status).toBe(200);
+      expect((await app.get('/v1/nothing-here')).status).toBe(404);
+    } finally {
+      await app.close();
+    }
+    const door = shapes.get('/v1/assets');
+    expect(door).toEqual(expect.arrayContaining(['url', 'method', 'rawHeaders']));
+    expect(shapes.get('/v1/assets?via=fastify')).toEqual(door);
+    expect(shapes.get('/v1/nothing-here')).toEqual(door);
+  });
+
   it('steps aside when the app closes: from then on Fastify answers every request as it closes', async () => {
     const closed = jest.spyOn(FrontDoor.prototype, 'close');
     const app = await startApp();
