@@ -13,7 +13,11 @@ const scripts = (
 describe('the node flags the service ships with', () => {
   it("are the Dockerfile's, and npm start passes the same ones", () => {
     const flags = shippedNodeFlags();
-    expect(flags).toEqual(['--max-semi-space-size=4', '--heap-growing-percent=25']);
+    expect(flags).toEqual([
+      '--max-semi-space-size=4',
+      '--heap-growing-percent=25',
+      '--no-allocation-site-pretenuring',
+    ]);
     expect(scripts['start']).toBe(`npm run build && node ${flags.join(' ')} dist/scripts/start.js`);
   });
 
