@@ -1,4 +1,7 @@
 import { jest } from '@jest/globals';
+import { Module, type OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FrontDoor } from '../src/common/front-door.js';
 import { TickerRequestGuard } from '../src/tickers/ticker-request.guard.js';
@@ -128,9 +131,25 @@ describe('prepared answers equal what the Nest pipeline answers', () => {
   });
 });
 
+/** A feature module whose Fastify response hook notes every URL Fastify itself answered. */
+@Module({})
+class FastifySeen implements OnModuleInit {
+  static readonly urls: string[] = [];
+
+  constructor(private readonly host: HttpAdapterHost) {}
+
+  onModuleInit(): void {
+    const fastify = this.host.httpAdapter.getInstance<FastifyInstance>();
+    fastify.addHook('onResponse', (request, _reply, done) => {
+      FastifySeen.urls.push(request.url);
+      done();
+    });
+  }
+}
+
 describe('the front door (common/front-door.ts) in the app', () => {
   it("gives Node's request one shape whether the door answers it or Fastify routes it", async () => {
-    const app = await startApp();
+    const app = await startApp({}, [FastifySeen]);
     // each request's own properties, in order, once its answer is sent (what V8 keys its shape on)
     const shapes = new Map<string, string[]>();
     app.app.getHttpServer().on('request', (request: IncomingMessage, response: ServerResponse) => {
@@ -146,6 +165,8 @@ describe('the front door (common/front-door.ts) in the app', () => {
     } finally {
       await app.close();
     }
+    // the door answered the exact URL itself: Fastify never saw it
+    expect(FastifySeen.urls).toEqual(['/v1/assets?via=fastify', '/v1/nothing-here']);
     const door = shapes.get('/v1/assets');
     expect(door).toEqual(expect.arrayContaining(['url', 'method', 'rawHeaders']));
     expect(shapes.get('/v1/assets?via=fastify')).toEqual(door);
