@@ -24,7 +24,8 @@ EXPOSE 3000
 # and the old generation grown by 25% of what survives a full GC instead of V8's up to 4x, so
 # the heap a burst of paid calls leaves behind stays near what is live (after the bench's loads
 # ~155 MB instead of ~250). No allocation-site pretenuring: with young semi-spaces this small, one
-# scavenge can lead V8 to allocate a hot, short-lived kind of object in the old generation for
-# good; the bench's product processes that turned slow for good (twice the CPU per 402, spent in
-# full collections) fit that, and none has since it is off (docs/architecture.md, "Memory").
+# scavenge can lead V8 to allocate a hot, short-lived kind of object in the old generation, a
+# decision such a small old generation keeps; the bench's product processes that turned slow for
+# good (twice the CPU per 402, spent in full collections) fit that, and none has since it is off
+# (docs/architecture.md, "Memory").
 CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=25", "--no-allocation-site-pretenuring", "dist/src/main.js"]
