@@ -9,12 +9,31 @@ import { projectRoot } from '../test/support/project-root.js';
  * measures is what ships.
  */
 export function shippedNodeFlags(dockerfile: string = readDockerfile()): string[] {
+  const argv = shippedCommand(dockerfile);
+  const script = argv.findIndex((arg, index) => index > 0 && !arg.startsWith('-'));
+  return argv.slice(1, script === -1 ? undefined : script);
+}
+
+/**
+ * The script the service runs: the first argument of that `CMD` after node's flags
+ * (`dist/bundle/main.js`, the bundle `npm run build` leaves). The bench loads the product from
+ * its directory, so it measures the code that ships.
+ */
+export function shippedScript(dockerfile: string = readDockerfile()): string {
+  const argv = shippedCommand(dockerfile);
+  const script = argv.find((arg, index) => index > 0 && !arg.startsWith('-'));
+  if (script === undefined)
+    throw new Error(`the Dockerfile's CMD runs no script: ${argv.join(' ')}`);
+  return script;
+}
+
+/** The exec-form `CMD` of the Dockerfile's last stage, which must run node. */
+function shippedCommand(dockerfile: string): string[] {
   const cmd = /^\s*CMD\s+(\[.*\])\s*$/im.exec(runtimeStage(dockerfile))?.[1];
   if (cmd === undefined) throw new Error('the Dockerfile has no exec-form CMD');
   const argv = JSON.parse(cmd) as unknown;
   if (!isNodeCommand(argv)) throw new Error(`the Dockerfile's CMD does not run node: ${cmd}`);
-  const script = argv.findIndex((arg, index) => index > 0 && !arg.startsWith('-'));
-  return argv.slice(1, script === -1 ? undefined : script);
+  return argv;
 }
 
 /**

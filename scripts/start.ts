@@ -1,6 +1,6 @@
 /**
- * `npm start`: with X402_PAY_TO set, the service selling for real (src/main.ts, as the container
- * runs it). Without it, the local stack of `npm run sandbox` (test chain, test USDC, embedded
+ * `npm start`: with X402_PAY_TO set, the service selling for real (src/main.ts in the bundle
+ * `npm run build` leaves, as the container runs it). Without it, the local stack of `npm run sandbox` (test chain, test USDC, embedded
  * facilitator, funded buyer for `npm run client`), so a fresh clone answers at once; never in
  * production, where a missing X402_PAY_TO stops start-up.
  */
@@ -26,12 +26,16 @@ export function planStart(env: Readonly<Record<string, string | undefined>>): St
   return { kind: 'local' };
 }
 
+/** What the service runs, as the container does: the bundle `npm run build` leaves. */
+export const SERVICE_SCRIPT = 'dist/bundle/main.js';
+
 async function main(): Promise<void> {
   if (existsSync('.env')) process.loadEnvFile('.env');
   const plan = planStart(process.env);
   switch (plan.kind) {
     case 'service':
-      await import('../src/main.js');
+      // from dist/scripts, up to the project
+      await import(new URL(`../../${SERVICE_SCRIPT}`, import.meta.url).href);
       return;
     case 'refuse':
       console.error(plan.message);

@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { shippedMallocEnv, shippedNodeFlags } from '../bench/shipped-node-flags.js';
+import { SERVICE_SCRIPT } from '../scripts/start.js';
+import { shippedMallocEnv, shippedNodeFlags, shippedScript } from '../bench/shipped-node-flags.js';
 import { projectRoot } from './support/project-root.js';
 
 const scripts = (
@@ -39,6 +40,13 @@ describe('the node flags the service ships with', () => {
     expect(
       shippedNodeFlags('FROM a\nCMD ["node", "--a", "x.js"]\nFROM b\nCMD ["node", "--b", "x.js"]'),
     ).toEqual(['--b']);
+  });
+
+  it("run the bundle npm run build leaves, which is what npm start's service runs too", () => {
+    expect(shippedScript()).toBe('dist/bundle/main.js');
+    expect(SERVICE_SCRIPT).toBe(shippedScript());
+    expect(shippedScript('CMD ["node", "--a=1", "--b", "x/main.js", "--arg"]')).toBe('x/main.js');
+    expect(() => shippedScript('CMD ["node", "--a=1"]')).toThrow(/runs no script/);
   });
 
   it('cannot be read from a Dockerfile that does not run node in exec form', () => {

@@ -1,10 +1,10 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { EXIT_OK, runClient } from '../scripts/client.js';
-import { planStart } from '../scripts/start.js';
+import { planStart, SERVICE_SCRIPT } from '../scripts/start.js';
 import { startLocalChain } from './support/chain.js';
 import { FakeMarkets } from './support/fake-markets.js';
 import { fundedBuyer } from './support/paying-clients.js';
@@ -52,6 +52,33 @@ async function readinessAfterSignal(
   }
 }
 
+/** The URL a started service logs once it listens; rejects with its output if it exits first. */
+function servingUrl(service: ChildProcess): Promise<string> {
+  let output = '';
+  return new Promise<string>((resolve, reject) => {
+    const collect = (chunk: Buffer): void => {
+      output += chunk.toString();
+      const found = /Serving on (http:\/\/\S+?) /.exec(output)?.[1];
+      if (found !== undefined) resolve(found.replace('[::1]', '127.0.0.1'));
+    };
+    service.stdout?.on('data', collect);
+    service.stderr?.on('data', collect);
+    service.once('exit', (code) => {
+      reject(new Error(`the service exited (${String(code)}):\n${output}`));
+    });
+  });
+}
+
+/**
+ * The document with each 402 example's `resource` reduced to its path: the example is the
+ * challenge of the process serving it, so its origin is that process's port.
+ */
+function withoutOrigins(document: unknown): unknown {
+  return JSON.parse(
+    JSON.stringify(document).replace(/"resource":"http:\/\/[^/"]+/g, '"resource":"'),
+  );
+}
+
 describe('what npm start runs', () => {
   it.each([
     [{}, 'local'],
@@ -88,10 +115,47 @@ describe('npm start, built and run as a process', () => {
   });
 
   it('the service entry point (the container) refuses without X402_PAY_TO too', async () => {
-    const started = await exitOf('dist/src/main.js', { NODE_ENV: 'production' }, dir);
+    const started = await exitOf(SERVICE_SCRIPT, { NODE_ENV: 'production' }, dir);
     expect(started.code).toBe(1);
     expect(started.stderr).toContain('X402_PAY_TO is required');
   });
+
+  it('the service bundle serves the committed OpenAPI document and the files of Swagger UI', async () => {
+    const markets = await FakeMarkets.start();
+    const service = spawn('node', [path.join(ROOT, SERVICE_SCRIPT)], {
+      cwd: dir,
+      env: bareEnv({
+        ...markets.env(),
+        HOST: '127.0.0.1',
+        PORT: '0',
+        LOG_LEVEL: 'log',
+        // the committed document's seller; the facilitator settles on a chain never asked here
+        X402_PAY_TO: '0x0000000000000000000000000000000000000001',
+        X402_FACILITATOR: 'embedded',
+        X402_SETTLER_PRIVATE_KEY: `0x${'ab'.repeat(32)}`,
+        X402_RPC_URL: 'http://127.0.0.1:9',
+        X402_BATCH_DATA_DIR: mkdtempSync(path.join(dir, 'channels-')),
+      }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      const url = await servingUrl(service);
+      const served: unknown = await (await fetch(`${url}/openapi.json`)).json();
+      const committed: unknown = JSON.parse(readFileSync(path.join(ROOT, 'openapi.json'), 'utf8'));
+      expect(withoutOrigins(served)).toEqual(withoutOrigins(committed));
+      const page = await fetch(`${url}/docs`);
+      expect(await page.text()).toContain('swagger-ui-bundle.js');
+      // swagger-ui-dist serves these from its own directory, which the bundle leaves in node_modules
+      const script = await fetch(`${url}/docs/swagger-ui-bundle.js`);
+      expect(script.status).toBe(200);
+      expect((await script.text()).length).toBeGreaterThan(100_000);
+    } finally {
+      const exited = new Promise((resolve) => service.once('exit', resolve));
+      service.kill('SIGTERM');
+      await exited;
+      await markets.close();
+    }
+  }, 60_000);
 
   describe('with no payment settings', () => {
     let child: ChildProcess;
@@ -172,7 +236,7 @@ describe('npm start, built and run as a process', () => {
     const markets = await FakeMarkets.start();
     const proxy = await RpcProxy.start(chain.rpcUrl);
     const payTo = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
-    const service = spawn('node', [path.join(ROOT, 'dist/src/main.js')], {
+    const service = spawn('node', [path.join(ROOT, SERVICE_SCRIPT)], {
       cwd: dir,
       env: bareEnv({
         ...markets.env(),
