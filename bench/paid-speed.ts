@@ -30,7 +30,8 @@
  *   npm run bench   (BENCH_ROUNDS, default 3; BENCH_SECONDS per load, default 3; BENCH_ONLY=1,2;
  *                    BENCH_CPU_PROF=dir for a CPU profile of the product; HTTP_WARM_UP_REQUESTS
  *                    and X402_RECEIPT_POLL_MS reach the product processes, e.g. 0 to start them
- *                    without the warm-up)
+ *                    without the warm-up; BENCH_PRODUCT_CODE=compiled loads tsc's output in place
+ *                    of the shipped bundle)
  */
 import 'reflect-metadata';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
@@ -53,8 +54,8 @@ import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { shippedMallocEnv, shippedNodeFlags } from './shipped-node-flags.js';
-import type { RecordedResponse, TargetMessage, TargetSettings } from './targets.js';
+import { shippedMallocEnv, shippedNodeFlags, shippedScript } from './shipped-node-flags.js';
+import type { ProductCode, RecordedResponse, TargetMessage, TargetSettings } from './targets.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 3);
@@ -664,6 +665,7 @@ async function main(): Promise<void> {
   try {
     const productSettings = (settlerKey = 0): TargetSettings => ({
       kind: 'product',
+      code: productCode(),
       env: {
         ...markets.env(),
         HOST: '127.0.0.1',
@@ -892,6 +894,17 @@ function productEnv(name: string): Record<string, string> {
   );
 }
 
+/**
+ * The product as it ships: loaded from the directory of the script the Dockerfile runs (the
+ * bundle `npm run build` leaves). BENCH_PRODUCT_CODE=compiled loads tsc's output instead, as
+ * before the bundle, to compare.
+ */
+function productCode(): ProductCode {
+  const chosen = process.env['BENCH_PRODUCT_CODE'] ?? 'shipped';
+  if (chosen === 'shipped' || chosen === 'compiled') return chosen;
+  throw new Error(`BENCH_PRODUCT_CODE: 'shipped' or 'compiled', not ${chosen}`);
+}
+
 /** The product's processes: `product`, its sold twins `product2` and `product3`, and `unsold`. */
 function isProduct(name: string): boolean {
   return name.startsWith('product') || name === 'unsold';
@@ -903,7 +916,11 @@ function productCommand(): string {
   const malloc = Object.entries(env)
     .filter(([name]) => name.startsWith('MALLOC_'))
     .map(([name, value]) => `${name}=${String(value)}`);
-  return [...malloc, 'node', ...productFlags('product')].join(' ');
+  const app =
+    productCode() === 'shipped'
+      ? `(app from ${path.dirname(shippedScript())})`
+      : '(app from dist/src, tsc output)';
+  return [...malloc, 'node', ...productFlags('product'), app].join(' ');
 }
 
 function profileArgs(name: string): string[] {

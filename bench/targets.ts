@@ -1,7 +1,8 @@
 /**
  * One server under load, in its own process so its CPU time and memory are its own:
  *
- *   node dist/bench/targets.js product   the app as `main` serves it (createApp, embedded facilitator)
+ *   node dist/bench/targets.js product   the app as `main` serves it (createApp, embedded facilitator),
+ *                                        loaded from the shipped bundle (dist/bundle) or tsc's output
  *   node dist/bench/targets.js bare      a bare Fastify server replaying the product's recorded bytes
  *   node dist/bench/targets.js nest      an empty NestJS app on Fastify replaying them (nest-floor.ts)
  *   node dist/bench/targets.js express   the @x402/express reference: paymentMiddleware, in-process
@@ -12,7 +13,11 @@
  * collection pauses and RSS.
  */
 import Fastify from 'fastify';
+import path from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import { projectRoot } from '../test/support/project-root.js';
+import { shippedScript } from './shipped-node-flags.js';
 import type { PaymentRequirements } from '@x402/core/types';
 
 /** A response as the product sent it, replayed byte for byte by the bare server. */
@@ -22,8 +27,16 @@ export interface RecordedResponse {
   readonly body: string;
 }
 
+/** The app as it ships (`npm run build`'s bundle) or tsc's output it is made of. */
+export type ProductCode = 'shipped' | 'compiled';
+
 export type TargetSettings =
-  | { readonly kind: 'product'; readonly env: Record<string, string> }
+  | {
+      readonly kind: 'product';
+      readonly env: Record<string, string>;
+      /** The app as it ships (the bundle beside the Dockerfile's script) or tsc's output. */
+      readonly code: ProductCode;
+    }
   | { readonly kind: 'bare'; readonly routes: Record<string, RecordedResponse> }
   | { readonly kind: 'nest'; readonly routes: Record<string, RecordedResponse> }
   | {
@@ -56,7 +69,7 @@ export type TargetMessage =
 async function start(settings: TargetSettings): Promise<string> {
   switch (settings.kind) {
     case 'product':
-      return startProduct(settings.env);
+      return startProduct(settings.code, settings.env);
     case 'bare':
       return startBare(settings.routes);
     case 'nest': {
@@ -71,10 +84,16 @@ async function start(settings: TargetSettings): Promise<string> {
 }
 
 /** Each side loads only its own modules, so its RSS is its own. */
-async function startProduct(env: Record<string, string>): Promise<string> {
-  await import('reflect-metadata');
-  const { createApp } = await import('../src/app.js');
-  const { loadConfig } = await import('../src/app-config.js');
+async function startProduct(code: ProductCode, env: Record<string, string>): Promise<string> {
+  const dir = code === 'shipped' ? path.dirname(shippedScript()) : 'dist/src';
+  const from = (file: string): string =>
+    pathToFileURL(path.join(projectRoot(import.meta.url), dir, file)).href;
+  // tsc's output leaves decorator metadata's polyfill to main.ts; the bundle carries its own
+  if (code === 'compiled') await import('reflect-metadata');
+  const { createApp } = (await import(from('app.js'))) as typeof import('../src/app.js');
+  const { loadConfig } = (await import(
+    from('app-config.js')
+  )) as typeof import('../src/app-config.js');
   const app = await createApp({ config: loadConfig(env) });
   await app.listen(0, '127.0.0.1');
   return (await app.getUrl()).replace('[::1]', '127.0.0.1');
