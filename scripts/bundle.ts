@@ -6,9 +6,11 @@
  * reaches is left out (docs/architecture.md, "Memory").
  *
  * The bundle is the compiler's output, so decorator metadata and the swagger plugin's work are
- * already in it; class names are kept, because Nest and the OpenAPI document use them.
+ * already in it.
  */
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isEntryPoint } from './entry-point.js';
 
@@ -23,7 +25,9 @@ export const BUNDLE_ENTRIES = ['src/main', 'src/app', 'src/app-config'] as const
  *   shared state), which is loaded on demand and so costs nothing at start-up anyway;
  * - `swagger-ui-dist`, which serves files from its own directory;
  * - Nest's optional packages for features this service does not use (Nest loads them only for
- *   those features, and says which is missing).
+ *   those features, and says which is missing);
+ * - and, found by the plugin below, every package with a native addon.
+ * `@keyv/redis` and `redis` go together: the cache's store wraps the service's own connection.
  */
 export const LEFT_TO_NODE_MODULES = [
   '@coinbase/x402',
@@ -37,6 +41,50 @@ export const LEFT_TO_NODE_MODULES = [
   '@fastify/multipart',
   '@fastify/view',
 ];
+
+/**
+ * The directory of the installed package a resolved file belongs to: the part of its path up to
+ * the last `node_modules/name` (or `node_modules/@scope/name`).
+ */
+export function packageDirectory(file: string): string | undefined {
+  const match = /^(.*[/\\]node_modules[/\\](?:@[^/\\]+[/\\])?[^/\\]+)/.exec(file);
+  return match?.[1];
+}
+
+/** A package with a native addon: it builds one (binding.gyp) or ships them built (prebuilds). */
+function isNativeAddon(directory: string): boolean {
+  return (
+    existsSync(path.join(directory, 'binding.gyp')) || existsSync(path.join(directory, 'prebuilds'))
+  );
+}
+
+/**
+ * Native addons stay in node_modules: each finds its binary from its own directory, and from
+ * inside the bundle it would not, and some fall back without a word to plain JavaScript
+ * (`secp256k1` to elliptic: the batch voucher's signature check took 2.5x the CPU).
+ */
+const nativeAddonsStayInstalled: Plugin = {
+  name: 'native-addons-stay-installed',
+  setup(bundler) {
+    bundler.onResolve({ filter: /^[^./]/ }, async (args) => {
+      if (args.pluginData === RESOLVING) return undefined;
+      const resolved = await bundler.resolve(args.path, {
+        kind: args.kind,
+        importer: args.importer,
+        resolveDir: args.resolveDir,
+        pluginData: RESOLVING,
+      });
+      const directory = packageDirectory(resolved.path);
+      if (resolved.errors.length > 0 || directory === undefined || !isNativeAddon(directory)) {
+        return resolved;
+      }
+      return { path: args.path, external: true };
+    });
+  },
+};
+
+/** Marks the plugin's own resolve call, so it does not ask itself again. */
+const RESOLVING = Symbol('resolving');
 
 /**
  * Inside the bundle, the CommonJS packages' `require` (of Node's own modules, and of what is
@@ -59,13 +107,19 @@ export async function bundleService(dist: URL = DIST): Promise<void> {
     target: 'node20',
     external: LEFT_TO_NODE_MODULES,
     banner: { js: REQUIRE_FOR_COMMONJS },
-    keepNames: true,
+    // Not `keepNames`: it wraps every named function expression in a call that sets its name
+    // again each time one is created, which made the unpaid 402 cost ~25% more CPU (the bench,
+    // BENCH_ONLY=2). Without it a class keeps its own name unless another top-level name in the
+    // bundle is the same, which esbuild then suffixes with a number: none of the service's own
+    // classes is so renamed today, and the OpenAPI document, named after its DTO classes, is
+    // checked against the committed one through the bundle (test/start.e2e-spec.ts).
     minifyWhitespace: true,
     minifySyntax: true,
     sourcemap: 'linked',
     legalComments: 'linked',
     // an import nothing installed answers fails the build, naming the package and who imports it
     logLevel: 'warning',
+    plugins: [nativeAddonsStayInstalled],
   });
 }
 

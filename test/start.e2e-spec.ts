@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -118,6 +118,16 @@ describe('npm start, built and run as a process', () => {
     const started = await exitOf(SERVICE_SCRIPT, { NODE_ENV: 'production' }, dir);
     expect(started.code).toBe(1);
     expect(started.stderr).toContain('X402_PAY_TO is required');
+  });
+
+  it('the service bundle leaves native addons installed, where they find their binaries', () => {
+    const bundle = readdirSync(path.join(ROOT, 'dist/bundle'))
+      .filter((file) => file.endsWith('.js'))
+      .map((file) => readFileSync(path.join(ROOT, 'dist/bundle', file), 'utf8'))
+      .join('\n');
+    // bundled, secp256k1 would fall back to plain JavaScript: its loader looks beside itself
+    expect(bundle).not.toContain('node-gyp-build');
+    expect(bundle).toMatch(/(require\(|from\s*)"secp256k1"/);
   });
 
   it('the service bundle serves the committed OpenAPI document and the files of Swagger UI', async () => {
