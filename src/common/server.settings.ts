@@ -61,14 +61,14 @@ export const HTTP_SETTINGS: SettingsSection<HttpVariables, HttpSettings> = {
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'] as const;
 export type LogLevelName = (typeof LOG_LEVELS)[number];
 
-class LoggingVariables {
+class LogLevelVariables {
   @IsIn(LOG_LEVELS)
   LOG_LEVEL: LogLevelName = 'log';
 }
 
 /** The most verbose level logged; everything above it is too. */
-export const LOG_LEVEL_SETTINGS: SettingsSection<LoggingVariables, LogLevelName> = {
+export const LOG_LEVEL_SETTINGS: SettingsSection<LogLevelVariables, LogLevelName> = {
   token: Symbol('LogLevel'),
-  variables: LoggingVariables,
+  variables: LogLevelVariables,
   build: (variables) => variables.LOG_LEVEL,
 };
