@@ -1,7 +1,7 @@
 /**
  * The last step of `npm run build`: bundles the compiled service (dist/src) with the packages it
- * loads at start-up into dist/bundle, which the container and `npm start` run. One file in place
- * of ~1,700 modules (swagger alone brings 428 for a handful of helpers) leaves the process ~8-15 MB
+ * loads at start-up into dist/bundle, which the container and `npm start` run. A few files in
+ * place of ~1,700 modules (swagger alone brings 428 for a handful of helpers) leaves the process ~8-15 MB
  * less RSS: every ES module costs the loader several KB besides its source, and what no code path
  * reaches is left out (docs/architecture.md, "Memory").
  *
@@ -9,7 +9,7 @@
  * already in it.
  */
 import { build, type Plugin } from 'esbuild';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isEntryPoint } from './entry-point.js';
@@ -26,10 +26,14 @@ export const BUNDLE_ENTRIES = ['src/main', 'src/app', 'src/app-config'] as const
  * - `swagger-ui-dist`, which serves files from its own directory;
  * - Nest's optional packages for features this service does not use (Nest loads them only for
  *   those features, and says which is missing);
+ * - `reflect-metadata`, which every file of the bundle imports first (PRELUDE, below);
+ * - `fastify` and what it loads, whose per-request functions `keepNames` would slow (below);
  * - and, found by the plugin below, every package with a native addon.
  * `@keyv/redis` and `redis` go together: the cache's store wraps the service's own connection.
  */
 export const LEFT_TO_NODE_MODULES = [
+  'reflect-metadata',
+  'fastify',
   '@coinbase/x402',
   'redis',
   '@keyv/redis',
@@ -51,11 +55,23 @@ export function packageDirectory(file: string): string | undefined {
   return match?.[1];
 }
 
-/** A package with a native addon: it builds one (binding.gyp) or ships them built (prebuilds). */
-function isNativeAddon(directory: string): boolean {
-  return (
-    existsSync(path.join(directory, 'binding.gyp')) || existsSync(path.join(directory, 'prebuilds'))
-  );
+/** What a package loading a native addon depends on to find its binary. */
+const ADDON_LOADERS = ['node-gyp-build', 'bindings', '@mapbox/node-pre-gyp', 'prebuild-install'];
+
+/**
+ * A package with a native addon: it builds one (binding.gyp), ships them built (prebuilds), or
+ * depends on a loader that looks for one beside it.
+ */
+export function isNativeAddon(directory: string): boolean {
+  if (['binding.gyp', 'prebuilds'].some((name) => existsSync(path.join(directory, name)))) {
+    return true;
+  }
+  const manifest = JSON.parse(readFileSync(path.join(directory, 'package.json'), 'utf8')) as {
+    dependencies?: Record<string, string>;
+    optionalDependencies?: Record<string, string>;
+  };
+  const needs = { ...manifest.dependencies, ...manifest.optionalDependencies };
+  return ADDON_LOADERS.some((loader) => loader in needs);
 }
 
 /**
@@ -87,10 +103,14 @@ const nativeAddonsStayInstalled: Plugin = {
 const RESOLVING = Symbol('resolving');
 
 /**
- * Inside the bundle, the CommonJS packages' `require` (of Node's own modules, and of what is
- * left to node_modules) resolves as it would from dist/bundle.
+ * Every file of the bundle starts with these. First decorator metadata's polyfill, left to
+ * node_modules (LEFT_TO_NODE_MODULES): main.ts imports it before anything else, but esbuild's
+ * chunks are evaluated in their own order, and a class decorated before the polyfill is loaded
+ * silently gets no `design:type`. Then, inside the bundle, the CommonJS packages' `require` (of
+ * Node's own modules, and of what is left to node_modules) resolves as it would from dist/bundle.
  */
-const REQUIRE_FOR_COMMONJS = `import { createRequire as __bundleRequire } from 'node:module';
+const PRELUDE = `import 'reflect-metadata';
+import { createRequire as __bundleRequire } from 'node:module';
 const require = __bundleRequire(import.meta.url);`;
 
 export async function bundleService(dist: URL = DIST): Promise<void> {
@@ -106,13 +126,14 @@ export async function bundleService(dist: URL = DIST): Promise<void> {
     platform: 'node',
     target: 'node20',
     external: LEFT_TO_NODE_MODULES,
-    banner: { js: REQUIRE_FOR_COMMONJS },
-    // Not `keepNames`: it wraps every named function expression in a call that sets its name
-    // again each time one is created, which made the unpaid 402 cost ~25% more CPU (the bench,
-    // BENCH_ONLY=2). Without it a class keeps its own name unless another top-level name in the
-    // bundle is the same, which esbuild then suffixes with a number: none of the service's own
-    // classes is so renamed today, and the OpenAPI document, named after its DTO classes, is
-    // checked against the committed one through the bundle (test/start.e2e-spec.ts).
+    banner: { js: PRELUDE },
+    // Class names as written: bundled, tsc's decorated classes (`let X = X_1 = class X {`) have
+    // their inner name renamed to `X2` so as not to shadow the outer binding, and Nest, its log
+    // contexts and the OpenAPI document read names from classes (a test starts the bundle and
+    // checks the names Nest logs). keepNames also re-sets the name of every function declared
+    // inside another each time that one runs, which on Fastify's per-request path cost the 402
+    // ~25% more CPU: Fastify stays in node_modules (LEFT_TO_NODE_MODULES).
+    keepNames: true,
     minifyWhitespace: true,
     minifySyntax: true,
     sourcemap: 'linked',

@@ -52,6 +52,14 @@ async function readinessAfterSignal(
   }
 }
 
+/** The JavaScript files `npm run build` bundled the service into. */
+function bundleFiles(): string[] {
+  const dir = path.join(ROOT, 'dist/bundle');
+  return readdirSync(dir)
+    .filter((file) => file.endsWith('.js'))
+    .map((file) => readFileSync(path.join(dir, file), 'utf8'));
+}
+
 /** The URL a started service logs once it listens; rejects with its output if it exits first. */
 function servingUrl(service: ChildProcess): Promise<string> {
   let output = '';
@@ -121,16 +129,19 @@ describe('npm start, built and run as a process', () => {
   });
 
   it('the service bundle leaves native addons installed, where they find their binaries', () => {
-    const bundle = readdirSync(path.join(ROOT, 'dist/bundle'))
-      .filter((file) => file.endsWith('.js'))
-      .map((file) => readFileSync(path.join(ROOT, 'dist/bundle', file), 'utf8'))
-      .join('\n');
+    const bundle = bundleFiles().join('\n');
     // bundled, secp256k1 would fall back to plain JavaScript: its loader looks beside itself
     expect(bundle).not.toContain('node-gyp-build');
     expect(bundle).toMatch(/(require\(|from\s*)"secp256k1"/);
   });
 
-  it('the service bundle serves the committed OpenAPI document and the files of Swagger UI', async () => {
+  it('every file of the service bundle loads the decorator metadata polyfill before its code', () => {
+    for (const file of bundleFiles()) {
+      expect(/^import\s*['"]([^'"]+)['"]/.exec(file)?.[1]).toBe('reflect-metadata');
+    }
+  });
+
+  it('the service bundle serves the committed OpenAPI document and the files of Swagger UI, and its classes keep their names', async () => {
     const markets = await FakeMarkets.start();
     const service = spawn('node', [path.join(ROOT, SERVICE_SCRIPT)], {
       cwd: dir,
@@ -139,6 +150,7 @@ describe('npm start, built and run as a process', () => {
         HOST: '127.0.0.1',
         PORT: '0',
         LOG_LEVEL: 'log',
+        LOG_FORMAT: 'json',
         // the committed document's seller; the facilitator settles on a chain never asked here
         X402_PAY_TO: '0x0000000000000000000000000000000000000001',
         X402_FACILITATOR: 'embedded',
@@ -148,8 +160,19 @@ describe('npm start, built and run as a process', () => {
       }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    let logs = '';
+    service.stdout.on('data', (chunk: Buffer) => (logs += chunk.toString()));
     try {
       const url = await servingUrl(service);
+      // Nest names modules and controllers by their classes: a class the bundler renamed (an added
+      // number) would show here, as in every log context taken from a class's name
+      const named = [...logs.matchAll(/(\w+) dependencies initialized|(\w+) \{\//g)].map(
+        (match) => match[1] ?? match[2],
+      );
+      expect(named).toEqual(
+        expect.arrayContaining(['AppModule', 'PaymentsModule', 'TickersController']),
+      );
+      expect(named.filter((name) => /\d$/.test(name ?? ''))).toEqual([]);
       const served: unknown = await (await fetch(`${url}/openapi.json`)).json();
       const committed: unknown = JSON.parse(readFileSync(path.join(ROOT, 'openapi.json'), 'utf8'));
       expect(withoutOrigins(served)).toEqual(withoutOrigins(committed));
