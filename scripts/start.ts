@@ -1,8 +1,9 @@
 /**
  * `npm start`: with X402_PAY_TO set, the service selling for real (src/main.ts in the bundle
- * `npm run build` leaves, as the container runs it). Without it, the local stack of `npm run sandbox` (test chain, test USDC, embedded
- * facilitator, funded buyer for `npm run client`), so a fresh clone answers at once; never in
- * production, where a missing X402_PAY_TO stops start-up.
+ * `npm run build` leaves, as the container runs it). Without it, the local stack of
+ * `npm run sandbox` (test chain, test USDC, embedded facilitator, funded buyer for
+ * `npm run client`), so a fresh clone answers at once; never in production, where a missing
+ * X402_PAY_TO stops start-up.
  */
 import { existsSync } from 'node:fs';
 import { isEntryPoint } from './entry-point.js';
