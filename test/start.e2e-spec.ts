@@ -1,7 +1,8 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { EXIT_OK, runClient } from '../scripts/client.js';
 import { planStart, SERVICE_SCRIPT } from '../scripts/start.js';
@@ -58,6 +59,30 @@ function bundleFiles(): string[] {
   return readdirSync(dir)
     .filter((file) => file.endsWith('.js'))
     .map((file) => readFileSync(path.join(dir, file), 'utf8'));
+}
+
+/**
+ * The service bundle as the container runs it, from `cwd` (no .env), on a free loopback port,
+ * logging JSON, priced from the fake venues, with the embedded facilitator; `env` adds the rest.
+ */
+function spawnService(
+  cwd: string,
+  markets: FakeMarkets,
+  env: Record<string, string>,
+): ChildProcessByStdio<null, Readable, Readable> {
+  return spawn('node', [path.join(ROOT, SERVICE_SCRIPT)], {
+    cwd,
+    env: bareEnv({
+      ...markets.env(),
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'log',
+      LOG_FORMAT: 'json',
+      X402_FACILITATOR: 'embedded',
+      ...env,
+    }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 /** The URL a started service logs once it listens; rejects with its output if it exits first. */
@@ -143,22 +168,12 @@ describe('npm start, built and run as a process', () => {
 
   it('the service bundle serves the committed OpenAPI document and the files of Swagger UI, and its classes keep their names', async () => {
     const markets = await FakeMarkets.start();
-    const service = spawn('node', [path.join(ROOT, SERVICE_SCRIPT)], {
-      cwd: dir,
-      env: bareEnv({
-        ...markets.env(),
-        HOST: '127.0.0.1',
-        PORT: '0',
-        LOG_LEVEL: 'log',
-        LOG_FORMAT: 'json',
-        // the committed document's seller; the facilitator settles on a chain never asked here
-        X402_PAY_TO: '0x0000000000000000000000000000000000000001',
-        X402_FACILITATOR: 'embedded',
-        X402_SETTLER_PRIVATE_KEY: `0x${'ab'.repeat(32)}`,
-        X402_RPC_URL: 'http://127.0.0.1:9',
-        X402_BATCH_DATA_DIR: mkdtempSync(path.join(dir, 'channels-')),
-      }),
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const service = spawnService(dir, markets, {
+      // the committed document's seller; the facilitator settles on a chain never asked here
+      X402_PAY_TO: '0x0000000000000000000000000000000000000001',
+      X402_SETTLER_PRIVATE_KEY: `0x${'ab'.repeat(32)}`,
+      X402_RPC_URL: 'http://127.0.0.1:9',
+      X402_BATCH_DATA_DIR: mkdtempSync(path.join(dir, 'channels-')),
     });
     let logs = '';
     service.stdout.on('data', (chunk: Buffer) => (logs += chunk.toString()));
@@ -269,21 +284,11 @@ describe('npm start, built and run as a process', () => {
     const markets = await FakeMarkets.start();
     const proxy = await RpcProxy.start(chain.rpcUrl);
     const payTo = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
-    const service = spawn('node', [path.join(ROOT, SERVICE_SCRIPT)], {
-      cwd: dir,
-      env: bareEnv({
-        ...markets.env(),
-        HOST: '127.0.0.1',
-        PORT: '0',
-        LOG_LEVEL: 'log',
-        LOG_FORMAT: 'json',
-        X402_FACILITATOR: 'embedded',
-        X402_NETWORK: 'base-sepolia',
-        X402_PAY_TO: payTo,
-        X402_SETTLER_PRIVATE_KEY: chain.accounts[0]!,
-        X402_RPC_URL: proxy.url,
-      }),
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const service = spawnService(dir, markets, {
+      X402_NETWORK: 'base-sepolia',
+      X402_PAY_TO: payTo,
+      X402_SETTLER_PRIVATE_KEY: chain.accounts[0]!,
+      X402_RPC_URL: proxy.url,
     });
     let output = '';
     let stdout = '';
