@@ -1,4 +1,3 @@
-import fastifyCors from '@fastify/cors';
 import { type LogLevel, type ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -10,10 +9,8 @@ import { answerFrameworkError } from './common/framework-errors.js';
 import { httpServerOptions, originForm, refuseRequestBodies } from './common/http-server.js';
 import { MethodTable } from './common/method-table.js';
 import { ProblemDetailsFilter } from './common/problem-details.filter.js';
-import { AssetsController } from './assets/assets.controller.js';
 import { X402_CORS } from './common/cors.js';
-import { installFastAnswers } from './common/fast-answers.js';
-import { FrontDoor, warmUpLogged } from './common/front-door.js';
+import { installHttpCaching } from './common/http-caching.js';
 import { AppLogger } from './logging/app-logger.js';
 import { installRequestContext, requestIdOf } from './logging/request-context.js';
 import { installHttpMetrics } from './metrics/http-metrics.js';
@@ -22,8 +19,6 @@ import { buildOpenApiDocument } from './openapi/openapi-document.js';
 import { x402RequestInterceptor } from './openapi/swagger-wallet-payment.js';
 import { PaidRouteExplorer } from './payments/paid-routes.js';
 import { installPaywall } from './payments/install-paywall.js';
-import { RateLimiter } from './rate-limit/rate-limit.guard.js';
-import { unpaidTickerRoutes } from './tickers/unpaid-ticker-answers.js';
 
 /** The OpenAPI document each app serves at /openapi.json, as createApp built it. */
 const documents = new WeakMap<NestFastifyApplication, OpenAPIObject>();
@@ -40,18 +35,16 @@ export interface CreateAppOptions {
   readonly logger?: false;
   /** Feature modules to serve beside the built-in ones; their `@Paid` routes are sold too. */
   readonly features?: NonNullable<ModuleMetadata['imports']>;
-  /**
-   * Hot answers (the asset list, unpaid ticker 402s) sent as prepared bytes before Nest's
-   * pipeline (default true); false sends every request through Nest, for tests comparing both.
-   */
-  readonly preparedAnswers?: boolean;
 }
+
+/** Swagger's answers change only with a deploy: a proxy may keep them a few minutes. */
+const DOCS_CACHE = 'public, max-age=300';
+/** The Swagger UI's own files, as the static plugin serves them (`/docs/*`). */
+const DOCS_FILES_CACHE = 'public, max-age=3600';
 
 /** Builds the application exactly as `main` serves it; tests and scripts use this too. */
 export async function createApp(options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   const config = options.config ?? loadConfig(process.env);
-  // the HTTP server, built as Fastify would; it answers constant answers itself (common/front-door.ts)
-  const door = new FrontDoor();
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot(config, options.features),
     new FastifyAdapter({
@@ -65,7 +58,6 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
       frameworkErrors: answerFrameworkError,
       // the caller's X-Request-Id when plain, else a UUID; returned and logged on every line
       genReqId: requestIdOf,
-      serverFactory: door.serverFactory,
     }),
     {
       logger: options.logger ?? new AppLogger(config.logFormat, levelsFrom(config.logLevel)),
@@ -78,25 +70,16 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   // before any route is added (the CORS plugin adds `OPTIONS *`): each route counts its answers
   const answers = app.get(MetricsService).http;
   installHttpMetrics(fastify, answers);
-  if (options.preparedAnswers ?? true) {
-    const limiter = app.get(RateLimiter);
-    const routes = [app.get(AssetsController).fastRoute(), ...unpaidTickerRoutes(app)];
-    // the free asset list and unpaid ticker 402s: prepared bytes before the app's request hooks
-    installFastAnswers(fastify, { limiter, routes, logged: jsonLogs });
-    // the asset list at its exact URL: before Fastify itself, until the app starts closing
-    door.serve(routes, { limiter, answers, trustProxy: config.rateLimits.trustProxy });
-    // before the port opens: Node's response path runs hot from the first request on
-    fastify.addHook('onReady', () => warmUpLogged(door, config.http.warmUpRequests));
-    fastify.addHook('preClose', (done) => {
-      door.close();
-      done();
-    });
-  }
-  // The CORS plugin registered on Fastify itself, where `app.enableCors` would put its hook: first
-  // of the app's request hooks after the prepared answers. Not through `app.enableCors`: that
-  // copies the CORS headers onto the Node response for Nest middleware (there is none here),
-  // which sends every response down Node's slow header path (each header validated again).
-  await app.register(fastifyCors, X402_CORS);
+  installHttpCaching(fastify, {
+    '/openapi.json': DOCS_CACHE,
+    '/openapi.yaml': DOCS_CACHE,
+    '/docs': DOCS_CACHE,
+    '/docs/': DOCS_CACHE,
+    '/docs/index.html': DOCS_CACHE,
+    '/docs/swagger-ui-init.js': DOCS_CACHE,
+    '/docs/*': DOCS_FILES_CACHE,
+  });
+  app.enableCors(X402_CORS);
   installRequestContext(fastify, jsonLogs);
   fastify.addHook('onRequest', refuseRequestBodies);
   const methods = new MethodTable(

@@ -18,13 +18,3 @@ export const X402_CORS = {
   ],
   maxAge: 600,
 };
-
-/**
- * What `@fastify/cors` with X402_CORS adds to the answer of a request without an `Origin`: the
- * same for every such request (the prepared answers send it themselves; a spec compares them
- * with the plugin's answers).
- */
-export const CORS_HEADERS_WITHOUT_ORIGIN: Readonly<Record<string, string>> = {
-  vary: 'Origin',
-  'access-control-expose-headers': X402_CORS.exposedHeaders.join(', '),
-};

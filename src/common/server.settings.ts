@@ -11,8 +11,6 @@ export interface HttpSettings {
   readonly keepAliveTimeoutMs: number;
   /** Connections beyond this many are closed on arrival. */
   readonly maxConnections: number;
-  /** Plain requests the app answers itself before the port opens (FrontDoor.warmUp); 0: none. */
-  readonly warmUpRequests: number;
 }
 
 class HttpVariables {
@@ -38,11 +36,6 @@ class HttpVariables {
   @Min(1)
   @Max(1_000_000)
   HTTP_MAX_CONNECTIONS = 1024;
-
-  @IsInt()
-  @Min(0)
-  @Max(100_000)
-  HTTP_WARM_UP_REQUESTS = 5000;
 }
 
 export const HTTP_SETTINGS: SettingsSection<HttpVariables, HttpSettings> = {
@@ -54,7 +47,6 @@ export const HTTP_SETTINGS: SettingsSection<HttpVariables, HttpSettings> = {
     requestTimeoutMs: variables.HTTP_REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: variables.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     maxConnections: variables.HTTP_MAX_CONNECTIONS,
-    warmUpRequests: variables.HTTP_WARM_UP_REQUESTS,
   }),
 };
 

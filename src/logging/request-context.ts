@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
@@ -26,14 +26,9 @@ export function requestIdOf(request: IncomingMessage): string {
 export function installRequestContext(fastify: FastifyInstance, logged: boolean): void {
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header(REQUEST_ID_HEADER, request.id);
-    inRequestContext(request, logged, done);
+    if (logged) requestContext.run({ requestId: request.id }, done);
+    else done();
   });
-}
-
-/** Runs `work` for `request`: with `logged`, whatever it logs names the request. */
-export function inRequestContext(request: FastifyRequest, logged: boolean, work: () => void): void {
-  if (logged) requestContext.run({ requestId: request.id }, work);
-  else work();
 }
 
 /** The id of the request being served, for log lines. */

@@ -51,6 +51,8 @@ export function challengeResponse(challenge: PaymentChallenge): PreparedResponse
     prepared = new PreparedResponseException(402, JSON.stringify(challenge.body), {
       ...challenge.headers,
       'content-type': 'application/json; charset=utf-8',
+      // the offer names this moment's price and deadline: no cache may replay it
+      'cache-control': 'no-store',
     });
     preparedChallenges.set(challenge, prepared);
   }

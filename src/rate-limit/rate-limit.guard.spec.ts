@@ -12,6 +12,8 @@ const WITH_PAYMENT = {
   ip: '192.0.2.7',
   headers: { 'payment-signature': 'eyJ4NDAyVmVyc2lvbiI6Mn0=' },
 } as unknown as FastifyRequest;
+/** A reply still being answered when the verdict is read: the verdict alone is asked of it. */
+const OPEN_REPLY = { raw: { closed: false, once: () => undefined } } as unknown as FastifyReply;
 
 /** Real HTTP exchanges: the server hands each response to `onRequest` and never answers itself. */
 async function withServer(
@@ -89,7 +91,7 @@ describe('RateLimiter: a payment whose client hangs up counts as refused', () =>
         void limiter.verdict(WITH_PAYMENT, true, { raw: response } as FastifyReply);
       });
     });
-    expect(await limiter.verdict(WITH_PAYMENT, true)).toBeInstanceOf(ApiError);
+    expect(await limiter.verdict(WITH_PAYMENT, true, OPEN_REPLY)).toBeInstanceOf(ApiError);
   });
 
   it('when the client leaves while the payment is checked', async () => {
@@ -97,7 +99,7 @@ describe('RateLimiter: a payment whose client hangs up counts as refused', () =>
       expect(response.closed).toBe(false);
       void limiter.verdict(WITH_PAYMENT, true, { raw: response } as FastifyReply);
     });
-    expect(await limiter.verdict(WITH_PAYMENT, true)).toBeInstanceOf(ApiError);
+    expect(await limiter.verdict(WITH_PAYMENT, true, OPEN_REPLY)).toBeInstanceOf(ApiError);
   });
 
   it('but not when the client stayed for a paid answer', async () => {
@@ -113,6 +115,6 @@ describe('RateLimiter: a payment whose client hangs up counts as refused', () =>
       },
     );
     await settled();
-    expect(await limiter.verdict(WITH_PAYMENT, true)).toBeUndefined();
+    expect(await limiter.verdict(WITH_PAYMENT, true, OPEN_REPLY)).toBeUndefined();
   });
 });

@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { ThrottlerStorage } from '@nestjs/throttler';
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { RATE_LIMIT_SETTINGS, type RateLimitSettings } from './rate-limit.settings.js';
@@ -19,15 +19,6 @@ export const RATE_LIMIT_STORAGE = Symbol('RateLimitStorage');
 /** The rate limit's verdict on one request: admitted, or the 429 to answer. */
 export type RateLimitVerdict = ApiError | undefined;
 
-/** What the limit reads of a request: Fastify's request, or the front door's view of one. */
-export interface LimitedRequest {
-  /** The client's address (Fastify's `request.ip`: the connection's, or X-Forwarded-For's). */
-  readonly ip: string;
-  readonly headers: IncomingHttpHeaders;
-  /** Node's request, which every view of this request shares: a request is counted once. */
-  readonly raw: IncomingMessage;
-}
-
 /**
  * Per client address (the connection's, or the proxy's X-Forwarded-For with TRUST_PROXY):
  * at most RATE_LIMIT_FREE requests to free routes and RATE_LIMIT_UNPAID unpaid requests (the
@@ -38,15 +29,10 @@ export interface LimitedRequest {
  * chain reads). The counts live in Redis with
  * REDIS_URL, so every instance counts together; if Redis cannot be reached the limit is not
  * applied (free routes keep working).
- *
- * A request is counted once, however many times its verdict is asked: the front door
- * (common/front-door.ts) asks before Fastify, the prepared answers (common/fast-answers.ts) before
- * Nest's pipeline, and the guard asks again when they hand the request on.
  */
 @Injectable()
 export class RateLimiter {
   private readonly logger = new Logger(RateLimitGuard.name);
-  private readonly verdicts = new WeakMap<IncomingMessage, Promise<RateLimitVerdict>>();
   /** Addresses over the refused-payment limit, until when (this instance's view of the count). */
   private readonly blockedUntil = new Map<string, number>();
 
@@ -61,25 +47,17 @@ export class RateLimiter {
   }
 
   /**
-   * The verdict on `request`, counted on the first call only. A request with a payment gets
-   * `reply` watched: if the payment is refused, that counts.
+   * The verdict on `request`, counted. A request with a payment is not counted now: its `reply`
+   * is watched, and a refused payment counts.
    */
-  verdict(request: LimitedRequest, paid: boolean, reply?: FastifyReply): Promise<RateLimitVerdict> {
+  verdict(request: FastifyRequest, paid: boolean, reply: FastifyReply): Promise<RateLimitVerdict> {
     if (paid && presentedPaymentHeader((name) => single(request.headers[name])) !== undefined) {
       return Promise.resolve(this.paymentVerdict(request, reply));
     }
-    let verdict = this.verdicts.get(request.raw);
-    if (verdict === undefined) {
-      verdict = this.count(request, paid);
-      this.verdicts.set(request.raw, verdict);
-    }
-    return verdict;
+    return this.count(request, paid);
   }
 
-  private paymentVerdict(
-    request: LimitedRequest,
-    reply: FastifyReply | undefined,
-  ): RateLimitVerdict {
+  private paymentVerdict(request: FastifyRequest, reply: FastifyReply): RateLimitVerdict {
     const limit = this.limits.unpaid;
     if (limit === 0) return undefined;
     const until = this.blockedUntil.get(request.ip);
@@ -94,7 +72,6 @@ export class RateLimiter {
     // 'close' comes whether the answer went out or the client left first; a client that leaves
     // before its answer bought nothing it received, and must not escape the count by hanging up
     // (even before this guard ran, when 'close' has already been emitted)
-    if (reply === undefined) return undefined;
     whenClosed(reply.raw, () => {
       if (reply.raw.writableFinished && !REFUSED.has(reply.raw.statusCode)) return;
       this.storage
@@ -111,7 +88,7 @@ export class RateLimiter {
     return undefined;
   }
 
-  private async count(request: LimitedRequest, paid: boolean): Promise<RateLimitVerdict> {
+  private async count(request: FastifyRequest, paid: boolean): Promise<RateLimitVerdict> {
     const [bucket, limit] = paid ? ['unpaid', this.limits.unpaid] : ['free', this.limits.free];
     if (limit === 0) return undefined;
     let record;

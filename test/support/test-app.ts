@@ -24,8 +24,6 @@ const TEST_ENV: Record<string, string> = {
   X402_PAY_TO: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
   X402_SETTLER_PRIVATE_KEY: '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcac478cbed5efcae7',
   X402_RPC_URL: 'http://127.0.0.1:9',
-  // half a second or so per app; test/warm-up.e2e-spec.ts turns it on
-  HTTP_WARM_UP_REQUESTS: '0',
 };
 
 export interface RunningApp {
@@ -41,7 +39,6 @@ export interface RunningApp {
 export async function startApp(
   env: Record<string, string> = {},
   features: CreateAppOptions['features'] = [],
-  options: Pick<CreateAppOptions, 'preparedAnswers'> = {},
 ): Promise<RunningApp> {
   // batch-settlement channel state: a fresh directory per app, removed on close, unless the test
   // shares one
@@ -63,7 +60,6 @@ export async function startApp(
       // TEST_LOG=1: the app's own logger (errors, TEST_ENV's LOG_LEVEL), when a failure needs them
       ...(process.env['TEST_LOG'] === '1' ? {} : { logger: false as const }),
       features,
-      ...options,
     });
     await app.listen(0, '127.0.0.1');
   } catch (error) {
