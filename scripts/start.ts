@@ -1,6 +1,6 @@
 /**
- * `npm start`: with X402_PAY_TO set, the service selling for real (src/main.ts in the bundle
- * `npm run build` leaves, as the container runs it). Without it, the local stack of
+ * `npm start`: with X402_PAY_TO set, the service selling for real (dist/src/main.js, as the
+ * container runs it). Without it, the local stack of
  * `npm run sandbox` (test chain, test USDC, embedded facilitator, funded buyer for
  * `npm run client`), so a fresh clone answers at once; never in production, where a missing
  * X402_PAY_TO stops start-up.
@@ -27,8 +27,8 @@ export function planStart(env: Readonly<Record<string, string | undefined>>): St
   return { kind: 'local' };
 }
 
-/** What the service runs, as the container does: the bundle `npm run build` leaves. */
-export const SERVICE_SCRIPT = 'dist/bundle/main.js';
+/** What the service runs, as the container does: tsc's output, with plain node. */
+export const SERVICE_SCRIPT = 'dist/src/main.js';
 
 async function main(): Promise<void> {
   if (existsSync('.env')) process.loadEnvFile('.env');

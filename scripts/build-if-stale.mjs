@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+// `npm start`'s first step: `npm run build` only when a compiled source or a build setting is
+// newer than the last successful build (dist/.build-stamp), so a start with an up-to-date build
+// (or one refused for its configuration) does not wait for the compiler.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const STAMP = path.join(ROOT, 'dist', '.build-stamp');
+/** What `npm run build` compiles (tsconfig.build.json) and what decides how. */
+const SOURCE_DIRS = ['src', 'scripts', 'bench', 'test/support'];
+const SETTINGS = [
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'nest-cli.json',
+];
+
+/** Newest modification time of the files the build reads; tests are not built. */
+function newestSource() {
+  let newest = 0;
+  const visit = (file) => {
+    const stat = statSync(file);
+    if (stat.isDirectory()) {
+      for (const entry of readdirSync(file)) visit(path.join(file, entry));
+    } else if (!/\.(e2e-)?spec\.ts$/.test(file)) {
+      newest = Math.max(newest, stat.mtimeMs);
+    }
+  };
+  for (const name of [...SOURCE_DIRS, ...SETTINGS]) {
+    const file = path.join(ROOT, name);
+    if (existsSync(file)) visit(file);
+  }
+  return newest;
+}
+
+if (!existsSync(STAMP) || statSync(STAMP).mtimeMs < newestSource()) {
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  writeFileSync(STAMP, `${new Date().toISOString()}\n`);
+}
