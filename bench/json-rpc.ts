@@ -9,7 +9,7 @@
 import 'reflect-metadata';
 import { createPublicClient, http, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { jsonRpcTransport } from '../src/payments/json-rpc-transport.js';
+import { jsonRpcTransport } from '../src/chain/json-rpc-transport.js';
 import { startLocalChain } from '../test/support/chain.js';
 
 const CALLS = Number(process.env['BENCH_CALLS'] ?? 3000);

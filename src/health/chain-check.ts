@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createPublicClient, type PublicClient } from 'viem';
 import { ErrorCode } from '../common/api-error.js';
-import { jsonRpcTransport } from '../payments/json-rpc-transport.js';
+import { jsonRpcTransport } from '../chain/json-rpc-transport.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from '../payments/payments.settings.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { READY, type CheckResult, type ReadinessCheck } from './readiness.js';

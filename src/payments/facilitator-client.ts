@@ -31,7 +31,7 @@ import {
 } from 'viem';
 import { createNonceManager, jsonRpc } from 'viem/nonce';
 import { ScopedStorage } from '../common/scoped-storage.js';
-import { jsonRpcTransport } from './json-rpc-transport.js';
+import { jsonRpcTransport } from '../chain/json-rpc-transport.js';
 import { nativeSigningAccount } from './native-account.js';
 import type { ExactEvmAuthorization } from './payment-acceptance.js';
 import { transferWithAuthorizationArgs } from './transfer-authorization.js';

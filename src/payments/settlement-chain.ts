@@ -1,5 +1,5 @@
 import { TransactionReceiptNotFoundError, createPublicClient, type PublicClient } from 'viem';
-import { jsonRpcTransport } from './json-rpc-transport.js';
+import { jsonRpcTransport } from '../chain/json-rpc-transport.js';
 import type { AcceptedPayment } from './payment-acceptance.js';
 import {
   EIP3009_EVENTS,

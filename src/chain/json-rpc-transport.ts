@@ -1,3 +1,4 @@
+// src/chain: chain access over JSON-RPC, used by payments (settlement) and health (readiness).
 import http from 'node:http';
 import https from 'node:https';
 import {
