@@ -21,7 +21,7 @@ import { loadConfig } from '../src/app-config.js';
 import { FakeMarkets } from '../test/support/fake-markets.js';
 import { FakeStreams } from '../test/support/fake-streams.js';
 
-const WARM_UP_MS = 3000;
+const FIRST_POLLS_MS = 3000;
 const MOVES = 14;
 /** Moves are 2-3 s apart, spread over that second so they do not lock onto the polling phase. */
 const MOVE_GAP_MS = 2000;
@@ -61,7 +61,7 @@ async function measure(streamsOn: boolean): Promise<RunResult> {
   await app.init();
   const store = app.get<SnapshotStore>(SNAPSHOT_STORE);
   const btc = async () => (await store.current())?.prices.get('BTC')?.price;
-  await sleep(WARM_UP_MS);
+  await sleep(FIRST_POLLS_MS);
 
   const run = { sampling: true };
   const ages: number[] = [];
@@ -74,7 +74,7 @@ async function measure(streamsOn: boolean): Promise<RunResult> {
     }
   })();
 
-  if ((await btc()) === undefined) throw new Error('BTC is not priced after the warm-up');
+  if ((await btc()) === undefined) throw new Error('BTC is not priced after the first polls');
   const latencies: number[] = [];
   let missedMoves = 0;
   for (let move = 1; move <= MOVES; move += 1) {

@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     const [settler] = chain.accounts;
     if (settler === undefined) throw new Error('anvil gave no accounts');
     const address = privateKeyToAccount(settler).address;
-    for (const side of sides) await cpuPerCall(side, address); // warm-up
+    for (const side of sides) await cpuPerCall(side, address); // a first run each, not counted
     for (let round = 0; round < ROUNDS; round += 1) {
       // the order rotates, so no side always runs first
       for (const side of [...sides.slice(round % 3), ...sides.slice(0, round % 3)]) {

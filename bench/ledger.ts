@@ -36,7 +36,7 @@ async function paidRequest(ledger: PaymentLedger): Promise<void> {
 async function measure(
   ledger: PaymentLedger,
 ): Promise<{ sequentialUs: number; perSecond: number }> {
-  for (let index = 0; index < 200; index += 1) await paidRequest(ledger); // warm-up
+  for (let index = 0; index < 200; index += 1) await paidRequest(ledger); // first calls, not counted
   let started = process.hrtime.bigint();
   for (let index = 0; index < REQUESTS; index += 1) await paidRequest(ledger);
   const sequentialUs = Number(process.hrtime.bigint() - started) / 1000 / REQUESTS;

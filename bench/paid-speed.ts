@@ -1,20 +1,19 @@
 /**
- * What a request costs: the product against a bare Fastify server answering the product's own
- * bytes, and against the official `@x402/express` middleware selling the same route at the same
- * price and settling on the same local chain. Everything runs on loopback: fake venues, anvil
- * with the test USDC, and each server in its own process (bench/targets.ts) so CPU time and RSS
- * are its own. Loads run against each side in alternation, several rounds; ratios are medians of
- * the per-round ratios, so a busy moment on the machine hits both sides alike. The bare server
- * runs as three identical processes and "bare" is, each round, the one with the median rate:
- * identical processes differ by up to ~30% for as long as they live, so one is no baseline.
- * For the same reason the free route and the 402 also run against three sold product processes
- * (`product` and its twins `product2`, `product3`, each having settled one payment), "products"
- * being the median one each round; `product` alone still has its own ratio lines, and it alone
- * takes the paid loads.
+ * What a request costs: the product (tsc's output on plain `node`, as it ships) against a bare
+ * Fastify server answering the product's own bytes, an ordinary NestJS app answering them from a
+ * controller (bench/reference-nest.ts), and the official `@x402/express` middleware selling the
+ * same route at the same price and settling on the same local chain. Everything runs on loopback:
+ * fake venues, anvil with the test USDC, and each server in its own process (bench/targets.ts) so
+ * CPU time and RSS are its own. Loads run against each side in alternation, several rounds; ratios
+ * are medians of the per-round ratios, so a busy moment on the machine hits both sides alike.
+ * The bare server and the Nest app each run as three identical processes, "bare" and "nest" being,
+ * each round, the one with the median rate: identical processes differ by up to ~30% for as long
+ * as they live, so one is no baseline. For the same reason the free route and the 402 also run
+ * against three sold product processes (`product` and its twins `product2`, `product3`, each
+ * having settled one payment), "products" being the median one each round; `product` alone still
+ * has its own ratio lines, and it alone takes the paid loads.
  * Every paid 200 is checked on chain: its transaction must move exactly the price from the payer
  * to the seller.
- * The free route also runs against `nest`, an empty NestJS app on the same adapter answering the
- * same bytes from a route hook (bench/nest-floor.ts): the floor of the design card's stack.
  * The free route and the 402 also run against `unsold`: a second product process that never
  * settled a payment, as the product is before its first sale.
  * Each line gives the server's CPU per answer, its kernel part, its garbage collection pauses
@@ -27,11 +26,14 @@
  * alternates 1 buyer's batch loop with 1 fetch client's unpaid 402 loop on the same route: the
  * difference of their p50s is what paying adds to the 402 round trip every x402 call makes.
  *
+ * Last, the floors the design must keep, each a figure of this run: free route >= 0.7x `nest`
+ * (`products/nest`), unpaid 402 >= 2x `express` (`products/express`), a paid call by 1 client at
+ * most 2 ms above `express`'s p50, 10 clients >= 1.0x its paid/s, and the product's RSS after the
+ * loads <= 250 MB.
+ *
  *   npm run bench   (BENCH_ROUNDS, default 3; BENCH_SECONDS per load, default 3; BENCH_ONLY=1,2;
- *                    BENCH_CPU_PROF=dir for a CPU profile of the product; HTTP_WARM_UP_REQUESTS
- *                    and X402_RECEIPT_POLL_MS reach the product processes, e.g. 0 to start them
- *                    without the warm-up; BENCH_PRODUCT_CODE=compiled loads tsc's output in place
- *                    of the shipped bundle)
+ *                    BENCH_CPU_PROF=dir for CPU profiles, one per kind of server;
+ *                    X402_RECEIPT_POLL_MS reaches the product processes)
  */
 import 'reflect-metadata';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
@@ -54,8 +56,7 @@ import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { shippedMallocEnv, shippedNodeFlags, shippedScript } from './shipped-node-flags.js';
-import type { ProductCode, RecordedResponse, TargetMessage, TargetSettings } from './targets.js';
+import type { RecordedResponse, TargetMessage, TargetSettings } from './targets.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 3);
@@ -74,8 +75,7 @@ const PAID_PATH = '/v1/ticker/BTC';
 /**
  * BENCH_AFTER_SALE=free (or 402): one more request to the product after the sale the bench records
  * its paid answer with, so that the sale is not the last request the product served before the
- * loads. A diagnostic (README, "Still not reached"): with the sale last, the product's free route
- * stays slower for the rest of its life.
+ * loads: a diagnostic of whether the request served last before the loads moves the free route.
  */
 const AFTER_SALE = process.env['BENCH_AFTER_SALE'] ?? 'none';
 const AFTER_SALE_PATHS: Readonly<Record<string, string | undefined>> = {
@@ -114,9 +114,9 @@ class Target {
 
   static async start(name: string, settings: TargetSettings): Promise<Target> {
     const child = fork(fileURLToPath(new URL('./targets.js', import.meta.url)), [settings.kind], {
-      env: { ...process.env, ...productEnv(name), BENCH_TARGET: JSON.stringify(settings) },
-      // BENCH_CPU_PROF=dir: the product writes a V8 CPU profile there when it stops.
-      execArgv: ['--expose-gc', ...productFlags(name), ...profileArgs(name)],
+      env: { ...process.env, BENCH_TARGET: JSON.stringify(settings) },
+      // plain node, as the product ships; BENCH_CPU_PROF=dir adds only the profiler's flags
+      execArgv: profileArgs(name),
       stdio: [
         'ignore',
         name === 'product' && process.env['BENCH_PRODUCT_LOG'] ? 'inherit' : 'ignore',
@@ -135,7 +135,7 @@ class Target {
     return new Target(name, url, child);
   }
 
-  usage(kind: 'usage' | 'memory' = 'usage'): Promise<Usage> {
+  usage(): Promise<Usage> {
     return new Promise((resolve) => {
       const onMessage = (message: TargetMessage): void => {
         if (message.type !== 'usage') return;
@@ -143,7 +143,7 @@ class Target {
         resolve(message);
       };
       this.child.on('message', onMessage);
-      this.child.send(kind);
+      this.child.send('usage');
     });
   }
 
@@ -449,7 +449,7 @@ function median(values: readonly number[]): number {
 /**
  * Identical processes measured as one side named `name`: in each round, the sample of the one
  * with the median rate. Two identical processes differ by up to ~30% on this machine, and for as
- * long as they live, so one process is no baseline (README), and no measure of a server either.
+ * long as they live, so one process is no baseline, and no measure of a server either.
  */
 interface Pool {
   readonly name: string;
@@ -466,9 +466,14 @@ interface Comparison {
 
 /** Median rate and p50 of each side in the comparisons run so far, by load label and side. */
 const medians = new Map<string, { rate: number; p50: number }>();
+/**
+ * Median per-round rate ratio and p50 difference of each ratio printed so far, by load label and
+ * `a/b`.
+ */
+const ratioMedians = new Map<string, { rate: number; p50: number }>();
 
 async function compare({ load, sides, pools = [], ratios }: Comparison): Promise<string[]> {
-  for (const side of sides) await load.run(side); // warm-up, not counted
+  for (const side of sides) await load.run(side); // a first run each, not counted
   const samples = new Map<string, Sample[]>(sides.map((side) => [side.name, []]));
   const runsOf = (name: string): Sample[] => required(samples.get(name), name);
   for (let round = 0; round < ROUNDS; round += 1) {
@@ -502,6 +507,7 @@ async function compare({ load, sides, pools = [], ratios }: Comparison): Promise
     const rate = median(pairs.map(([s, t]) => s.rate / t.rate));
     const p50 = median(pairs.map(([s, t]) => s.p50 - t.p50));
     const cpu = median(pairs.map(([s, t]) => s.cpuPerRequest / t.cpuPerRequest));
+    ratioMedians.set(`${load.label}|${a}/${b}`, { rate, p50 });
     lines.push(
       `  ${`${a}/${b}`.padEnd(18)} ${load.unit} ${rate.toFixed(2)}x   p50 ${p50 >= 0 ? '+' : ''}${p50.toFixed(1)} ms   CPU/req ${cpu.toFixed(2)}x`,
     );
@@ -517,7 +523,7 @@ async function compareLoads(
   [first, second]: readonly [Load, Load],
   side: Target,
 ): Promise<{ lines: string[]; p50Difference: number }> {
-  await first.run(side); // warm-up, not counted
+  await first.run(side); // a first run each, not counted
   await second.run(side);
   const runs: [Sample, Sample][] = [];
   for (let round = 0; round < ROUNDS; round += 1) {
@@ -543,12 +549,13 @@ async function compareLoads(
 }
 
 /**
- * One of each in turn (`a1, b1, a2, b2, ...`), so that no pool's processes always run side by side
- * and share the machine's busy moments.
+ * One of each in turn (`a1, b1, c1, a2, b2, c2, ...`), so that no pool's processes always run
+ * side by side and share the machine's busy moments.
  */
-function interleaved<T>(a: readonly T[], b: readonly T[]): T[] {
-  return Array.from({ length: Math.max(a.length, b.length) }, (_, i) => [a[i], b[i]]).flatMap(
-    (pair) => pair.filter((side): side is T => side !== undefined),
+function interleaved<T>(...lists: readonly (readonly T[])[]): T[] {
+  const length = Math.max(...lists.map((list) => list.length));
+  return Array.from({ length }, (_, i) => lists.map((list) => list[i])).flatMap((row) =>
+    row.filter((side): side is T => side !== undefined),
   );
 }
 
@@ -626,6 +633,38 @@ async function watchSettling(targets: readonly Target[]): Promise<void> {
   }
 }
 
+/** A figure of this run the design must keep on one side of `floor`. */
+interface Floor {
+  readonly what: string;
+  /** Undefined when its section did not run (BENCH_ONLY). */
+  readonly figure: number | undefined;
+  readonly bound: 'at least' | 'at most';
+  readonly floor: number;
+  readonly unit: 'x' | 'ms' | 'MB';
+}
+
+/** Each floor's figure, the floor and whether this run kept it. */
+function floorLines(floors: readonly Floor[]): string[] {
+  const shown = (value: number, unit: Floor['unit']): string =>
+    unit === 'x'
+      ? `${value.toFixed(2)}x`
+      : unit === 'ms'
+        ? `${value >= 0 ? '+' : ''}${value.toFixed(1)} ms`
+        : `${value.toFixed(0)} MB`;
+  const lines = floors.map(({ what, figure, bound, floor, unit }) => {
+    const kept =
+      figure === undefined
+        ? 'not run'
+        : (bound === 'at least' ? figure >= floor : figure <= floor)
+          ? 'ok'
+          : 'MISSED';
+    const value = figure === undefined ? '-' : shown(figure, unit);
+    const limit = `${bound === 'at least' ? '>=' : '<='} ${shown(floor, unit)}`;
+    return `  ${what.padEnd(40)} ${value.padStart(9)}   floor ${limit.padEnd(10)}  ${kept}`;
+  });
+  return ['floors, as figures of this run:', ...lines];
+}
+
 function mb(bytes: number): string {
   return `${(bytes / 2 ** 20).toFixed(0)} MB`;
 }
@@ -665,7 +704,6 @@ async function main(): Promise<void> {
   try {
     const productSettings = (settlerKey = 0): TargetSettings => ({
       kind: 'product',
-      code: productCode(),
       env: {
         ...markets.env(),
         HOST: '127.0.0.1',
@@ -677,7 +715,6 @@ async function main(): Promise<void> {
         X402_SETTLER_PRIVATE_KEY: required(chain.accounts[settlerKey], 'settler key'),
         X402_RPC_URL: chain.rpcUrl,
         ...passThrough('X402_RECEIPT_POLL_MS'),
-        ...passThrough('HTTP_WARM_UP_REQUESTS'),
         // one client address sends every load: the rate limits would answer 429 (the reference sides have none)
         RATE_LIMIT_FREE: '0',
         RATE_LIMIT_UNPAID: '0',
@@ -719,10 +756,16 @@ async function main(): Promise<void> {
       await started('bare3', bare),
     ];
     const pooledBare = { name: 'bare', of: bares };
-    const nest = await started('nest', { ...bare, kind: 'nest' });
-    // The same product, never paid: the product process answers somewhat slower than this twin
-    // (README, "Still not reached"); this side shows by how much on the free route and the 402.
-    // Started only for those; it stays up (idle, polling its venues) through the paid loads.
+    // three identical NestJS reference apps; "nest" is the one with the median rate in each round
+    const nests = [
+      await started('nest1', { ...bare, kind: 'nest' }),
+      await started('nest2', { ...bare, kind: 'nest' }),
+      await started('nest3', { ...bare, kind: 'nest' }),
+    ];
+    const pooledNest = { name: 'nest', of: nests };
+    // The same product, never paid: what the first settled payment costs the process, on the free
+    // route and the 402. Started only for those; it stays up (idle, polling its venues) through the
+    // paid loads.
     const unsold = chosen(1) || chosen(2) ? [await started('unsold', productSettings())] : [];
     for (const side of unsold) await waitForPrices(side.url);
     const reference = await started('express', {
@@ -735,9 +778,7 @@ async function main(): Promise<void> {
       paidBody: { ...paid, headers: { 'content-type': 'application/json; charset=utf-8' } },
     });
     const idle = new Map(
-      await Promise.all(
-        targets.map(async (target) => [target, await target.usage('memory')] as const),
-      ),
+      await Promise.all(targets.map(async (target) => [target, await target.usage()] as const)),
     );
     console.log(await idleCpu(targets));
     const price = BigInt(requirement.amount);
@@ -748,25 +789,24 @@ async function main(): Promise<void> {
       if (!chosen(section)) return;
       console.log((await compare(comparison)).join('\n'));
     };
+    const freeLabel = `free GET ${FREE_PATH}, ${String(CONNECTIONS)} connections`;
     await compareIfChosen({
-      load: httpLoad(`free GET ${FREE_PATH}, ${String(CONNECTIONS)} connections`, FREE_PATH, 200),
-      sides: [...interleaved(pooledProducts.of, bares), nest, ...unsold],
-      pools: [pooledBare, pooledProducts],
+      load: httpLoad(freeLabel, FREE_PATH, 200),
+      sides: [...interleaved(pooledProducts.of, bares, nests), ...unsold],
+      pools: [pooledBare, pooledNest, pooledProducts],
       ratios: [
+        ['products', 'nest'],
+        ['product', 'nest'],
         ['products', 'bare'],
         ['product', 'bare'],
         ['nest', 'bare'],
-        ['product', 'nest'],
         ['unsold', 'bare'],
         ['product', 'unsold'],
       ],
     });
+    const unpaidLabel = `unpaid GET ${PAID_PATH} -> 402, ${String(CONNECTIONS)} connections`;
     await compareIfChosen({
-      load: httpLoad(
-        `unpaid GET ${PAID_PATH} -> 402, ${String(CONNECTIONS)} connections`,
-        PAID_PATH,
-        402,
-      ),
+      load: httpLoad(unpaidLabel, PAID_PATH, 402),
       sides: [...interleaved(pooledProducts.of, bares), reference, ...unsold],
       pools: [pooledBare, pooledProducts],
       ratios: [
@@ -777,18 +817,14 @@ async function main(): Promise<void> {
       ],
     });
     // their RSS as the loads left them, then they stop: only the first product takes the paid loads
-    const twinsAfter = await Promise.all(soldTwins.map((twin) => twin.usage('memory')));
+    const twinsAfter = await Promise.all(soldTwins.map((twin) => twin.usage()));
     for (const twin of soldTwins) {
       await twin.stop();
       targets.splice(targets.indexOf(twin), 1);
     }
+    const exact1 = `paid GET ${PAID_PATH}, 1 @x402/fetch client`;
     await compareIfChosen({
-      load: paidLoad(
-        `paid GET ${PAID_PATH}, 1 @x402/fetch client`,
-        buyers.slice(0, 1),
-        chain,
-        price,
-      ),
+      load: paidLoad(exact1, buyers.slice(0, 1), chain, price),
       sides: [product, reference],
       ratios: [['product', 'express']],
     });
@@ -834,10 +870,8 @@ async function main(): Promise<void> {
       );
     }
     console.log(await checkBatchClaims(chain, batchPaid.get('product') ?? 0, price));
-    const after = await Promise.all(targets.map((target) => target.usage('memory')));
-    console.log(
-      'RSS, idle -> after the loads (after a full GC: JS heap live / V8 heap reserved, external)',
-    );
+    const after = await Promise.all(targets.map((target) => target.usage()));
+    console.log('RSS, idle -> after the loads (JS heap used / V8 heap reserved, external)');
     const memoryLine = (target: Target, now: Usage, when = ''): string => {
       const before = required(idle.get(target), target.name);
       return `  ${target.name.padEnd(9)} ${mb(before.rss)} -> ${mb(now.rss)} (${mb(now.heapUsed)} / ${mb(now.heapTotal)}, ${mb(now.external)})${when}`;
@@ -849,7 +883,49 @@ async function main(): Promise<void> {
       console.log(memoryLine(twin, required(twinsAfter[i], twin.name), ' (after its loads)'));
     });
     await watchSettling(targets);
-    console.log(`product ran as: ${productCommand()}`);
+    const ratio = (label: string, pair: string) => ratioMedians.get(`${label}|${pair}`);
+    console.log(
+      floorLines([
+        {
+          what: 'free GET /v1/assets, products/nest',
+          figure: ratio(freeLabel, 'products/nest')?.rate,
+          bound: 'at least',
+          floor: 0.7,
+          unit: 'x',
+        },
+        {
+          what: 'unpaid 402, products/express',
+          figure: ratio(unpaidLabel, 'products/express')?.rate,
+          bound: 'at least',
+          floor: 2,
+          unit: 'x',
+        },
+        {
+          what: 'paid, 1 client, p50 product - express',
+          figure: ratio(exact1, 'product/express')?.p50,
+          bound: 'at most',
+          floor: 2,
+          unit: 'ms',
+        },
+        {
+          what: `paid, ${String(CONNECTIONS)} clients, paid/s product/express`,
+          figure: ratio(exact10, 'product/express')?.rate,
+          bound: 'at least',
+          floor: 1,
+          unit: 'x',
+        },
+        {
+          what: 'product RSS after the loads',
+          figure: (after[targets.indexOf(product)]?.rss ?? Number.NaN) / 2 ** 20,
+          bound: 'at most',
+          floor: 250,
+          unit: 'MB',
+        },
+      ]).join('\n'),
+    );
+    console.log(
+      `product ran as: node ${process.version}, no flags, createApp from dist/src (tsc's output)`,
+    );
     if (AFTER_SALE !== 'none')
       console.log(`BENCH_AFTER_SALE=${AFTER_SALE}: one such request after the sale`);
     console.log(
@@ -864,71 +940,10 @@ async function main(): Promise<void> {
   }
 }
 
-/**
- * The product runs with the node flags it ships with (the Dockerfile's); BENCH_PRODUCT_FLAGS
- * replaces them (e.g. other V8 heap limits to compare; an empty value runs node's defaults).
- */
-function productFlags(name: string): string[] {
-  if (!isProduct(name)) return [];
-  const flags = process.env['BENCH_PRODUCT_FLAGS'];
-  return flags === undefined ? shippedNodeFlags() : flags.split(' ').filter(Boolean);
-}
-
-/**
- * The product runs with the allocator settings it ships with (the Dockerfile's `MALLOC_*`);
- * BENCH_PRODUCT_ENV replaces them (`NAME=value` pairs; empty for glibc's defaults).
- */
-function productEnv(name: string): Record<string, string> {
-  if (!isProduct(name)) return {};
-  const custom = process.env['BENCH_PRODUCT_ENV'];
-  if (custom === undefined) return shippedMallocEnv();
-  return Object.fromEntries(
-    custom
-      .split(/\s+/)
-      .filter(Boolean)
-      .map((pair) => {
-        const at = pair.indexOf('=');
-        if (at < 1) throw new Error(`BENCH_PRODUCT_ENV: not NAME=value: ${pair}`);
-        return [pair.slice(0, at), pair.slice(at + 1)];
-      }),
-  );
-}
-
-/**
- * The product as it ships: loaded from the directory of the script the Dockerfile runs (the
- * bundle `npm run build` leaves). BENCH_PRODUCT_CODE=compiled loads tsc's output instead, as
- * before the bundle, to compare.
- */
-function productCode(): ProductCode {
-  const chosen = process.env['BENCH_PRODUCT_CODE'] ?? 'shipped';
-  if (chosen === 'shipped' || chosen === 'compiled') return chosen;
-  throw new Error(`BENCH_PRODUCT_CODE: 'shipped' or 'compiled', not ${chosen}`);
-}
-
-/** The product's processes: `product`, its sold twins `product2` and `product3`, and `unsold`. */
-function isProduct(name: string): boolean {
-  return name.startsWith('product') || name === 'unsold';
-}
-
-/** The product's allocator settings and node flags as the bench started it: `A=1 node --b`. */
-function productCommand(): string {
-  const env = { ...process.env, ...productEnv('product') };
-  const malloc = Object.entries(env)
-    .filter(([name]) => name.startsWith('MALLOC_'))
-    .map(([name, value]) => `${name}=${String(value)}`);
-  const app =
-    productCode() === 'shipped'
-      ? `(app from ${path.dirname(shippedScript())})`
-      : '(app from dist/src, tsc output)';
-  return [...malloc, 'node', ...productFlags('product'), app].join(' ');
-}
-
 function profileArgs(name: string): string[] {
   const dir = process.env['BENCH_CPU_PROF'];
   // one profile per kind of server: the first of identical processes stands for all
-  return dir === undefined ||
-    (name.startsWith('bare') && name !== 'bare1') ||
-    /^product\d/.test(name)
+  return dir === undefined || /^(bare|nest)[2-9]$/.test(name) || /^product\d/.test(name)
     ? []
     : ['--cpu-prof', `--cpu-prof-dir=${dir}/${name}`];
 }

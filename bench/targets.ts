@@ -2,22 +2,22 @@
  * One server under load, in its own process so its CPU time and memory are its own:
  *
  *   node dist/bench/targets.js product   the app as `main` serves it (createApp, embedded facilitator),
- *                                        loaded from the shipped bundle (dist/bundle) or tsc's output
+ *                                        loaded from tsc's output (dist/src), as it ships
  *   node dist/bench/targets.js bare      a bare Fastify server replaying the product's recorded bytes
- *   node dist/bench/targets.js nest      an empty NestJS app on Fastify replaying them (nest-floor.ts)
+ *   node dist/bench/targets.js nest      an ordinary NestJS app on Fastify, a controller answering
+ *                                        them (reference-nest.ts)
  *   node dist/bench/targets.js express   the @x402/express reference: paymentMiddleware, in-process
  *                                        facilitator settling on the same chain, the same price
  *
- * Started by bench/paid-speed.ts with `fork`; its settings arrive as JSON in BENCH_TARGET, and
- * it answers `usage` messages with its CPU time (user + kernel, and kernel alone), its garbage
- * collection pauses and RSS.
+ * Started by bench/paid-speed.ts with `fork` and plain `node` (no flags); its settings arrive as
+ * JSON in BENCH_TARGET, and it answers `usage` messages with its CPU time (user + kernel, and
+ * kernel alone), its garbage collection pauses and memory.
  */
 import Fastify from 'fastify';
 import path from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { projectRoot } from '../test/support/project-root.js';
-import { shippedScript } from './shipped-node-flags.js';
 import type { PaymentRequirements } from '@x402/core/types';
 
 /** A response as the product sent it, replayed byte for byte by the bare server. */
@@ -27,16 +27,8 @@ export interface RecordedResponse {
   readonly body: string;
 }
 
-/** The app as it ships (`npm run build`'s bundle) or tsc's output it is made of. */
-export type ProductCode = 'shipped' | 'compiled';
-
 export type TargetSettings =
-  | {
-      readonly kind: 'product';
-      readonly env: Record<string, string>;
-      /** The app as it ships (the bundle beside the Dockerfile's script) or tsc's output. */
-      readonly code: ProductCode;
-    }
+  | { readonly kind: 'product'; readonly env: Record<string, string> }
   | { readonly kind: 'bare'; readonly routes: Record<string, RecordedResponse> }
   | { readonly kind: 'nest'; readonly routes: Record<string, RecordedResponse> }
   | {
@@ -69,12 +61,12 @@ export type TargetMessage =
 async function start(settings: TargetSettings): Promise<string> {
   switch (settings.kind) {
     case 'product':
-      return startProduct(settings.code, settings.env);
+      return startProduct(settings.env);
     case 'bare':
       return startBare(settings.routes);
     case 'nest': {
-      const { startNestFloor } = await import('./nest-floor.js');
-      return startNestFloor(settings.routes);
+      const { startReferenceNest } = await import('./reference-nest.js');
+      return startReferenceNest(settings.routes);
     }
     case 'express': {
       const { startExpress } = await import('./reference-express.js');
@@ -83,13 +75,15 @@ async function start(settings: TargetSettings): Promise<string> {
   }
 }
 
-/** Each side loads only its own modules, so its RSS is its own. */
-async function startProduct(code: ProductCode, env: Record<string, string>): Promise<string> {
-  const dir = code === 'shipped' ? path.dirname(shippedScript()) : 'dist/src';
+/**
+ * Each side loads only its own modules, so its RSS is its own: the product's come from tsc's
+ * output, the files `node dist/src/main.js` runs.
+ */
+async function startProduct(env: Record<string, string>): Promise<string> {
   const from = (file: string): string =>
-    pathToFileURL(path.join(projectRoot(import.meta.url), dir, file)).href;
-  // tsc's output leaves decorator metadata's polyfill to main.ts; the bundle carries its own
-  if (code === 'compiled') await import('reflect-metadata');
+    pathToFileURL(path.join(projectRoot(import.meta.url), 'dist/src', file)).href;
+  // main.ts loads decorator metadata's polyfill before the app; the bench starts at createApp
+  await import('reflect-metadata');
   const { createApp } = (await import(from('app.js'))) as typeof import('../src/app.js');
   const { loadConfig } = (await import(
     from('app-config.js')
@@ -118,10 +112,8 @@ const send = (message: TargetMessage): void => {
   process.send?.(message);
 };
 process.on('message', (message: unknown) => {
-  if (message !== 'usage' && message !== 'memory') return;
+  if (message !== 'usage') return;
   const cpu = process.cpuUsage();
-  // 'memory': after a full collection (outside any measured CPU interval), what is really kept.
-  if (message === 'memory') (globalThis as { gc?: () => void }).gc?.();
   const memory = process.memoryUsage();
   send({
     type: 'usage',
