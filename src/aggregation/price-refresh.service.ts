@@ -6,6 +6,7 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { AssetCatalogue } from '../assets/asset-catalogue.js';
+import type { Backoff } from '../common/backoff.js';
 import { MARKETS_SETTINGS, type MarketsSettings } from '../markets/markets.settings.js';
 import { PRICE_SOURCES, type PriceSource, type UpdateRule } from '../markets/price-source.js';
 import { aggregate, type PricingPolicy, type RoundResult } from './aggregate.js';
@@ -16,9 +17,8 @@ import { SNAPSHOT_STORE, type SnapshotStore } from './snapshot-store.js';
 import { VenueStream } from '../markets/venue-stream.js';
 import { VenuePoller, type PollChange, type VenueState } from './venue-poller.js';
 
-/** First reconnection delay of a stream; doubles while reconnections fail. */
-const STREAM_MIN_BACKOFF_MS = 1000;
-const STREAM_MAX_BACKOFF_MS = 60_000;
+/** A stream's reconnection delays while reconnections fail. */
+const STREAM_RECONNECT: Backoff = { baseMs: 1000, maxMs: 60_000 };
 
 /** Quotes arriving within this window are aggregated together: at most ~10 aggregations a second. */
 export const AGGREGATION_COALESCE_MS = 100;
@@ -65,8 +65,7 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
       const stream = new VenueStream(source.stream, {
         quietMs: markets.streamQuietMs,
         connectTimeoutMs: markets.timeoutMs,
-        minBackoffMs: STREAM_MIN_BACKOFF_MS,
-        maxBackoffMs: STREAM_MAX_BACKOFF_MS,
+        reconnect: STREAM_RECONNECT,
       });
       return new VenuePoller(source, intervalMs, { stream, symbols });
     });

@@ -1,3 +1,4 @@
+import { backoffDelay } from '../common/backoff.js';
 import type { PriceSource, RawQuote } from '../markets/price-source.js';
 import type { StreamInstrument } from '../markets/price-stream.js';
 import { VENUE_ERROR_KINDS, VenueError } from '../markets/venue-error.js';
@@ -255,7 +256,10 @@ export class VenuePoller {
       const finishedAt = now();
       const failures = this.state.consecutiveFailures + 1;
       const rateLimited = error instanceof VenueError && error.kind === 'rate_limited';
-      const backoff = Math.min(this.intervalMs * 2 ** (failures - 1), MAX_BACKOFF_MS);
+      const backoff = backoffDelay(failures - 1, {
+        baseMs: this.intervalMs,
+        maxMs: MAX_BACKOFF_MS,
+      });
       const retryAfter = error instanceof VenueError ? (error.retryAfterMs ?? 0) : 0;
       this.state = {
         ...this.state,

@@ -1,4 +1,5 @@
 import WebSocket from 'ws';
+import { backoffDelay, type Backoff } from '../common/backoff.js';
 import type { RawQuote } from './price-source.js';
 import type { StreamEndpoint, StreamInstrument } from './price-stream.js';
 import { VenueError, printableVenueText } from './venue-error.js';
@@ -17,9 +18,8 @@ export interface StreamOptions {
   readonly quietMs: number;
   /** Time-out of the WebSocket handshake. */
   readonly connectTimeoutMs: number;
-  /** First reconnection delay; doubles while connections keep failing, up to maxBackoffMs. */
-  readonly minBackoffMs: number;
-  readonly maxBackoffMs: number;
+  /** Delay before each reconnection while connections keep failing. */
+  readonly reconnect: Backoff;
 }
 
 export interface StreamStatus {
@@ -190,10 +190,7 @@ export class VenueStream {
     socket?.on('error', () => undefined);
     if (this.handlers === undefined) return;
     this.failures += 1;
-    const delay = Math.min(
-      this.options.minBackoffMs * 2 ** (this.failures - 1),
-      this.options.maxBackoffMs,
-    );
+    const delay = backoffDelay(this.failures - 1, this.options.reconnect);
     this.reconnectAt = this.now() + delay;
     if (this.current !== 'quiet') this.setState('down');
     clearTimeout(this.reconnectTimer);

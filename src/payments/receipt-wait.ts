@@ -3,6 +3,7 @@ import {
   WaitForTransactionReceiptTimeoutError,
   type TransactionReceipt,
 } from 'viem';
+import { backoffDelay } from '../common/backoff.js';
 
 /** The first wait after an unanswered ask: a local chain mines within a few milliseconds. */
 const FIRST_WAIT_MS = 5;
@@ -37,7 +38,7 @@ export class ReceiptPacing {
 
   /** The wait before ask number `attempt + 1` (ask 0 is immediate). */
   waitAfter(attempt: number): number {
-    return Math.min(this.longestWait(), FIRST_WAIT_MS * 2 ** attempt);
+    return backoffDelay(attempt, { baseMs: FIRST_WAIT_MS, maxMs: this.longestWait() });
   }
 
   private longestWait(): number {

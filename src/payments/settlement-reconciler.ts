@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { backoffDelay, type Backoff } from '../common/backoff.js';
 import type { SettlementTrace } from './facilitator-client.js';
 import type { AcceptedPayment } from './payment-acceptance.js';
 import { PAYMENT_LEDGER, type PaymentLedger } from './payment-ledger.js';
@@ -24,8 +25,8 @@ export interface UncertainSettlement {
 
 export type Reconciliation = 'settled' | 'pending' | 'not_settled';
 
-const FIRST_CHECK_MS = 250;
-const MAX_CHECK_MS = 30_000;
+/** Waits between two looks at the chain for one unknown settlement. */
+const CHECK_BACKOFF: Backoff = { baseMs: 250, maxMs: 30_000 };
 /**
  * The last look comes this long before the payment's expiry: its records (the payment, its
  * payment-identifier) expire then, and a 200 stored after that would be stored for nobody.
@@ -63,7 +64,7 @@ export class SettlementReconciler implements OnModuleDestroy {
         `settlement of ${uncertain.fingerprint} cannot be reconciled: set X402_RPC_URL to read the chain`,
       );
     } else {
-      this.schedule(uncertain, FIRST_CHECK_MS);
+      this.schedule(uncertain, 0);
     }
     await this.markUncertain(uncertain);
   }
@@ -117,19 +118,21 @@ export class SettlementReconciler implements OnModuleDestroy {
     this.logger.log(`settlement of ${uncertain.fingerprint} reconciled: settled by ${transaction}`);
   }
 
-  private schedule(uncertain: UncertainSettlement, delayMs: number): void {
+  /** Look number `look` (0 for the first) after its back-off wait. */
+  private schedule(uncertain: UncertainSettlement, look: number): void {
+    const delayMs = backoffDelay(look, CHECK_BACKOFF);
     // the last look falls just before the expiry at the latest
     const wait = Math.max(0, Math.min(delayMs, lastLookAt(uncertain) - Date.now()));
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      void this.attempt(uncertain, delayMs);
+      void this.attempt(uncertain, look);
     }, wait);
     timer.unref();
     this.timers.add(timer);
   }
 
   /** One look; the one due just before the expiry (or later) is the last, pending or not. */
-  private async attempt(uncertain: UncertainSettlement, delayMs: number): Promise<void> {
+  private async attempt(uncertain: UncertainSettlement, look: number): Promise<void> {
     const last = Date.now() >= lastLookAt(uncertain);
     let result: Reconciliation = 'pending';
     try {
@@ -142,7 +145,7 @@ export class SettlementReconciler implements OnModuleDestroy {
     if (result === 'pending' && last) {
       this.logger.warn(`settlement of ${uncertain.fingerprint} left unreconciled at its expiry`);
     } else if (result === 'pending') {
-      this.schedule(uncertain, Math.min(delayMs * 2, MAX_CHECK_MS));
+      this.schedule(uncertain, look + 1);
     } else if (result === 'not_settled') {
       this.logger.log(`settlement of ${uncertain.fingerprint} reconciled: nothing moved`);
     }

@@ -33,6 +33,7 @@ import {
 import type { FastifyRequest } from 'fastify';
 import { privateKeyToAccount } from 'viem/accounts';
 import { ApiError, ErrorCode } from '../common/api-error.js';
+import { backoffDelay, type Backoff } from '../common/backoff.js';
 import { StartupError } from '../common/startup-error.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { REDIS_CLIENT, type RedisClient } from '../shared-state/redis-connection.js';
@@ -64,9 +65,8 @@ export interface PaymentChallenge {
   readonly required: PaymentRequired;
 }
 
-/** First wait before asking an unreachable facilitator again; doubled per failure up to the cap. */
-const FIRST_RETRY_MS = 1_000;
-const MAX_RETRY_MS = 30_000;
+/** Waits before asking an unreachable facilitator again, one per failure. */
+const FACILITATOR_RETRY: Backoff = { baseMs: 1_000, maxMs: 30_000 };
 /** At most this many ready 402s are kept (one per route and resource URL; the URL names the symbols). */
 const MAX_CACHED_CHALLENGES = 1000;
 
@@ -100,7 +100,7 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
   /** The facilitator confirmed every paid route; until then paid routes answer 503. */
   private confirmed = false;
   private retryTimer: NodeJS.Timeout | undefined;
-  private retryDelayMs = FIRST_RETRY_MS;
+  private retries = 0;
   private nextAttemptAt = 0;
   private destroyed = false;
   /**
@@ -266,8 +266,8 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
 
   private scheduleRetry(): void {
     if (this.destroyed) return;
-    const delay = this.retryDelayMs;
-    this.retryDelayMs = Math.min(delay * 2, MAX_RETRY_MS);
+    const delay = backoffDelay(this.retries, FACILITATOR_RETRY);
+    this.retries += 1;
     this.nextAttemptAt = Date.now() + delay;
     this.retryTimer = setTimeout(() => void this.retry(), delay);
     this.retryTimer.unref();

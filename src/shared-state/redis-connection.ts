@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { createClient } from 'redis';
 import { ApiError, ErrorCode } from '../common/api-error.js';
+import { backoffDelay, type Backoff } from '../common/backoff.js';
 import { StartupError } from '../common/startup-error.js';
 
 export type RedisClient = ReturnType<typeof createClient>;
@@ -11,8 +12,8 @@ export const REDIS_CLIENT = Symbol('RedisClient');
 
 /** A Redis that does not answer within this at start-up stops the start-up. */
 const CONNECT_TIMEOUT_MS = 3000;
-/** Reconnection back-off after a lost connection: 100 ms doubling up to this. */
-const MAX_RECONNECT_DELAY_MS = 2000;
+/** Reconnection delays after a lost connection. */
+const RECONNECT_BACKOFF: Backoff = { baseMs: 100, maxMs: 2000 };
 /** Connection errors are logged at most this often while Redis stays unreachable. */
 const ERROR_LOG_EVERY_MS = 10_000;
 
@@ -35,7 +36,7 @@ export async function connectRedis(url: string): Promise<RedisClient> {
       connectTimeout: CONNECT_TIMEOUT_MS,
       // before start-up succeeded: no retry, connect() rejects with the cause
       reconnectStrategy: (retries: number) =>
-        started ? Math.min(100 * 2 ** Math.min(retries, 5), MAX_RECONNECT_DELAY_MS) : false,
+        started ? backoffDelay(retries, RECONNECT_BACKOFF) : false,
     },
   });
   client.on('error', (error: unknown) => {
