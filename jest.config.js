@@ -1,6 +1,6 @@
 /** Jest in native ESM mode: ts-jest compiles TypeScript to ESM, and the two ESM-only
  * packages that CommonJS dependencies require() are compiled to CommonJS for Jest's loader. */
-export default {
+const shared = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
@@ -12,6 +12,17 @@ export default {
     ],
   },
   transformIgnorePatterns: ['/node_modules/(?!(content-disposition|cookie)/)'],
-  testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
   testTimeout: 30000,
+};
+
+/** The split is by file name: `npm run test:unit` runs `unit` alone, `npm test` runs all three. */
+export default {
+  testTimeout: shared.testTimeout,
+  projects: [
+    // in-process only: no redis-server, no local chain, no browser
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
+    // src suites against a real redis-server started from PATH
+    { ...shared, displayName: 'integration', testMatch: ['<rootDir>/src/**/*.redis-spec.ts'] },
+    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
+  ],
 };
