@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { x402Facilitator } from '@x402/core/facilitator';
 import {
   FacilitatorResponseError,
@@ -30,7 +31,6 @@ import {
   type TransactionReceipt,
 } from 'viem';
 import { createNonceManager, jsonRpc } from 'viem/nonce';
-import { ScopedStorage } from '../common/scoped-storage.js';
 import { jsonRpcTransport } from '../chain/json-rpc-transport.js';
 import { nativeSigningAccount } from './native-account.js';
 import type { ExactEvmAuthorization } from './payment-acceptance.js';
@@ -67,7 +67,7 @@ export interface SettlementTrace {
 }
 
 /** The trace of the settlement running in the current async context, if one is being traced. */
-export const settlementTraces = new ScopedStorage<SettlementTrace>();
+export const settlementTraces = new AsyncLocalStorage<SettlementTrace>();
 
 /**
  * Gives up on a settlement whose transaction has not left yet, so that it never will: true when
@@ -181,7 +181,7 @@ function isTransportFailure(error: unknown): boolean {
  */
 export class EmbeddedFacilitatorClient implements FacilitatorClient {
   private readonly facilitator = new x402Facilitator();
-  private readonly transport = new ScopedStorage<OperationState>();
+  private readonly transport = new AsyncLocalStorage<OperationState>();
   /** An `eth_call` from the settling account. */
   private readonly callAsSettler: (to: Hex, data: Hex) => Promise<unknown>;
 
