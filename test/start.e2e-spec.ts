@@ -1,5 +1,13 @@
 import { execFile, spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -11,6 +19,13 @@ import { FakeMarkets } from './support/fake-markets.js';
 import { fundedBuyer } from './support/paying-clients.js';
 import { projectRoot } from './support/project-root.js';
 import { RpcProxy } from './support/rpc-proxy.js';
+import {
+  execute,
+  injectWallet,
+  launchChromium,
+  requireChromium,
+  textOf,
+} from './support/swagger-ui.js';
 import { paymentRequiredOf, signedPayment, v2Header } from './support/x402-payloads.js';
 
 const run = promisify(execFile);
@@ -53,17 +68,35 @@ async function readinessAfterSignal(
   }
 }
 
-/** The JavaScript files `npm run build` bundled the service into. */
-function bundleFiles(): string[] {
-  const dir = path.join(ROOT, 'dist/bundle');
-  return readdirSync(dir)
-    .filter((file) => file.endsWith('.js'))
-    .map((file) => readFileSync(path.join(dir, file), 'utf8'));
+/**
+ * The runtime image's layout and command, read from the Dockerfile: its last stage copies
+ * package.json, node_modules and dist/src, sets ENV and runs CMD. `dir` gets the same layout
+ * (dist/src copied, node_modules linked), so the service runs with nothing else of the project.
+ */
+function asTheImageRunsIt(dir: string): {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+} {
+  const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+  const lastStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+  const cmd = /^CMD (\[.*\])$/m.exec(lastStage)?.[1];
+  if (cmd === undefined) throw new Error('the Dockerfile has no CMD in exec form');
+  const [command, ...args] = JSON.parse(cmd) as string[];
+  const env = Object.fromEntries(
+    [...lastStage.matchAll(/^ENV (\w+)=(\S+)$/gm)].map((match) => [match[1]!, match[2]!]),
+  );
+  const copied = [...lastStage.matchAll(/^COPY --from=\w+ \/app\/(\S+) /gm)].map((m) => m[1]!);
+  expect(copied.sort()).toEqual(['dist/src', 'node_modules', 'package.json']);
+  cpSync(path.join(ROOT, 'dist/src'), path.join(dir, 'dist/src'), { recursive: true });
+  cpSync(path.join(ROOT, 'package.json'), path.join(dir, 'package.json'));
+  symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  return { command: command!, args, env };
 }
 
 /**
- * The service bundle as the container runs it, from `cwd` (no .env), on a free loopback port,
- * logging JSON, priced from the fake venues, with the embedded facilitator; `env` adds the rest.
+ * The service as `npm start` runs it, from `cwd` (no .env), on a free loopback port, logging
+ * JSON, priced from the fake venues, with the embedded facilitator; `env` adds the rest.
  */
 function spawnService(
   cwd: string,
@@ -133,9 +166,19 @@ describe('npm start, built and run as a process', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'npm-start-'));
-    // what `npm start` does before it runs: build to dist/
-    await run('npm', ['run', 'build', '--silent'], { cwd: ROOT, timeout: BUILD_TIMEOUT_MS });
+    // what `npm start` does before it runs: build to dist/ unless the build is up to date
+    await run('node', ['scripts/build-if-stale.mjs'], { cwd: ROOT, timeout: BUILD_TIMEOUT_MS });
   }, BUILD_TIMEOUT_MS);
+
+  it('builds only when a source is newer than the last build', async () => {
+    const stamp = path.join(ROOT, 'dist/.build-stamp');
+    const built = statSync(stamp).mtimeMs;
+    const started = Date.now();
+    await run('node', ['scripts/build-if-stale.mjs'], { cwd: ROOT, timeout: BUILD_TIMEOUT_MS });
+    expect(statSync(stamp).mtimeMs).toBe(built);
+    // the compiler alone takes tens of seconds
+    expect(Date.now() - started).toBeLessThan(BUILD_TIMEOUT_MS / 4);
+  });
 
   afterAll(() => {
     rmSync(dir, { recursive: true, force: true });
@@ -153,57 +196,62 @@ describe('npm start, built and run as a process', () => {
     expect(started.stderr).toContain('X402_PAY_TO is required');
   });
 
-  it('the service bundle leaves native addons installed, where they find their binaries', () => {
-    const bundle = bundleFiles().join('\n');
-    // bundled, secp256k1 would fall back to plain JavaScript: its loader looks beside itself
-    expect(bundle).not.toContain('node-gyp-build');
-    expect(bundle).toMatch(/(require\(|from\s*)"secp256k1"/);
-  });
-
-  it('every file of the service bundle loads the decorator metadata polyfill before its code', () => {
-    for (const file of bundleFiles()) {
-      expect(/^import\s*['"]([^'"]+)['"]/.exec(file)?.[1]).toBe('reflect-metadata');
-    }
-  });
-
-  it('the service bundle serves the committed OpenAPI document and the files of Swagger UI, and its classes keep their names', async () => {
+  it('the service as the Dockerfile runs it serves the committed OpenAPI document, and Swagger UI "Try it out" answers a free and a paid operation in a browser', async () => {
+    requireChromium();
+    const image = mkdtempSync(path.join(dir, 'image-'));
+    const { command, args, env } = asTheImageRunsIt(image);
+    const chain = await startLocalChain();
     const markets = await FakeMarkets.start();
-    const service = spawnService(dir, markets, {
-      // the committed document's seller; the facilitator settles on a chain never asked here
-      X402_PAY_TO: '0x0000000000000000000000000000000000000001',
-      X402_SETTLER_PRIVATE_KEY: `0x${'ab'.repeat(32)}`,
-      X402_RPC_URL: 'http://127.0.0.1:9',
-      X402_BATCH_DATA_DIR: mkdtempSync(path.join(dir, 'channels-')),
+    // the committed document's seller
+    const payTo = '0x0000000000000000000000000000000000000001';
+    const service = spawn(command, args, {
+      cwd: image,
+      env: bareEnv({
+        ...env,
+        ...markets.env(),
+        HOST: '127.0.0.1',
+        PORT: '0',
+        X402_FACILITATOR: 'embedded',
+        X402_NETWORK: 'base-sepolia',
+        X402_PAY_TO: payTo,
+        X402_SETTLER_PRIVATE_KEY: chain.accounts[0]!,
+        X402_RPC_URL: chain.rpcUrl,
+        X402_BATCH_DATA_DIR: mkdtempSync(path.join(dir, 'channels-')),
+      }),
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let logs = '';
-    service.stdout.on('data', (chunk: Buffer) => (logs += chunk.toString()));
+    const browser = await launchChromium();
     try {
       const url = await servingUrl(service);
-      // Nest names modules and controllers by their classes: a class the bundler renamed (an added
-      // number) would show here, as in every log context taken from a class's name
-      const named = [...logs.matchAll(/(\w+) dependencies initialized|(\w+) \{\//g)].map(
-        (match) => match[1] ?? match[2],
-      );
-      expect(named).toEqual(
-        expect.arrayContaining(['AppModule', 'PaymentsModule', 'TickersController']),
-      );
-      expect(named.filter((name) => /\d$/.test(name ?? ''))).toEqual([]);
       const served: unknown = await (await fetch(`${url}/openapi.json`)).json();
       const committed: unknown = JSON.parse(readFileSync(path.join(ROOT, 'openapi.json'), 'utf8'));
       expect(withoutOrigins(served)).toEqual(withoutOrigins(committed));
-      const page = await fetch(`${url}/docs`);
-      expect(await page.text()).toContain('swagger-ui-bundle.js');
-      // swagger-ui-dist serves these from its own directory, which the bundle leaves in node_modules
-      const script = await fetch(`${url}/docs/swagger-ui-bundle.js`);
-      expect(script.status).toBe(200);
-      expect((await script.text()).length).toBeGreaterThan(100_000);
+      for (const until = Date.now() + 30_000; ;) {
+        if ((await fetch(`${url}/health/ready`)).status === 200) break;
+        if (Date.now() > until) throw new Error('the service never became ready');
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      const buyer = await fundedBuyer(chain);
+      const page = await browser.newPage();
+      const failures: string[] = [];
+      page.on('pageerror', (error) => failures.push(String(error)));
+      await injectWallet(page, { buyer, chainId: chain.chainId }, []);
+      await page.goto(`${url}/docs`);
+      expect(await execute(page, 'listAssets')).toBe('200');
+      const before = await chain.usdcBalance(payTo);
+      expect(await execute(page, 'getTicker')).toBe('200');
+      expect(await chain.usdcBalance(payTo)).toBe(before + 2000n);
+      expect(await textOf(page, '#x402-receipt')).toMatch(/transaction 0x[0-9a-f]{64}/);
+      expect(failures).toEqual([]);
     } finally {
+      await browser.close();
       const exited = new Promise((resolve) => service.once('exit', resolve));
       service.kill('SIGTERM');
       await exited;
       await markets.close();
+      await chain.stop();
     }
-  }, 60_000);
+  }, 90_000);
 
   describe('with no payment settings', () => {
     let child: ChildProcess;
