@@ -1,5 +1,6 @@
 import { CacheModule, CACHE_MANAGER, type CacheOptions } from '@nestjs/cache-manager';
 import { Module } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import type { Cache } from 'cache-manager';
 import { AssetsModule } from '../assets/assets.module.js';
 import { MarketsModule } from '../markets/markets.module.js';
@@ -51,9 +52,9 @@ async function sharedConnectionCache(redis: RedisClient): Promise<CacheOptions> 
     },
     {
       provide: POLLING_ELECTION,
-      inject: [REDIS_CLIENT],
-      useFactory: (redis: RedisClient | null) =>
-        redis === null ? null : new RedisPollingElection(redis),
+      inject: [REDIS_CLIENT, SchedulerRegistry],
+      useFactory: (redis: RedisClient | null, scheduler: SchedulerRegistry) =>
+        redis === null ? null : new RedisPollingElection(redis, scheduler),
     },
   ],
   exports: [SNAPSHOT_STORE, PriceRefreshService],

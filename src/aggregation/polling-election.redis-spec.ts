@@ -1,3 +1,4 @@
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { connectRedis, type RedisClient } from '../shared-state/redis-connection.js';
 import { startRedisServer, type RedisServer } from '../../test/support/redis-server.js';
 import { describeWithRedis } from '../../test/support/redis-suite.js';
@@ -17,7 +18,8 @@ describeWithRedis('RedisPollingElection', () => {
 
   /** An election whose role changes are awaited one by one. */
   function candidate() {
-    const election = new RedisPollingElection(redis);
+    const scheduler = new SchedulerRegistry();
+    const election = new RedisPollingElection(redis, scheduler);
     const roles: string[] = [];
     let wake: (() => void) | undefined;
     const changed = (role: string) => () => {
@@ -27,6 +29,7 @@ describeWithRedis('RedisPollingElection', () => {
     election.start(changed('lead'), changed('follow'));
     return {
       election,
+      scheduler,
       roles,
       becomes: (count: number) =>
         new Promise<void>((resolve) => {
@@ -42,9 +45,12 @@ describeWithRedis('RedisPollingElection', () => {
     const second = candidate();
     const third = candidate();
     expect(first.roles).toEqual(['lead']);
+    // the renewals run on a timeout the scheduler lists, and stop with the election
+    expect(first.scheduler.getTimeouts()).toEqual(['polling-election']);
 
     // dies without handing over: its key expires, and one of the others polls
     await first.election.stop(false);
+    expect(first.scheduler.getTimeouts()).toEqual([]);
     await Promise.race([second.becomes(1), third.becomes(1)]);
     const [leader, other] = second.roles.length > 0 ? [second, third] : [third, second];
     expect(leader.roles).toEqual(['lead']);

@@ -1,6 +1,8 @@
 import { Logger } from '@nestjs/common';
+import type { SchedulerRegistry } from '@nestjs/schedule';
+import { ScheduledTimeout } from '../common/timeout-slot.js';
 import type { RedisClient } from '../shared-state/redis-connection.js';
-import { RELEASE_LEASE, RENEW_LEASE, leaseHolder } from '../shared-state/redis-lease.js';
+import { RedisLease } from '../shared-state/redis-lease.js';
 
 /** Decides whether this instance polls the venues. */
 export interface PollingElection {
@@ -14,71 +16,56 @@ export const POLLING_ELECTION = Symbol('PollingElection');
 /** A poller that stops renewing (died, cut off from Redis) is replaced after at most this long. */
 export const POLLING_LEASE_TTL_MS = 3000;
 const CHECK_EVERY_MS = 1000;
-const LEASE_KEY = 'x402:venue-poller';
 
 /**
  * One instance at a time polls the venues, so venues see one client's request rate however many
- * instances run: the holder of a Redis key (SET NX PX, POLLING_LEASE_TTL_MS) renewed every
- * second. The others try to take it every second; when the poller dies, its key expires and one
- * of them polls within POLLING_LEASE_TTL_MS + 1 s. A poller that cannot renew (Redis lost)
- * stops polling: its published prices would reach nobody, and another instance may have taken
- * over.
+ * instances run: the holder of a RedisLease on `x402:venue-poller` (POLLING_LEASE_TTL_MS),
+ * renewed every second. The others try to take it every second; when the poller dies, its key
+ * expires and one of them polls within POLLING_LEASE_TTL_MS + 1 s. A poller that cannot renew
+ * (Redis lost) stops polling: its published prices would reach nobody, and another instance
+ * may have taken over. The lease's timer is the scheduler's `polling-election` timeout.
  */
 export class RedisPollingElection implements PollingElection {
   private readonly logger = new Logger('PollingElection');
-  private readonly holder = leaseHolder();
-  private timer: NodeJS.Timeout | undefined;
+  private readonly lease: RedisLease;
   private leading = false;
-  private callbacks: { lead: () => void; follow: () => void } | undefined;
 
-  constructor(private readonly redis: RedisClient) {}
+  constructor(redis: RedisClient, scheduler: SchedulerRegistry) {
+    this.lease = new RedisLease(redis, {
+      key: 'x402:venue-poller',
+      ttlMs: POLLING_LEASE_TTL_MS,
+      renewEveryMs: CHECK_EVERY_MS,
+      timer: new ScheduledTimeout(scheduler, 'polling-election', { unref: true }),
+    });
+  }
 
   start(lead: () => void, follow: () => void): void {
-    this.callbacks = { lead, follow };
-    void this.check();
-  }
-
-  /** `handOver` false leaves the key to expire, as a poller that died would. */
-  async stop(handOver = true): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.callbacks = undefined;
-    if (this.leading && handOver) {
-      this.leading = false;
-      // hand over at once instead of after the TTL
-      await RELEASE_LEASE.run(this.redis, [LEASE_KEY], [this.holder]).catch(() => undefined);
-    }
-  }
-
-  private async check(): Promise<void> {
-    let leads = false;
-    try {
-      leads = this.leading
-        ? (await RENEW_LEASE.run(
-            this.redis,
-            [LEASE_KEY],
-            [this.holder, String(POLLING_LEASE_TTL_MS)],
-          )) === 1
-        : (await this.redis.set(LEASE_KEY, this.holder, {
-            condition: 'NX',
-            expiration: { type: 'PX', value: POLLING_LEASE_TTL_MS },
-          })) !== null;
-    } catch {
-      leads = false;
-    }
-    const callbacks = this.callbacks;
-    if (callbacks === undefined) return;
-    if (leads !== this.leading) {
+    const become = (leads: boolean): void => {
+      if (leads === this.leading) return;
       this.leading = leads;
       this.logger.log(
         leads ? 'this instance now polls the venues' : 'another instance polls the venues now',
       );
-      if (leads) callbacks.lead();
-      else callbacks.follow();
-    }
-    this.timer = setTimeout(() => {
-      void this.check();
-    }, CHECK_EVERY_MS);
-    this.timer.unref();
+      if (leads) lead();
+      else follow();
+    };
+    this.lease.keep({
+      held: () => {
+        become(true);
+      },
+      lost: () => {
+        become(false);
+      },
+      unreachable: () => {
+        become(false);
+      },
+    });
+  }
+
+  /** `handOver` false leaves the key to expire, as a poller that died would. */
+  async stop(handOver = true): Promise<void> {
+    this.leading = false;
+    if (handOver) await this.lease.release();
+    else await this.lease.abandon();
   }
 }
