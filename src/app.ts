@@ -68,8 +68,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   const fastify = app.getHttpAdapter().getInstance();
   const jsonLogs = config.logFormat === 'json';
   // before any route is added (the CORS plugin adds `OPTIONS *`): each route counts its answers
-  const answers = app.get(MetricsService).http;
-  installHttpMetrics(fastify, answers);
+  installHttpMetrics(fastify, app.get(MetricsService));
   installHttpCaching(fastify, {
     '/openapi.json': DOCS_CACHE,
     '/openapi.yaml': DOCS_CACHE,

@@ -6,6 +6,7 @@ import { AssetsModule } from '../assets/assets.module.js';
 import { MarketsModule } from '../markets/markets.module.js';
 import { REDIS_CLIENT, type RedisClient } from '../shared-state/redis-connection.js';
 import { POLLING_ELECTION, RedisPollingElection } from './polling-election.js';
+import { PriceMetrics } from './price-metrics.js';
 import { PriceRefreshService } from './price-refresh.service.js';
 import { PRICING_SETTINGS, type PricingSettings } from './pricing.settings.js';
 import { CacheSnapshotStore } from './shared-snapshot-store.js';
@@ -42,6 +43,7 @@ async function sharedConnectionCache(redis: RedisClient): Promise<CacheOptions> 
   controllers: [SourcesController],
   providers: [
     PriceRefreshService,
+    PriceMetrics,
     {
       provide: SNAPSHOT_STORE,
       inject: [REDIS_CLIENT, CACHE_MANAGER, PRICING_SETTINGS.token],

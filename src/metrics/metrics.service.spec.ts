@@ -1,6 +1,3 @@
-import type { PriceRefreshService } from '../aggregation/price-refresh.service.js';
-import { InMemorySnapshotStore } from '../aggregation/snapshot-store.js';
-import type { VenueState } from '../aggregation/venue-poller.js';
 import { MetricsService, reasonLabel } from './metrics.service.js';
 
 const ROUTE = '/v1/ticker/:symbol';
@@ -10,28 +7,6 @@ const REQUIREMENT = {
   asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
   amount: '2000',
 };
-
-function venue(overrides: Partial<VenueState>): VenueState {
-  return {
-    id: 'kraken',
-    status: 'ok',
-    lastAttemptAt: undefined,
-    lastSuccessAt: undefined,
-    lastError: undefined,
-    latencyMs: undefined,
-    consecutiveFailures: 0,
-    nextPollAt: 0,
-    instruments: 0,
-    transport: 'rest',
-    stream: undefined,
-    ...overrides,
-  };
-}
-
-function metricsWith(venues: VenueState[] = []): MetricsService {
-  const refresh = { venueStates: () => venues } as unknown as PriceRefreshService;
-  return new MetricsService(refresh, new InMemorySnapshotStore());
-}
 
 async function value(metrics: MetricsService, name: string, labels: object): Promise<number> {
   const metric = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
@@ -43,7 +18,7 @@ async function value(metrics: MetricsService, name: string, labels: object): Pro
 
 describe('MetricsService', () => {
   it('counts revenue only for a proven settlement, in atomic units', async () => {
-    const metrics = metricsWith();
+    const metrics = new MetricsService();
     metrics.paymentVerified(ROUTE, 0.01);
     metrics.settlementNotProven(ROUTE, 'unknown', 'settlement_deadline: not confirmed', 15);
     metrics.settlementNotProven(ROUTE, 'refused', 'invalid_exact_evm_nonce_already_used', 0.1);
@@ -67,20 +42,20 @@ describe('MetricsService', () => {
     ).toBe(1);
   });
 
-  it('reads venue health when scraped', async () => {
-    const now = Date.now();
-    const metrics = metricsWith([
-      venue({ id: 'kraken', status: 'ok', latencyMs: 120, lastSuccessAt: now - 3000 }),
-      venue({ id: 'okx', status: 'failing', consecutiveFailures: 3 }),
-    ]);
-    expect(await value(metrics, 'price_venue_state', { venue: 'kraken', state: 'ok' })).toBe(1);
-    expect(await value(metrics, 'price_venue_state', { venue: 'okx', state: 'ok' })).toBe(0);
-    expect(await value(metrics, 'price_venue_state', { venue: 'okx', state: 'failing' })).toBe(1);
-    expect(await value(metrics, 'price_venue_consecutive_failures', { venue: 'okx' })).toBe(3);
-    expect(await value(metrics, 'price_venue_latency_seconds', { venue: 'kraken' })).toBe(0.12);
-    expect(
-      await value(metrics, 'price_venue_last_success_age_seconds', { venue: 'kraken' }),
-    ).toBeGreaterThanOrEqual(3);
+  it('counts HTTP answers by method, route pattern and status, with their durations', async () => {
+    const metrics = new MetricsService();
+    metrics.httpAnswered('GET', ROUTE, 402, 0.003);
+    metrics.httpAnswered('GET', ROUTE, 402, 0.02);
+    metrics.httpAnswered('GET', 'unmatched', 404, 12);
+    const labels = { method: 'GET', route: ROUTE, status: '402' };
+    expect(await value(metrics, 'http_requests_total', labels)).toBe(2);
+    const text = await metrics.registry.metrics();
+    expect(text).toContain(
+      'http_request_duration_seconds_bucket{le="0.005",method="GET",route="/v1/ticker/:symbol",status="402"} 1',
+    );
+    expect(text).toContain(
+      'http_request_duration_seconds_bucket{le="10",method="GET",route="unmatched",status="404"} 0',
+    );
   });
 });
 

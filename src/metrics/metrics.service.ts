@@ -1,27 +1,35 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { SNAPSHOT_STORE, type SnapshotStore } from '../aggregation/snapshot-store.js';
-import { PriceRefreshService } from '../aggregation/price-refresh.service.js';
-import type { VenueStatus } from '../aggregation/venue-poller.js';
-import { HttpAnswers } from './http-answers.js';
 
-const VENUE_STATES: readonly VenueStatus[] = ['waiting', 'ok', 'failing', 'rate_limited'];
+/** HTTP answers take from under a millisecond (cached) to seconds (a paid call's settlement). */
+const HTTP_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Paid requests take a facilitator round trip and a block: buckets up to the settle deadline. */
 const PAYMENT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 15, 30];
 /** Longest refusal reason kept as a label: the leading machine token of a reason. */
 const REASON_MAX = 64;
 
 /**
- * The service's Prometheus metrics, in a registry of its own (one per app, so tests can run
- * several apps in one process). Payments and HTTP are counted as they happen through the small
- * named methods below; venue, price and chain health are read when scraped.
+ * The service's Prometheus registry (one per app, so tests can run several apps in one process)
+ * and the HTTP and payment metrics, counted as they happen through the small named methods
+ * below. Feature modules register gauges of their own on `registry`, read when scraped.
  */
 @Injectable()
 export class MetricsService {
   readonly registry = new Registry();
 
-  /** `http_requests_total` and `http_request_duration_seconds` (see HttpAnswers). */
-  readonly http = new HttpAnswers(this.registry);
+  private readonly httpRequests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status.',
+    labelNames: ['method', 'route', 'status'],
+    registers: [this.registry],
+  });
+  private readonly httpDurations = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from request to response sent, by method, route pattern and status.',
+    labelNames: ['method', 'route', 'status'],
+    buckets: HTTP_BUCKETS,
+    registers: [this.registry],
+  });
   private readonly payments = new Counter({
     name: 'x402_payments_total',
     help: 'Payments by route and outcome (challenged, verified, settled, refused, unknown, reconciled: unknown, then shown settled on chain); refusals and unknowns name their reason.',
@@ -54,13 +62,16 @@ export class MetricsService {
     labelNames: ['operation'],
     registers: [this.registry],
   });
-  constructor(
-    private readonly refresh: PriceRefreshService,
-    @Inject(SNAPSHOT_STORE) private readonly store: SnapshotStore,
-  ) {
+
+  constructor() {
     collectDefaultMetrics({ register: this.registry });
-    this.venueGauges();
-    this.priceAgeGauge();
+  }
+
+  /** An HTTP answer sent: `route` is the matched pattern (`/v1/ticker/:symbol`). */
+  httpAnswered(method: string, route: string, status: number, seconds: number): void {
+    const labels = { method, route, status: String(status) };
+    this.httpRequests.inc(labels);
+    this.httpDurations.observe(labels, seconds);
   }
 
   /** A paid route answered 402 to a request that carried no payment. */
@@ -147,88 +158,6 @@ export class MetricsService {
   /** The scrape: Prometheus text exposition format. */
   async exposition(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
-  }
-
-  /** Venue health read at scrape time from the pollers' own state: no call site in the price flow. */
-  private venueGauges(): void {
-    const refresh = this.refresh;
-    new Gauge({
-      name: 'price_venue_state',
-      help: "Each venue's state: 1 for its current state (waiting, ok, failing, rate_limited), 0 for the others.",
-      labelNames: ['venue', 'state'],
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const venue of refresh.venueStates()) {
-          for (const state of VENUE_STATES) {
-            this.set({ venue: venue.id, state }, venue.status === state ? 1 : 0);
-          }
-        }
-      },
-    });
-    new Gauge({
-      name: 'price_venue_stream_live',
-      help: "Whether the venue's quotes arrive over its live ticker stream (1) or REST polling (0).",
-      labelNames: ['venue'],
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const venue of refresh.venueStates())
-          this.set({ venue: venue.id }, venue.transport === 'stream' ? 1 : 0);
-      },
-    });
-    new Gauge({
-      name: 'price_venue_latency_seconds',
-      help: "Duration of the venue's last REST poll.",
-      labelNames: ['venue'],
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const venue of refresh.venueStates())
-          if (venue.latencyMs !== undefined) this.set({ venue: venue.id }, venue.latencyMs / 1000);
-      },
-    });
-    new Gauge({
-      name: 'price_venue_consecutive_failures',
-      help: 'Failed polls of the venue since its last success.',
-      labelNames: ['venue'],
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const venue of refresh.venueStates())
-          this.set({ venue: venue.id }, venue.consecutiveFailures);
-      },
-    });
-    new Gauge({
-      name: 'price_venue_last_success_age_seconds',
-      help: 'Time since the venue last delivered quotes (poll or stream); absent before its first.',
-      labelNames: ['venue'],
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        const now = Date.now();
-        for (const venue of refresh.venueStates())
-          if (venue.lastSuccessAt !== undefined)
-            this.set({ venue: venue.id }, (now - venue.lastSuccessAt) / 1000);
-      },
-    });
-  }
-
-  private priceAgeGauge(): void {
-    const store = this.store;
-    new Gauge({
-      name: 'price_served_age_seconds',
-      help: 'Age of the price each symbol would be served at now (newest agreeing quote); absent while it has none.',
-      labelNames: ['symbol'],
-      registers: [this.registry],
-      async collect() {
-        this.reset();
-        const snapshot = await store.current();
-        const now = Date.now();
-        for (const [symbol, price] of snapshot?.prices ?? [])
-          this.set({ symbol }, Math.max(0, now - price.observedAt) / 1000);
-      },
-    });
   }
 }
 

@@ -3,8 +3,6 @@ import type { ExecutionContext } from '@nestjs/common';
 import type { HTTPRequestContext } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import type { ChannelConfig } from '../../src/payments/batch-acceptance.js';
-import type { PriceRefreshService } from '../../src/aggregation/price-refresh.service.js';
-import type { SnapshotStore } from '../../src/aggregation/snapshot-store.js';
 import { MetricsService } from '../../src/metrics/metrics.service.js';
 import type { AcceptedPayment } from '../../src/payments/payment-acceptance.js';
 import type { RequestWithPayment } from '../../src/payments/payment-errors.js';
@@ -180,12 +178,9 @@ export async function rejectionOf(work: Promise<unknown>): Promise<unknown> {
   throw new Error('expected a rejection, got a value');
 }
 
-/** A real metrics registry with nothing behind its price gauges, for classes that record sales. */
+/** A real metrics registry, for classes that record sales. */
 export function detachedMetrics(): MetricsService {
-  return new MetricsService(
-    { venueStates: () => [] } as unknown as PriceRefreshService,
-    { current: () => Promise.resolve(undefined) } as unknown as SnapshotStore,
-  );
+  return new MetricsService();
 }
 
 /** A batch-settlement channel's configuration as the official client builds one (test addresses). */
