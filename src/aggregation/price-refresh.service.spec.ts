@@ -1,3 +1,4 @@
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { AssetCatalogue } from '../assets/asset-catalogue.js';
 import { loadConfig } from '../app-config.js';
 import type { PriceSource, RawQuote } from '../markets/price-source.js';
@@ -37,6 +38,7 @@ class FixedSource implements PriceSource {
 function service(sources: PriceSource[], variables: Record<string, string> = {}) {
   const config = loadConfig({ X402_PAY_TO: PAY_TO, ...variables });
   const store = new InMemorySnapshotStore();
+  const scheduler = new SchedulerRegistry();
   const refresh = new PriceRefreshService(
     sources,
     store,
@@ -44,8 +46,9 @@ function service(sources: PriceSource[], variables: Record<string, string> = {})
     config.markets,
     new AssetCatalogue(config.assets),
     null,
+    scheduler,
   );
-  return { refresh, store };
+  return { refresh, store, scheduler };
 }
 
 /** Resolves once `condition` holds; the test's own time-out bounds the wait. */
@@ -146,15 +149,21 @@ describe('PriceRefreshService', () => {
 
   it('polls each venue again on its own clock once bootstrapped, and stops at shutdown', async () => {
     const sources = venues();
-    const { refresh, store } = service(sources, { PRICE_REFRESH_MS: '250' });
+    const { refresh, store, scheduler } = service(sources, { PRICE_REFRESH_MS: '250' });
     refresh.onApplicationBootstrap();
     try {
       await until(async () => (await store.current())?.prices.has('BTC') === true);
       await until(() => Promise.resolve(sources.every((source) => source.calls >= 2)));
       expect(refresh.lastRound()?.venues.every((venue) => venue.status === 'ok')).toBe(true);
+      // every venue waits for its next poll on a timeout the scheduler lists
+      await until(() => Promise.resolve(scheduler.getTimeouts().length >= 3));
+      expect(scheduler.getTimeouts()).toEqual(
+        expect.arrayContaining(['venue-poll:a', 'venue-poll:b', 'venue-poll:c']),
+      );
     } finally {
       await refresh.onApplicationShutdown();
     }
+    expect(scheduler.getTimeouts()).toEqual([]);
     const calls = sources.map((source) => source.calls);
     // two more intervals: a poller still running would have asked again
     await new Promise((resolve) => setTimeout(resolve, 600));

@@ -5,8 +5,10 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { AssetCatalogue } from '../assets/asset-catalogue.js';
 import type { Backoff } from '../common/backoff.js';
+import { ScheduledTimeout } from '../common/timeout-slot.js';
 import { MARKETS_SETTINGS, type MarketsSettings } from '../markets/markets.settings.js';
 import { PRICE_SOURCES, type PriceSource, type UpdateRule } from '../markets/price-source.js';
 import { aggregate, type PricingPolicy, type RoundResult } from './aggregate.js';
@@ -36,6 +38,8 @@ export interface RoundReport {
  * AGGREGATION_COALESCE_MS coalesced), and again the moment a quote goes stale. No venue ever
  * waits for another, and requests never trigger any of it. With several instances (REDIS_URL)
  * only the one the PollingElection picks polls and publishes to the shared snapshot store.
+ * Its timers (`venue-poll:<venue>` and `price-aggregation`) are timeouts in Nest's
+ * SchedulerRegistry: listed there, and cleared when the application shuts down.
  */
 @Injectable()
 export class PriceRefreshService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -45,7 +49,9 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
   private running = false;
   /** The aggregation in flight or last finished; the next one is chained after it. */
   private aggregation: Promise<PriceSnapshot | undefined> = Promise.resolve(undefined);
-  private aggregationTimer: { readonly at: number; readonly handle: NodeJS.Timeout } | undefined;
+  private readonly aggregationTimer: ScheduledTimeout;
+  /** When the pending aggregation is due. */
+  private aggregationAt = Number.POSITIVE_INFINITY;
   private lastAggregatedAt = Number.NEGATIVE_INFINITY;
   private result: { readonly asOf: number; readonly result: RoundResult } | undefined;
 
@@ -56,18 +62,21 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
     @Inject(MARKETS_SETTINGS.token) markets: MarketsSettings,
     catalogue: AssetCatalogue,
     @Inject(POLLING_ELECTION) private readonly election: PollingElection | null,
+    scheduler: SchedulerRegistry,
   ) {
     this.policy = pricing;
+    this.aggregationTimer = new ScheduledTimeout(scheduler, 'price-aggregation');
     const symbols = new Set(catalogue.symbols);
     this.pollers = sources.map((source) => {
       const intervalMs = Math.max(source.minIntervalMs ?? 0, pricing.refreshMs);
-      if (source.stream === undefined) return new VenuePoller(source, intervalMs);
+      const timer = new ScheduledTimeout(scheduler, `venue-poll:${source.id}`);
+      if (source.stream === undefined) return new VenuePoller(source, intervalMs, timer);
       const stream = new VenueStream(source.stream, {
         quietMs: markets.streamQuietMs,
         connectTimeoutMs: markets.timeoutMs,
         reconnect: STREAM_RECONNECT,
       });
-      return new VenuePoller(source, intervalMs, { stream, symbols });
+      return new VenuePoller(source, intervalMs, timer, { stream, symbols });
     });
   }
 
@@ -104,8 +113,7 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
   private stopPolling(): void {
     this.running = false;
     for (const poller of this.pollers) poller.stop();
-    clearTimeout(this.aggregationTimer?.handle);
-    this.aggregationTimer = undefined;
+    this.aggregationTimer.clear();
   }
 
   /**
@@ -153,20 +161,15 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
   private requestAggregation(at: number): void {
     if (!this.running) return;
     const when = Math.max(at, this.lastAggregatedAt + AGGREGATION_COALESCE_MS);
-    if (this.aggregationTimer !== undefined && this.aggregationTimer.at <= when) return;
-    clearTimeout(this.aggregationTimer?.handle);
-    const handle = setTimeout(
-      () => {
-        this.aggregationTimer = undefined;
-        this.aggregateNow().catch((error: unknown) => {
-          this.logger.error(
-            `price aggregation failed: ${error instanceof Error ? error.message : String(error)}`,
-          );
-        });
-      },
-      Math.max(0, when - Date.now()),
-    );
-    this.aggregationTimer = { at: when, handle };
+    if (this.aggregationTimer.pending && this.aggregationAt <= when) return;
+    this.aggregationAt = when;
+    this.aggregationTimer.set(Math.max(0, when - Date.now()), () => {
+      this.aggregateNow().catch((error: unknown) => {
+        this.logger.error(
+          `price aggregation failed: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      });
+    });
   }
 
   /** One aggregation of every venue's latest quotes, after any already running. */

@@ -1,3 +1,4 @@
+import { SchedulerRegistry } from '@nestjs/schedule';
 import type { PriceSource, RawQuote } from '../markets/price-source.js';
 import type { StreamInstrument } from '../markets/price-stream.js';
 import { VenueError } from '../markets/venue-error.js';
@@ -7,6 +8,7 @@ import type {
   StreamStatus,
   VenueStream,
 } from '../markets/venue-stream.js';
+import { ScheduledTimeout } from '../common/timeout-slot.js';
 import { VenuePoller } from './venue-poller.js';
 
 /** A venue that answers when the test says so, recording each call. */
@@ -52,12 +54,15 @@ const clock = (...moments: number[]) => {
 const quote = (symbol: string, price: number, observedAt: number, quote: 'USD' | 'USDT' = 'USD') =>
   ({ source: 'scripted', symbol, quote, price, observedAt }) satisfies RawQuote;
 
+/** A poller's timer as the service gives it: a timeout the scheduler lists. */
+const timer = () => new ScheduledTimeout(new SchedulerRegistry(), 'venue-poll:test');
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('VenuePoller on its own clock', () => {
   it('polls at its own interval and tells the listener after each attempt', async () => {
     const source = new ControlledSource();
-    const poller = new VenuePoller(source, 40);
+    const poller = new VenuePoller(source, 40, timer());
     const told: string[] = [];
     poller.start((_poller, change) => told.push(`${change.before}→${change.after}`));
     try {
@@ -75,7 +80,7 @@ describe('VenuePoller on its own clock', () => {
 
   it('never starts a second request while one is in flight, and refresh joins it', async () => {
     const source = new ControlledSource();
-    const poller = new VenuePoller(source, 10);
+    const poller = new VenuePoller(source, 10, timer());
     poller.start(() => undefined);
     try {
       await sleep(50);
@@ -93,7 +98,7 @@ describe('VenuePoller on its own clock', () => {
 
   it('stops polling once stopped', async () => {
     const source = new ControlledSource();
-    const poller = new VenuePoller(source, 10);
+    const poller = new VenuePoller(source, 10, timer());
     poller.start(() => undefined);
     await sleep(5);
     source.answer();
@@ -108,7 +113,7 @@ describe('VenuePoller.poll: state, pace and back-off', () => {
 
   it('records a good snapshot and is due again one interval after the attempt started', async () => {
     const quotes = [quote('BTC', 100, 5), quote('ETH', 10, 5)];
-    const poller = new VenuePoller(new ScriptedSource([quotes]), INTERVAL);
+    const poller = new VenuePoller(new ScriptedSource([quotes]), INTERVAL, timer());
     expect(poller.isDue(0)).toBe(true);
     expect(await poller.poll(clock(10_000, 10_150))).toEqual({ before: 'waiting', after: 'ok' });
     expect(poller.snapshot()).toEqual({
@@ -131,7 +136,7 @@ describe('VenuePoller.poll: state, pace and back-off', () => {
 
   it('backs off twice as long after each failure in a row, up to five minutes', async () => {
     const failures = Array.from({ length: 12 }, () => new VenueError('timeout', 'no answer'));
-    const poller = new VenuePoller(new ScriptedSource(failures), INTERVAL);
+    const poller = new VenuePoller(new ScriptedSource(failures), INTERVAL, timer());
     const waits: number[] = [];
     for (let attempt = 0; attempt < 12; attempt += 1) {
       await poller.poll(clock(0, 100));
@@ -150,7 +155,7 @@ describe('VenuePoller.poll: state, pace and back-off', () => {
   it('keeps its last good quotes through failures, and a success resets the failures', async () => {
     const quotes = [quote('BTC', 100, 5)];
     const source = new ScriptedSource([quotes, new VenueError('http_status', 'HTTP 502'), []]);
-    const poller = new VenuePoller(source, INTERVAL);
+    const poller = new VenuePoller(source, INTERVAL, timer());
     await poller.poll(clock(0, 10));
     expect(await poller.poll(clock(1000, 1010))).toEqual({ before: 'ok', after: 'failing' });
     expect(poller.lastQuotes()).toEqual(quotes);
@@ -169,7 +174,7 @@ describe('VenuePoller.poll: state, pace and back-off', () => {
       new VenueError('rate_limited', 'HTTP 429', 30_000),
       new VenueError('rate_limited', 'HTTP 429', 500),
     ]);
-    const poller = new VenuePoller(source, INTERVAL);
+    const poller = new VenuePoller(source, INTERVAL, timer());
     expect(await poller.poll(clock(0, 20))).toEqual({ before: 'waiting', after: 'rate_limited' });
     expect(poller.snapshot()).toMatchObject({
       nextPollAt: 30_020,
@@ -185,13 +190,14 @@ describe('VenuePoller.poll: state, pace and back-off', () => {
     const poller = new VenuePoller(
       new ScriptedSource([new VenueError('rate_limited', 'HTTP 418', day)]),
       INTERVAL,
+      timer(),
     );
     await poller.poll(clock(0, 0));
     expect(poller.snapshot().nextPollAt).toBe(60 * 60 * 1000);
   });
 
   it('reports anything thrown that is not a VenueError as unexpected, and never throws', async () => {
-    const poller = new VenuePoller(new ScriptedSource([new TypeError('boom')]), INTERVAL);
+    const poller = new VenuePoller(new ScriptedSource([new TypeError('boom')]), INTERVAL, timer());
     await expect(poller.poll(clock(0, 5))).resolves.toEqual({
       before: 'waiting',
       after: 'failing',
@@ -248,7 +254,7 @@ describe('VenuePoller with a ticker stream', () => {
   async function streamingPoller(polled: RawQuote[]) {
     const stream = new ScriptedStream();
     const source = new ScriptedSource([polled, polled, polled]);
-    const poller = new VenuePoller(source, 60_000, {
+    const poller = new VenuePoller(source, 60_000, timer(), {
       stream: stream as unknown as VenueStream,
       symbols: new Set(['BTC', 'ETH']),
     });

@@ -1,4 +1,5 @@
 import { backoffDelay } from '../common/backoff.js';
+import type { TimeoutSlot } from '../common/timeout-slot.js';
 import type { PriceSource, RawQuote } from '../markets/price-source.js';
 import type { StreamInstrument } from '../markets/price-stream.js';
 import { VENUE_ERROR_KINDS, VenueError } from '../markets/venue-error.js';
@@ -65,7 +66,8 @@ export interface StreamUse {
  * long as a rate limit asks), its last good quotes (kept until they go stale), its state. Once
  * started it polls itself on a timer, so no venue ever waits for another. With a stream, the
  * first good REST snapshot says which catalogue instruments to subscribe to; while the stream
- * is live, REST polling pauses, and it resumes the moment the stream is down or quiet.
+ * is live, REST polling pauses, and it resumes the moment the stream is down or quiet. Its
+ * clock is the `timer` it is given (the scheduler's, in the service).
  */
 export class VenuePoller {
   private quotes: readonly RawQuote[] = [];
@@ -74,13 +76,14 @@ export class VenuePoller {
   private subscribed: ReadonlySet<string> = new Set();
   private state: VenueState;
   private inFlight: Promise<void> | undefined;
-  private timer: NodeJS.Timeout | undefined;
   private listener: PollListener | undefined;
 
   constructor(
     readonly source: PriceSource,
     /** Time between two polls of this venue: its own pace, never below its minimum interval. */
     private readonly intervalMs: number,
+    /** The timer its next poll waits on. */
+    private readonly timer: TimeoutSlot,
     private readonly streaming?: StreamUse,
   ) {
     this.state = {
@@ -143,8 +146,7 @@ export class VenuePoller {
   /** No more polls; an attempt in flight finishes without telling anyone. */
   stop(): void {
     this.listener = undefined;
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.timer.clear();
     this.streaming?.stream.stop();
   }
 
@@ -152,8 +154,7 @@ export class VenuePoller {
   pollIfDue(now: number = Date.now()): Promise<void> {
     if (this.inFlight !== undefined) return this.inFlight;
     if (!this.isDue(now)) return Promise.resolve();
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.timer.clear();
     this.inFlight = this.poll(Date.now).then((change) => {
       this.inFlight = undefined;
       this.listener?.(this, change);
@@ -166,18 +167,16 @@ export class VenuePoller {
   }
 
   private schedule(): void {
-    clearTimeout(this.timer);
     // while the stream is live, look again after one interval; it also wakes us when it drops
     const delay =
       this.streaming?.stream.isLive() === true
         ? this.intervalMs
         : Math.max(0, this.state.nextPollAt - Date.now());
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
+    this.timer.set(delay, () => {
       // a timer may fire a millisecond early by the wall clock: wait again rather than stop
       if (this.isDue(Date.now())) void this.pollIfDue();
       else this.schedule();
-    }, delay);
+    });
   }
 
   /** After the first good snapshot: subscribe to the catalogue instruments it lists. */
