@@ -54,9 +54,22 @@ describe('aggregate', () => {
     const outcome = outcomeFor([quote('a', 100), quote('b', 101), quote('c', 100.5)]);
     expect(outcome).toEqual({
       status: 'priced',
-      price: { symbol: 'BTC', price: 100.5, sources: ['a', 'b', 'c'], observedAt: NOW - 1000 },
+      price: {
+        symbol: 'BTC',
+        price: 100.5,
+        sources: ['a', 'b', 'c'],
+        observedAt: NOW - 1000,
+        spread: 1 / 100.5,
+      },
       rejected: [],
     });
+  });
+
+  it('measures the spread over the agreeing venues only, relative to the price', () => {
+    const outcome = outcomeFor([quote('a', 100), quote('b', 100.2), quote('c', 100.1)]);
+    expect(outcome).toMatchObject({ status: 'priced', price: { price: 100.1 } });
+    if (outcome.status !== 'priced') throw new Error('expected a price');
+    expect(outcome.price.spread).toBeCloseTo(0.2 / 100.1, 12);
   });
 
   it('serves the mean of the middle pair for an even count', () => {

@@ -24,6 +24,8 @@ export interface AggregatedPrice {
   readonly sources: readonly string[];
   /** Newest observation among those venues; the price goes stale from here. */
   readonly observedAt: number;
+  /** (highest − lowest price of those venues) / price: how far apart the venues were. */
+  readonly spread: number;
 }
 
 export type UnpricedReason = 'stale' | 'below_quorum' | 'no_agreement';
@@ -147,15 +149,16 @@ function aggregateSymbol(
     return { status: 'unpriced', reason: 'no_agreement', venues };
   }
   const sources = agreeing.map((quote) => quote.source).sort();
+  const agreed = agreeing.map((quote) => quote.price);
+  const price = policy.volumeWeighted ? volumeWeightedMedian(agreeing) : median(agreed);
   return {
     status: 'priced',
     price: {
       symbol,
-      price: policy.volumeWeighted
-        ? volumeWeightedMedian(agreeing)
-        : median(agreeing.map((quote) => quote.price)),
+      price,
       sources,
       observedAt: Math.max(...agreeing.map((quote) => quote.observedAt)),
+      spread: (Math.max(...agreed) - Math.min(...agreed)) / price,
     },
     rejected: fresh
       .map((quote) => quote.source)

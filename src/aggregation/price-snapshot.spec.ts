@@ -7,7 +7,7 @@ const T0 = 1_795_176_000_000;
 function priced(symbol: string, price: number, observedAt: number): SymbolOutcome {
   return {
     status: 'priced',
-    price: { symbol, price, sources: ['a', 'b'], observedAt },
+    price: { symbol, price, sources: ['a', 'b'], observedAt, spread: 0 },
     rejected: [],
   };
 }
@@ -57,7 +57,13 @@ describe('nextSnapshot', () => {
 });
 
 describe('isFresh', () => {
-  const price: AggregatedPrice = { symbol: 'BTC', price: 1, sources: ['a'], observedAt: T0 };
+  const price: AggregatedPrice = {
+    symbol: 'BTC',
+    price: 1,
+    sources: ['a'],
+    observedAt: T0,
+    spread: 0,
+  };
   it('is fresh up to and including the staleness limit', () => {
     expect(isFresh(price, T0 + STALE_MS, STALE_MS)).toBe(true);
     expect(isFresh(price, T0 + STALE_MS + 1, STALE_MS)).toBe(false);
