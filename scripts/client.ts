@@ -1,6 +1,7 @@
 /**
  * `npm run client -- [--batch] ticker BTC | tickers BTC,ETH | all`: buys one answer from the
- * price API with `@x402/fetch` and prints the body, what was paid and the settlement transaction.
+ * price API with `@x402/fetch` and prints the body, what was paid, the settlement transaction and
+ * whether the answer's Price-Attestation is the published signer's signature over its prices.
  * `--batch` pays through a batch-settlement payment channel instead (a deposit on first use, a
  * signed voucher after), keeping the channel's state in .x402-channels/.
  * The API and the paying key come from API_URL / BUYER_PRIVATE_KEY, else from the
@@ -19,6 +20,7 @@ import {
 } from '@x402/fetch';
 import { formatUnits, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { verifyAnswer } from './answer-attestation.js';
 import { isEntryPoint } from './entry-point.js';
 import { SANDBOX_STATE_FILE, defaultStatePath, readSandboxState } from './sandbox-state.js';
 
@@ -151,11 +153,18 @@ export async function runClient(argv: readonly string[], options: ClientOptions)
     options.err(target);
     return EXIT_FAILED;
   }
-  return buy(`${target.apiUrl}${command.path}`, target.privateKey, options, command.batch === true);
+  return buy(
+    `${target.apiUrl}${command.path}`,
+    `${target.apiUrl}/.well-known/price-attestation`,
+    target.privateKey,
+    options,
+    command.batch === true,
+  );
 }
 
 async function buy(
   url: string,
+  attestationInfoUrl: string,
   privateKey: Hex,
   options: ClientOptions,
   batch: boolean,
@@ -204,6 +213,13 @@ async function buy(
     chosen === undefined ? 'paid nothing: no payment was asked for' : describePaid(chosen),
   );
   options.out(describeSettlement(receipt));
+  // every answer is checked against the signer the service publishes
+  const verdict = await verifyAnswer(response, body, attestationInfoUrl, options.fetch ?? fetch);
+  if (!verdict.ok) {
+    options.err(verdict.line);
+    return EXIT_FAILED;
+  }
+  options.out(verdict.line);
   return EXIT_OK;
 }
 

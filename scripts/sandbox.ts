@@ -163,6 +163,8 @@ function appEnvironment(
     X402_RECEIPT_POLL_MS: '50',
     X402_SETTLER_PRIVATE_KEY: settlerKey,
     X402_PAY_TO: payTo,
+    // the local stack's own attestation key, unless the shell brings one
+    ATTESTATION_PRIVATE_KEY: env['ATTESTATION_PRIVATE_KEY'] ?? generatePrivateKey(),
     // a token override from the shell would point the paywall away from the local test USDC
     X402_ASSET_ADDRESS: undefined,
     X402_ASSET_NAME: undefined,

@@ -51,6 +51,7 @@ describe('loadConfig', () => {
       },
       chainlink: undefined,
       assets: undefined,
+      attestation: { enabled: true, privateKey: undefined },
       pricing: {
         refreshMs: 1000,
         staleMs: 60_000,
@@ -135,9 +136,11 @@ describe('loadConfig', () => {
       CHAINLINK_FEEDS:
         'eth=0x71041dddad3595f9ced3dccfbe3d1f4b0a16bb70:1200:0.15, BTC=0x64c911996D3c6aC71f9b455B1E8E7266BcbD848F',
       REDIS_URL: 'redis://127.0.0.1:6379',
+      ATTESTATION_PRIVATE_KEY: `0x${'ab'.repeat(32)}`,
     });
     expect({ ...config, payments: undefined }).toEqual({
       payments: undefined,
+      attestation: { enabled: true, privateKey: `0x${'ab'.repeat(32)}` },
       sharedState: { redisUrl: 'redis://127.0.0.1:6379' },
       rateLimits: { windowMs: 60_000, free: 600, unpaid: 120, trustProxy: false },
       http: {

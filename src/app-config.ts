@@ -1,4 +1,5 @@
 import { PRICING_SETTINGS } from './aggregation/pricing.settings.js';
+import { ATTESTATION_SETTINGS } from './attestation/attestation.settings.js';
 import { ASSETS_SETTINGS } from './assets/assets.settings.js';
 import { HTTP_SETTINGS, LOG_LEVEL_SETTINGS } from './common/server.settings.js';
 import { ConfigError, collectSettings, type SettingsOf } from './config/settings.js';
@@ -23,6 +24,7 @@ export const SETTINGS_SECTIONS = {
   assets: ASSETS_SETTINGS,
   pricing: PRICING_SETTINGS,
   payments: PAYMENT_SETTINGS,
+  attestation: ATTESTATION_SETTINGS,
   sharedState: SHARED_STATE_SETTINGS,
   rateLimits: RATE_LIMIT_SETTINGS,
 };

@@ -2,6 +2,7 @@ import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common'
 import { ScheduleModule } from '@nestjs/schedule';
 import { AggregationModule } from './aggregation/aggregation.module.js';
 import { AssetsModule } from './assets/assets.module.js';
+import { AttestationModule } from './attestation/attestation.module.js';
 import { SETTINGS_SECTIONS, loadConfig, type AppConfig } from './app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { HealthModule } from './health/health.module.js';
@@ -27,6 +28,7 @@ export class AppModule {
         ScheduleModule.forRoot(),
         SharedStateModule,
         PaymentsModule,
+        AttestationModule,
         AggregationModule,
         AssetsModule,
         TickersModule,

@@ -13,6 +13,7 @@ export const X402_CORS = {
     'PAYMENT-REQUIRED',
     'PAYMENT-RESPONSE',
     'X-PAYMENT-RESPONSE',
+    'Price-Attestation',
     'Retry-After',
     'X-Request-Id',
   ],

@@ -2,6 +2,7 @@ import {
   Inject,
   Injectable,
   Logger,
+  Optional,
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
@@ -54,6 +55,11 @@ import { encodeHeaderJson, PAYMENT_REQUIRED_HEADER, toV1PaymentRequired } from '
 import { PAYMENT_SETTINGS, type PaymentConfig, type PaymentScheme } from './payments.settings.js';
 import { SellerBatchScheme, chargeRecorded, isReserved } from './seller-batch-scheme.js';
 import { SellerExactScheme } from './seller-exact-scheme.js';
+import {
+  REQUESTED_EXTENSIONS,
+  declaredForPayment,
+  type RequestedExtension,
+} from './requested-extensions.js';
 
 /** A 402 ready to send: v2 PAYMENT-REQUIRED header and the v1-shaped JSON body. */
 export interface PaymentChallenge {
@@ -121,6 +127,9 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly explorer: PaidRouteExplorer,
     private readonly metrics: MetricsService,
     @Inject(REDIS_CLIENT) redis: RedisClient | null,
+    @Optional()
+    @Inject(REQUESTED_EXTENSIONS)
+    private readonly requestable: readonly RequestedExtension[] = [],
   ) {
     this.payments = payments;
     if (this.payments.schemes.includes(BATCH_SETTLEMENT)) {
@@ -176,6 +185,7 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     resourceServer
       .registerExtension(bazaarResourceServerExtension)
       .registerExtension(paymentIdentifierResourceServerExtension);
+    for (const { extension } of this.requestable) resourceServer.registerExtension(extension);
     this.server = new x402HTTPResourceServer(resourceServer, routes);
   }
 
@@ -338,7 +348,11 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
           kind: 'verified',
           payload: result.paymentPayload,
           requirements: result.paymentRequirements,
-          declaredExtensions: result.declaredExtensions,
+          declaredExtensions: declaredForPayment(
+            result.declaredExtensions,
+            result.paymentPayload,
+            this.requestable,
+          ),
           context,
           cancel: async (reason) => {
             await dispatcher.cancel({ reason });
@@ -636,6 +650,8 @@ function settleResponse(
     network: result.network,
     ...(result.payer === undefined ? {} : { payer: result.payer }),
     ...(result.errorReason === undefined ? {} : { errorReason: result.errorReason }),
+    // what the buyer asked extensions for, such as an offer-receipt receipt
+    ...(result.extensions === undefined ? {} : { extensions: result.extensions }),
   };
 }
 

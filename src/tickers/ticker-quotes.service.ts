@@ -16,6 +16,8 @@ export type TickerSelection =
 export interface TickerQuotes {
   readonly timestamp: string;
   readonly prices: Record<string, number>;
+  /** The snapshot the prices come from: their venues and spread, for the price attestation. */
+  readonly snapshot: PriceSnapshot;
 }
 
 /**
@@ -34,7 +36,11 @@ export class TickerQuotesService {
     const { snapshot, fresh } = await this.decide(selection);
     const prices = new Map<string, number>();
     for (const [symbol, price] of fresh) prices.set(symbol, servedPrice(price));
-    return { timestamp: new Date(snapshot.asOf).toISOString(), prices: Object.fromEntries(prices) };
+    return {
+      timestamp: new Date(snapshot.asOf).toISOString(),
+      prices: Object.fromEntries(prices),
+      snapshot,
+    };
   }
 
   /**

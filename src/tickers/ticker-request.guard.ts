@@ -64,6 +64,11 @@ export function selectionOf(kind: SelectionKind, params: Record<string, string>)
   }
 }
 
+/** The quotes TickerRequestGuard resolved for `request`, if it ran. */
+export function resolvedQuotesOf(request: FastifyRequest): TickerQuotes | undefined {
+  return (request as RequestWithQuotes).tickerQuotes;
+}
+
 /** The quotes TickerRequestGuard resolved for this request. */
 export const ResolvedQuotes = createParamDecorator((_data: unknown, context: ExecutionContext) => {
   const quotes = context.switchToHttp().getRequest<RequestWithQuotes>().tickerQuotes;

@@ -1,6 +1,7 @@
 import { Controller, Get, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ErrorCode } from '../common/api-error.js';
+import { Attested } from '../attestation/attested.decorator.js';
 import { ApiProblemResponses, type ProblemResponse } from '../common/api-problem-responses.js';
 import { Paid } from '../payments/paid.decorator.js';
 import {
@@ -38,6 +39,7 @@ const PAYING =
 export class TickersController {
   @Get('ticker/:symbol')
   @Selects('one')
+  @Attested()
   @Paid({ price: '$0.002', response: TickerDto, description: 'The price of the symbol.' })
   @ApiOperation({
     operationId: 'getTicker',
@@ -74,6 +76,7 @@ export class TickersController {
 
   @Get('tickers/:symbols')
   @Selects('many')
+  @Attested()
   @Paid({ price: '$0.008', response: TickersDto, description: 'The price of each symbol.' })
   @ApiOperation({
     operationId: 'getTickers',
@@ -111,6 +114,7 @@ export class TickersController {
 
   @Get('all-tickers')
   @Selects('all')
+  @Attested()
   @Paid({
     price: '$0.010',
     response: TickersDto,
