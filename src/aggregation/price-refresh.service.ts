@@ -18,6 +18,7 @@ import { POLLING_ELECTION, type PollingElection } from './polling-election.js';
 import { SNAPSHOT_STORE, type SnapshotStore } from './snapshot-store.js';
 import { VenueStream } from '../markets/venue-stream.js';
 import { VenuePoller, type PollChange, type VenueState } from './venue-poller.js';
+import { remoteText } from '../common/remote-text.js';
 
 /** A stream's reconnection delays while reconnections fail. */
 const STREAM_RECONNECT: Backoff = { baseMs: 1000, maxMs: 60_000 };
@@ -165,9 +166,7 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
     this.aggregationAt = when;
     this.aggregationTimer.set(Math.max(0, when - Date.now()), () => {
       this.aggregateNow().catch((error: unknown) => {
-        this.logger.error(
-          `price aggregation failed: ${error instanceof Error ? error.message : String(error)}`,
-        );
+        this.logger.error(`price aggregation failed: ${remoteText(error)}`);
       });
     });
   }

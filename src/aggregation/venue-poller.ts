@@ -4,6 +4,7 @@ import type { PriceSource, RawQuote } from '../markets/price-source.js';
 import type { StreamInstrument } from '../markets/price-stream.js';
 import { VENUE_ERROR_KINDS, VenueError } from '../markets/venue-error.js';
 import type { StreamState, StreamStatus, VenueStream } from '../markets/venue-stream.js';
+import { remoteText } from '../common/remote-text.js';
 
 /** Longest pause after repeated failures; a rate limit's own Retry-After may be longer. */
 const MAX_BACKOFF_MS = 5 * 60 * 1000;
@@ -268,7 +269,7 @@ export class VenuePoller {
         consecutiveFailures: failures,
         lastError: {
           kind: error instanceof VenueError ? error.kind : 'unexpected',
-          message: error instanceof Error ? error.message : String(error),
+          message: remoteText(error),
           at: finishedAt,
         },
         nextPollAt: finishedAt + Math.max(backoff, Math.min(retryAfter, MAX_RETRY_AFTER_MS)),

@@ -2,7 +2,8 @@ import WebSocket from 'ws';
 import { backoffDelay, type Backoff } from '../common/backoff.js';
 import type { RawQuote } from './price-source.js';
 import type { StreamEndpoint, StreamInstrument } from './price-stream.js';
-import { VenueError, printableVenueText } from './venue-error.js';
+import { remoteText } from '../common/remote-text.js';
+import { VenueError } from './venue-error.js';
 
 /**
  * `connecting`: opening or waiting for its first ticker data; `live`: a message arrived within the
@@ -137,7 +138,7 @@ export class VenueStream {
 
   /** Stream error text is venue text: one printable line, capped, before it is logged or shown. */
   private noteError(message: string, at: number): void {
-    this.lastError = { message: printableVenueText(message), at };
+    this.lastError = { message: remoteText(message), at };
   }
 
   private onMessage(text: string | undefined): void {

@@ -8,6 +8,7 @@ import type {
   ChannelStorage,
   ClaimResult,
 } from '@x402/evm/batch-settlement/server';
+import { remoteText } from '../common/remote-text.js';
 
 /** Channels idle this long are refunded to their payers (claiming their last voucher first). */
 const IDLE_REFUND_MS = 24 * 60 * 60 * 1000;
@@ -120,7 +121,7 @@ export class BatchClaims {
       const renewal = setInterval(() => {
         void this.renew(held).catch((error: unknown) => {
           this.logger.warn(
-            `could not renew the refund hold of ${held.channelId}: ${String(error)}`,
+            `could not renew the refund hold of ${held.channelId}: ${remoteText(error)}`,
           );
         });
       }, REFUND_HOLD_MS / 4);

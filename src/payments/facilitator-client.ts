@@ -38,6 +38,7 @@ import { transferWithAuthorizationArgs } from './transfer-authorization.js';
 import type { FacilitatorConfig, PaymentConfig } from './payments.settings.js';
 import { ReceiptPacing, pollReceipt } from './receipt-wait.js';
 import { SellerExactFacilitator } from './seller-exact-facilitator.js';
+import { remoteText } from '../common/remote-text.js';
 
 export const FACILITATOR_CLIENT = Symbol('FacilitatorClient');
 
@@ -119,17 +120,16 @@ export function isFacilitatorUnreachable(error: unknown): boolean {
   return false;
 }
 
-/** An error's message with its cause's, for logs and start-up sentences. */
+/** An error's message with its cause's, as remote text, for logs and start-up sentences. */
 export function reasonOf(error: unknown): string {
   const cause =
     error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
-  return error instanceof Error ? `${error.message}${cause}` : String(error);
+  return remoteText(error instanceof Error ? `${error.message}${cause}` : error);
 }
 
 /** viem's short message: its long one names the RPC URL, which can carry the provider's key. */
 function describeCause(cause: unknown): string {
-  if (cause instanceof BaseError) return cause.shortMessage;
-  return cause instanceof Error ? cause.message : String(cause);
+  return remoteText(cause instanceof BaseError ? cause.shortMessage : cause);
 }
 
 /** Builds the facilitator for X402_FACILITATOR: remote URL, Coinbase CDP, or in-process. */

@@ -22,6 +22,7 @@ import type {
   ChannelStorage,
   ChannelUpdateResult,
 } from '@x402/evm/batch-settlement/server';
+import { remoteText } from '../common/remote-text.js';
 
 const CHANNEL_ID = /^0x[0-9a-f]{64}$/;
 /** The journal is rewritten to one line per channel when it grows past this. */
@@ -169,7 +170,7 @@ export class LocalChannelStorage implements ChannelStorage {
       this.journal = this.compact();
       closeSync(previous);
     } catch (error) {
-      this.logger.warn(`could not compact ${this.journalFile}: ${String(error)}`);
+      this.logger.warn(`could not compact ${this.journalFile}: ${remoteText(error)}`);
     }
   }
 
@@ -260,7 +261,7 @@ export class LocalChannelStorage implements ChannelStorage {
       const now = new Date();
       utimesSync(this.ownerFile, now, now);
     } catch (error) {
-      this.logger.warn(`could not touch ${this.ownerFile}: ${String(error)}`);
+      this.logger.warn(`could not touch ${this.ownerFile}: ${remoteText(error)}`);
     }
   }
 

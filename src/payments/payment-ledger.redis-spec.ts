@@ -1,3 +1,4 @@
+import { uncertainSale } from '../../test/support/eip3009-receipts.js';
 import { InMemoryPaymentLedger, type PaymentLedger } from './payment-ledger.js';
 import { RedisPaymentLedger } from './redis-payment-ledger.js';
 import { connectRedis, type RedisClient } from '../shared-state/redis-connection.js';
@@ -40,9 +41,33 @@ function ledgerContract(ledgerOf: () => PaymentLedger): void {
 
   it('refuses a payment whose settlement outcome is unknown', async () => {
     await ledger.claim('d', later());
-    await ledger.markUncertain('d', later());
+    await ledger.markUncertain(uncertainSale('d', later()));
     await ledger.release('d');
     expect(await ledger.claim('d', later())).toBe('uncertain');
+  });
+
+  it('keeps an uncertain sale for any reconciler until it is resolved or expires', async () => {
+    const listed = async (): Promise<string[]> =>
+      (await ledger.uncertainSales())
+        .map((sale) => sale.fingerprint)
+        .filter((fingerprint) => fingerprint.startsWith('u'))
+        .sort();
+    const sale = uncertainSale('u1', later(), {
+      paymentId: 'id-u1',
+      transaction: `0x${'11'.repeat(32)}`,
+    });
+    await ledger.markUncertain(sale);
+    await ledger.markUncertain(uncertainSale('u2', later()));
+    await ledger.markUncertain(uncertainSale('u3', Date.now() + EXPIRY_MS));
+    expect(await listed()).toEqual(['u1', 'u2', 'u3']);
+    expect((await ledger.uncertainSales()).find((kept) => kept.fingerprint === 'u1')).toEqual(sale);
+
+    await ledger.resolveSettled('u1', later());
+    expect(await ledger.claim('u1', later())).toBe('settled');
+    await ledger.resolveNeverSettled('u2', undefined);
+    expect(await ledger.claim('u2', later())).toBe('claimed');
+    await sleep(EXPIRY_MS + 20);
+    expect(await listed()).toEqual([]);
   });
 
   it('lets an in-flight claim expire, so a lost request cannot block a payment for ever', async () => {
@@ -101,7 +126,7 @@ function ledgerContract(ledgerOf: () => PaymentLedger): void {
 
     it('while its settlement is unknown, says so; once reconciled, serves the stored response', async () => {
       await ledger.claimPaymentId('id-4', binding, later());
-      await ledger.markPaymentIdUncertain('id-4');
+      await ledger.markUncertain(uncertainSale('f', later(), { paymentId: 'id-4' }));
       await ledger.releasePaymentId('id-4');
       expect(await ledger.claimPaymentId('id-4', binding, later())).toEqual({ kind: 'uncertain' });
       const response = { status: 200, headers: {}, body: 'reconciled' };
@@ -134,9 +159,8 @@ function ledgerContract(ledgerOf: () => PaymentLedger): void {
 
     it('forgets a payment shown never settled, but never a settled one or an id bound elsewhere', async () => {
       await ledger.claim('n1', later());
-      await ledger.markUncertain('n1', later());
       await ledger.claimPaymentId('id-n1', { ...binding, fingerprint: 'n1' }, later());
-      await ledger.markPaymentIdUncertain('id-n1');
+      await ledger.markUncertain(uncertainSale('n1', later(), { paymentId: 'id-n1' }));
       await ledger.resolveNeverSettled('n1', 'id-n1');
       expect(await ledger.claim('n1', later())).toBe('claimed');
       expect(
@@ -145,7 +169,7 @@ function ledgerContract(ledgerOf: () => PaymentLedger): void {
 
       await ledger.settle('n2', later());
       await ledger.claimPaymentId('id-n2', { ...binding, fingerprint: 'other' }, later());
-      await ledger.markPaymentIdUncertain('id-n2');
+      await ledger.markUncertain(uncertainSale('n2x', later(), { paymentId: 'id-n2' }));
       await ledger.resolveNeverSettled('n2', 'id-n2');
       expect(await ledger.claim('n2', later())).toBe('settled');
       expect(

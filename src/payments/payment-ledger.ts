@@ -1,3 +1,6 @@
+import type { AcceptedPayment } from './payment-acceptance.js';
+import type { ProtocolVersion } from './x402-wire.js';
+
 /** Where a payment stands in this service, keyed by its fingerprint. */
 export type ClaimResult = 'claimed' | 'in_flight' | 'settled' | 'uncertain';
 
@@ -17,6 +20,27 @@ export interface PaymentIdBinding {
   readonly fingerprint: string;
   readonly signatureDigest: string;
   readonly resource: string;
+}
+
+/**
+ * A sale whose settlement outcome was unknown when its request was answered, as the ledger keeps
+ * it until the payment expires: everything any instance needs to find its outcome on chain and to
+ * serve what it bought to a payment-identifier retry.
+ */
+export interface UncertainSale {
+  readonly fingerprint: string;
+  readonly expiresAt: number;
+  /** Its payment-identifier, if the client sent one. */
+  readonly paymentId?: string;
+  /** The paid route's pattern, for metrics and the sale's log line. */
+  readonly route: string;
+  /** The x402 version the client paid with: its receipt header is named by it. */
+  readonly version: ProtocolVersion;
+  readonly payment: AcceptedPayment;
+  /** The settlement transaction, if one was known to be sent when the request was answered. */
+  readonly transaction?: `0x${string}`;
+  /** The answer the payment bought. */
+  readonly body: unknown;
 }
 
 export type PaymentIdClaim =
@@ -39,14 +63,19 @@ export interface PaymentLedger {
   /** Gives a claim back: nothing was settled, the payment may be presented again. */
   release(fingerprint: string): Promise<void>;
   settle(fingerprint: string, expiresAt: number): Promise<void>;
-  /** The facilitator may or may not have moved the money: never accept this payment again. */
-  markUncertain(fingerprint: string, expiresAt: number): Promise<void>;
+  /**
+   * The facilitator may or may not have moved the money: never accept this payment again, keep
+   * the sale for whichever instance reconciles it, and make its payment-identifier wait.
+   */
+  markUncertain(sale: UncertainSale): Promise<void>;
+  /** The uncertain sales not yet resolved or expired, for reconciliation. */
+  uncertainSales(): Promise<UncertainSale[]>;
+  /** The chain shows an uncertain payment settled: refused as settled from now on. */
+  resolveSettled(fingerprint: string, expiresAt: number): Promise<void>;
   /** Atomically binds a payment-identifier to a payment and resource, or says what it is bound to. */
   claimPaymentId(id: string, binding: PaymentIdBinding, expiresAt: number): Promise<PaymentIdClaim>;
   /** Frees an id whose request was not answered; never one with a stored or uncertain outcome. */
   releasePaymentId(id: string): Promise<void>;
-  /** Its settlement's outcome is unknown: retries wait for reconciliation instead of paying again. */
-  markPaymentIdUncertain(id: string): Promise<void>;
   /**
    * The chain shows an uncertain payment can never settle (past validBefore, unused): forget it
    * and its id, so a retry is answered on its merits (an expired authorization: 402) instead of
@@ -86,6 +115,7 @@ export class InMemoryPaymentLedger implements PaymentLedger {
   private lastSweep = 0;
   private readonly payments = new Map<string, PaymentEntry>();
   private readonly ids = new Map<string, PaymentIdEntry>();
+  private readonly uncertain = new Map<string, UncertainSale>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -107,9 +137,28 @@ export class InMemoryPaymentLedger implements PaymentLedger {
     return Promise.resolve();
   }
 
-  markUncertain(fingerprint: string, expiresAt: number): Promise<void> {
-    this.payments.set(fingerprint, { state: 'uncertain', expiresAt });
+  markUncertain(sale: UncertainSale): Promise<void> {
+    this.payments.set(sale.fingerprint, { state: 'uncertain', expiresAt: sale.expiresAt });
+    this.uncertain.set(sale.fingerprint, sale);
+    const entry = sale.paymentId === undefined ? undefined : this.ids.get(sale.paymentId);
+    if (sale.paymentId !== undefined && entry !== undefined) {
+      this.ids.set(sale.paymentId, { ...entry, uncertain: true });
+    }
     return Promise.resolve();
+  }
+
+  uncertainSales(): Promise<UncertainSale[]> {
+    return Promise.resolve(
+      [...this.uncertain.keys()].flatMap((fingerprint) => {
+        const sale = this.live(this.uncertain, fingerprint);
+        return sale === undefined ? [] : [sale];
+      }),
+    );
+  }
+
+  resolveSettled(fingerprint: string, expiresAt: number): Promise<void> {
+    this.uncertain.delete(fingerprint);
+    return this.settle(fingerprint, expiresAt);
   }
 
   claimPaymentId(
@@ -142,13 +191,8 @@ export class InMemoryPaymentLedger implements PaymentLedger {
     return Promise.resolve();
   }
 
-  markPaymentIdUncertain(id: string): Promise<void> {
-    const entry = this.ids.get(id);
-    if (entry !== undefined) this.ids.set(id, { ...entry, uncertain: true });
-    return Promise.resolve();
-  }
-
   resolveNeverSettled(fingerprint: string, paymentId: string | undefined): Promise<void> {
+    this.uncertain.delete(fingerprint);
     if (this.payments.get(fingerprint)?.state === 'uncertain') this.payments.delete(fingerprint);
     const entry = paymentId === undefined ? undefined : this.ids.get(paymentId);
     if (paymentId !== undefined && entry?.fingerprint === fingerprint && entry.uncertain) {
@@ -185,7 +229,8 @@ export class InMemoryPaymentLedger implements PaymentLedger {
     const now = this.now();
     if (now - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = now;
-    for (const map of [this.payments, this.ids] as Map<string, { expiresAt: number }>[]) {
+    const maps = [this.payments, this.ids, this.uncertain] as Map<string, { expiresAt: number }>[];
+    for (const map of maps) {
       for (const [key, entry] of map) if (entry.expiresAt <= now) map.delete(key);
     }
   }

@@ -11,6 +11,7 @@ import { SETTLEMENT_CHAIN, authorizationUse, type SettlementChain } from './sett
 import { receiptProvesPayment, type ReceiptEvidence } from './settlement-proof.js';
 import { X402Paywall, type VerifiedPayment } from './x402-paywall.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from './payments.settings.js';
+import { remoteText } from '../common/remote-text.js';
 
 /**
  * How a settlement ended, as far as the seller can prove it:
@@ -331,6 +332,7 @@ function unknown(
   return { kind: 'unknown', reason, trace, transaction: hash as `0x${string}` | undefined };
 }
 
+/** Settlement errors carry the RPC's or the facilitator's text: it goes to logs and the 502. */
 function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return remoteText(error);
 }

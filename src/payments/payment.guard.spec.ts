@@ -1,3 +1,4 @@
+import { uncertainSale } from '../../test/support/eip3009-receipts.js';
 import { Logger } from '@nestjs/common';
 import type { PaymentPayload } from '@x402/core/types';
 import {
@@ -265,7 +266,7 @@ describe('PaymentGuard', () => {
     it('answers a payment whose settlement is uncertain with 502 settlement_unknown, never a 402', async () => {
       const payload = presentedPayment();
       const { fingerprint, expiresAt } = facts(payload);
-      await ledger.markUncertain(fingerprint, expiresAt);
+      await ledger.markUncertain(uncertainSale(fingerprint, expiresAt));
 
       const error = await rejectionOf(present(v2Header(payload)).outcome);
       expectApiError(error, ErrorCode.SettlementUnknown, 502);
@@ -457,8 +458,7 @@ describe('PaymentGuard', () => {
       const payload = presentedPayment({ paymentId: ID });
       const { fingerprint, expiresAt, binding } = facts(payload);
       await expect(present(v2Header(payload)).outcome).resolves.toBe(true);
-      await ledger.markUncertain(fingerprint, expiresAt);
-      await ledger.markPaymentIdUncertain(ID);
+      await ledger.markUncertain(uncertainSale(fingerprint, expiresAt, { paymentId: ID }));
 
       const error = await rejectionOf(present(v2Header(payload)).outcome);
       expectApiError(error, ErrorCode.SettlementUnknown, 502);

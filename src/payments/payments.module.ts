@@ -10,7 +10,13 @@ import { PaymentSettler } from './payment-settler.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from './payments.settings.js';
 import { PaymentGuard } from './payment.guard.js';
 import { RpcSettlementChain, SETTLEMENT_CHAIN } from './settlement-chain.js';
+import {
+  LocalReconcileClaims,
+  RECONCILE_CLAIMS,
+  RedisReconcileClaims,
+} from './reconcile-claims.js';
 import { SettlementReconciler } from './settlement-reconciler.js';
+import { SoldAnswers } from './sold-answers.js';
 import { SettlementInterceptor } from './settlement.interceptor.js';
 import { X402Paywall } from './x402-paywall.js';
 
@@ -30,6 +36,13 @@ import { X402Paywall } from './x402-paywall.js';
       inject: [REDIS_CLIENT],
       useFactory: (redis: RedisClient | null) =>
         redis === null ? new InMemoryPaymentLedger() : new RedisPaymentLedger(redis),
+    },
+    {
+      // one instance reconciles each uncertain sale: shared claims with REDIS_URL
+      provide: RECONCILE_CLAIMS,
+      inject: [REDIS_CLIENT],
+      useFactory: (redis: RedisClient | null) =>
+        redis === null ? new LocalReconcileClaims() : new RedisReconcileClaims(redis),
     },
     {
       provide: SETTLEMENT_CHAIN,
@@ -55,6 +68,7 @@ import { X402Paywall } from './x402-paywall.js';
     PaidRouteExplorer,
     X402Paywall,
     PaymentSettler,
+    SoldAnswers,
     SettlementReconciler,
     PaymentGuard,
     SettlementInterceptor,
@@ -65,6 +79,7 @@ import { X402Paywall } from './x402-paywall.js';
     PaymentGuard,
     SettlementInterceptor,
     PaymentSettler,
+    SoldAnswers,
     SettlementReconciler,
   ],
 })

@@ -9,6 +9,7 @@ import type {
   PaymentIdClaim,
   PaymentLedger,
   StoredResponse,
+  UncertainSale,
 } from './payment-ledger.js';
 import { withDeadline } from './payment-settler.js';
 
@@ -20,6 +21,10 @@ const COMMAND_DEADLINE_MS = 2000;
 
 const PAYMENT_KEY = 'x402:ledger:payment:';
 const PAYMENT_ID_KEY = 'x402:ledger:payment-id:';
+/** An uncertain sale (JSON), expiring with its payment. */
+const UNCERTAIN_SALE_KEY = 'x402:ledger:uncertain:';
+/** The fingerprints of the uncertain sales, scored by their expiry: what reconcilers look through. */
+const UNCERTAIN_INDEX_KEY = 'x402:ledger:uncertain-index';
 
 // A payment: one string key, its state, expiring with the payment (PXAT). Claiming is SET NX.
 const CLAIM = new RedisScript(`
@@ -50,15 +55,41 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
 end
 return 0`);
 
-const MARK_ID_UNCERTAIN = new RedisScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'uncertain', '1') end
+// KEYS: payment, sale, index[, payment-id]; ARGV: fingerprint, expiry, sale JSON
+const MARK_UNCERTAIN = new RedisScript(`
+redis.call('SET', KEYS[1], 'uncertain', 'PXAT', ARGV[2])
+redis.call('SET', KEYS[2], ARGV[3], 'PXAT', ARGV[2])
+redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
+local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
+redis.call('PEXPIREAT', KEYS[3], last[2])
+if KEYS[4] and redis.call('EXISTS', KEYS[4]) == 1 then redis.call('HSET', KEYS[4], 'uncertain', '1') end
 return 0`);
 
+// KEYS: index; ARGV: now, sale key prefix. The live sales' JSON; expired ones leave the index.
+const UNCERTAIN_SALES = new RedisScript(`
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+local sales = {}
+for _, fingerprint in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local sale = redis.call('GET', ARGV[2] .. fingerprint)
+  if sale then table.insert(sales, sale) end
+end
+return sales`);
+
+// KEYS: payment, sale, index; ARGV: fingerprint, expiry
+const RESOLVE_SETTLED = new RedisScript(`
+redis.call('SET', KEYS[1], 'settled', 'PXAT', ARGV[2])
+redis.call('DEL', KEYS[2])
+redis.call('ZREM', KEYS[3], ARGV[1])
+return 0`);
+
+// KEYS: payment, sale, index[, payment-id]; ARGV: fingerprint
 const RESOLVE_NEVER_SETTLED = new RedisScript(`
 if redis.call('GET', KEYS[1]) == 'uncertain' then redis.call('DEL', KEYS[1]) end
-if KEYS[2] then
-  local e = redis.call('HMGET', KEYS[2], 'fp', 'uncertain')
-  if e[1] == ARGV[1] and e[2] == '1' then redis.call('DEL', KEYS[2]) end
+redis.call('DEL', KEYS[2])
+redis.call('ZREM', KEYS[3], ARGV[1])
+if KEYS[4] then
+  local e = redis.call('HMGET', KEYS[4], 'fp', 'uncertain')
+  if e[1] == ARGV[1] and e[2] == '1' then redis.call('DEL', KEYS[4]) end
 end
 return 0`);
 
@@ -96,8 +127,27 @@ export class RedisPaymentLedger implements PaymentLedger {
     return this.setState(fingerprint, 'settled', expiresAt);
   }
 
-  markUncertain(fingerprint: string, expiresAt: number): Promise<void> {
-    return this.setState(fingerprint, 'uncertain', expiresAt);
+  async markUncertain(sale: UncertainSale): Promise<void> {
+    const keys = saleKeys(sale.fingerprint);
+    if (sale.paymentId !== undefined) keys.push(PAYMENT_ID_KEY + sale.paymentId);
+    await this.run(MARK_UNCERTAIN, keys, [
+      sale.fingerprint,
+      at(sale.expiresAt),
+      JSON.stringify(sale),
+    ]);
+  }
+
+  async uncertainSales(): Promise<UncertainSale[]> {
+    const sales = (await this.run(
+      UNCERTAIN_SALES,
+      [UNCERTAIN_INDEX_KEY],
+      [String(Date.now()), UNCERTAIN_SALE_KEY],
+    )) as string[];
+    return sales.map((sale) => JSON.parse(sale) as UncertainSale);
+  }
+
+  async resolveSettled(fingerprint: string, expiresAt: number): Promise<void> {
+    await this.run(RESOLVE_SETTLED, saleKeys(fingerprint), [fingerprint, at(expiresAt)]);
   }
 
   async claimPaymentId(
@@ -120,12 +170,8 @@ export class RedisPaymentLedger implements PaymentLedger {
     await this.run(RELEASE_ID, [PAYMENT_ID_KEY + id], []);
   }
 
-  async markPaymentIdUncertain(id: string): Promise<void> {
-    await this.run(MARK_ID_UNCERTAIN, [PAYMENT_ID_KEY + id], []);
-  }
-
   async resolveNeverSettled(fingerprint: string, paymentId: string | undefined): Promise<void> {
-    const keys = [PAYMENT_KEY + fingerprint];
+    const keys = saleKeys(fingerprint);
     if (paymentId !== undefined) keys.push(PAYMENT_ID_KEY + paymentId);
     await this.run(RESOLVE_NEVER_SETTLED, keys, [fingerprint]);
   }
@@ -166,6 +212,11 @@ export class RedisPaymentLedger implements PaymentLedger {
     }
     return result;
   }
+}
+
+/** The keys an uncertain sale lives under: its payment's state, the sale, and the index. */
+function saleKeys(fingerprint: string): string[] {
+  return [PAYMENT_KEY + fingerprint, UNCERTAIN_SALE_KEY + fingerprint, UNCERTAIN_INDEX_KEY];
 }
 
 /** An absolute expiry for PXAT/PEXPIREAT: whole milliseconds, at least 1 (0 is refused). */

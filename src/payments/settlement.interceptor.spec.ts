@@ -27,9 +27,14 @@ import {
   type PaymentIdBinding,
   type PaymentLedger,
   type StoredResponse,
+  type UncertainSale,
 } from './payment-ledger.js';
 import type { PaymentSettler, SettlementOutcome } from './payment-settler.js';
-import { SettlementReconciler, type UncertainSettlement } from './settlement-reconciler.js';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import type { SettlementTrace } from './facilitator-client.js';
+import { LocalReconcileClaims } from './reconcile-claims.js';
+import { SettlementReconciler } from './settlement-reconciler.js';
+import { SoldAnswers } from './sold-answers.js';
 import type { PaymentConfig } from './payments.settings.js';
 import { SettlementInterceptor } from './settlement.interceptor.js';
 import type { ProtocolVersion } from './x402-wire.js';
@@ -53,16 +58,25 @@ class ScriptedSettler {
   }
 }
 
-/** Records what it is asked to watch on chain; the test plays the chain's answer. */
 /** Records what it is asked to hold; the ledger marks are the real reconciler's (no chain to watch). */
 class RecordingReconciler {
-  readonly tracked: UncertainSettlement[] = [];
+  readonly tracked: { sale: UncertainSale; trace: SettlementTrace | undefined }[] = [];
 
-  constructor(private readonly ledgerOf: () => PaymentLedger) {}
+  constructor(
+    private readonly ledgerOf: () => PaymentLedger,
+    private readonly soldOf: () => SoldAnswers,
+  ) {}
 
-  async hold(uncertain: UncertainSettlement): Promise<void> {
-    this.tracked.push(uncertain);
-    await new SettlementReconciler(null, this.ledgerOf()).hold(uncertain);
+  async hold(sale: UncertainSale, trace?: SettlementTrace): Promise<void> {
+    this.tracked.push({ sale, trace });
+    const reconciler = new SettlementReconciler(
+      null,
+      this.ledgerOf(),
+      new LocalReconcileClaims(),
+      this.soldOf(),
+      new SchedulerRegistry(),
+    );
+    await reconciler.hold(sale, trace);
   }
 }
 
@@ -137,6 +151,7 @@ describe('SettlementInterceptor', () => {
   let settler: ScriptedSettler;
   let reconciler: RecordingReconciler;
   let ledger: InMemoryPaymentLedger;
+  let sold: SoldAnswers;
   let reply: FakeReply;
   let handled: number;
 
@@ -145,6 +160,7 @@ describe('SettlementInterceptor', () => {
       paywall.asPaywall(),
       settler as unknown as PaymentSettler,
       reconciler as unknown as SettlementReconciler,
+      sold,
       ledger,
       detachedMetrics(),
       { settleTimeoutMs: 15_000 } as PaymentConfig,
@@ -154,8 +170,12 @@ describe('SettlementInterceptor', () => {
   beforeEach(() => {
     paywall = new FakePaywall();
     settler = new ScriptedSettler();
-    reconciler = new RecordingReconciler(() => ledger);
+    reconciler = new RecordingReconciler(
+      () => ledger,
+      () => sold,
+    );
     ledger = new InMemoryPaymentLedger();
+    sold = new SoldAnswers(ledger, detachedMetrics());
     reply = new FakeReply();
     handled = 0;
   });
@@ -418,14 +438,21 @@ describe('SettlementInterceptor', () => {
       });
       expect(reconciler.tracked).toEqual([
         {
-          payment: payment.accepted,
-          fingerprint: payment.fingerprint,
-          expiresAt: payment.expiresAt,
-          paymentId: ID,
+          sale: {
+            payment: payment.accepted,
+            fingerprint: payment.fingerprint,
+            expiresAt: payment.expiresAt,
+            paymentId: ID,
+            route: '/v1/ticker/:symbol',
+            version: 2,
+            transaction: TX,
+            body: BODY,
+          },
           trace,
-          onSettled: expect.any(Function) as unknown,
         },
       ]);
+      // what another instance reads to reconcile it
+      expect(await ledger.uncertainSales()).toEqual([reconciler.tracked[0]!.sale]);
     });
 
     it('stores the 200 under the id once the chain shows the payment settled', async () => {
@@ -433,7 +460,7 @@ describe('SettlementInterceptor', () => {
       const payment = await claimedPayment({ paymentId: ID });
       await rejectionOf(run(payment));
 
-      await reconciler.tracked[0]!.onSettled(TX);
+      await sold.reconciled(reconciler.tracked[0]!.sale, TX);
       const claim = await ledger.claimPaymentId(ID, payment.binding, payment.expiresAt);
       expect(claim.kind).toBe('stored');
       const { response } = claim as Extract<typeof claim, { kind: 'stored' }>;
@@ -462,8 +489,9 @@ describe('SettlementInterceptor', () => {
       );
       expect(await ledger.claim(payment.fingerprint, payment.expiresAt)).toBe('uncertain');
       expect(reconciler.tracked).toHaveLength(1);
-      expect(reconciler.tracked[0]?.paymentId).toBeUndefined();
-      await expect(reconciler.tracked[0]!.onSettled(TX)).resolves.toBeUndefined();
+      expect(reconciler.tracked[0]?.sale.paymentId).toBeUndefined();
+      expect(reconciler.tracked[0]?.sale.transaction).toBeUndefined();
+      await expect(sold.reconciled(reconciler.tracked[0]!.sale, TX)).resolves.toBeUndefined();
       expect(await ledger.claim(payment.fingerprint, payment.expiresAt)).toBe('uncertain');
     });
   });

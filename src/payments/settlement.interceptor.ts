@@ -11,6 +11,7 @@ import type { FastifyReply } from 'fastify';
 import { catchError, from, mergeMap, type Observable } from 'rxjs';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { remoteText } from '../common/remote-text.js';
 import { settlementTraces, type SettlementTrace } from './facilitator-client.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from './payments.settings.js';
 import {
@@ -26,11 +27,11 @@ import { PAYMENT_LEDGER, type PaymentLedger } from './payment-ledger.js';
 import {
   PaymentSettler,
   mayHaveSent,
-  settledBy,
   withDeadline,
   type SettlementOutcome,
 } from './payment-settler.js';
 import { SettlementReconciler } from './settlement-reconciler.js';
+import { SoldAnswers } from './sold-answers.js';
 import { X402Paywall } from './x402-paywall.js';
 import {
   CHANNEL_STATE_UNAVAILABLE,
@@ -38,9 +39,6 @@ import {
   chargeRecorded,
 } from './seller-batch-scheme.js';
 import { receiptHeader } from './x402-wire.js';
-
-/** How long a response sold under a payment-identifier is served again for free. */
-const STORED_RESPONSE_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Settles after the handler succeeded and before any byte of the body is sent: settled (and
@@ -58,6 +56,7 @@ export class SettlementInterceptor implements NestInterceptor {
     private readonly paywall: X402Paywall,
     private readonly settler: PaymentSettler,
     private readonly reconciler: SettlementReconciler,
+    private readonly sold: SoldAnswers,
     @Inject(PAYMENT_LEDGER) private readonly ledger: PaymentLedger,
     private readonly metrics: MetricsService,
     @Inject(PAYMENT_SETTINGS.token) payments: PaymentConfig,
@@ -130,7 +129,7 @@ export class SettlementInterceptor implements NestInterceptor {
         );
       case 'settled':
         this.metrics.paymentSettled(route, inProgress.accepted.requirement, seconds);
-        this.logPayment(route, inProgress, outcome.settlement);
+        this.sold.logSale(route, inProgress.accepted, outcome.settlement);
         return this.deliver(reply, inProgress, outcome.settlement, body);
       case 'refused': {
         this.metrics.settlementNotProven(route, 'refused', outcome.reason, seconds);
@@ -152,24 +151,6 @@ export class SettlementInterceptor implements NestInterceptor {
         await this.holdUncertain(route, inProgress, outcome, body);
         throw settlementUnknown(outcome.transaction, outcome.reason);
     }
-  }
-
-  /** One line per sale: who paid what for which route, and the transaction; never the signature. */
-  private logPayment(
-    route: string,
-    inProgress: PaymentInProgress,
-    settlement: SettleResponse,
-  ): void {
-    const { requirement, authorization } = inProgress.accepted;
-    this.logger.log('payment settled', {
-      payer: authorization.from,
-      route,
-      amount: requirement.amount,
-      asset: requirement.asset,
-      scheme: requirement.scheme,
-      network: requirement.network,
-      transaction: settlement.transaction,
-    });
   }
 
   /**
@@ -212,7 +193,7 @@ export class SettlementInterceptor implements NestInterceptor {
       if (kind === 'deposit') {
         // the deposit transaction may have gone out before the failure: money may have moved
         this.metrics.settlementNotProven(route, 'unknown', String(error), seconds());
-        this.logger.error(`batch settlement: deposit on ${channelId} failed: ${String(error)}`);
+        this.logger.error(`batch settlement: deposit on ${channelId} failed: ${remoteText(error)}`);
         throw channelPaymentUnknown();
       }
       this.metrics.settlementNotProven(route, 'unavailable', String(error), seconds());
@@ -268,7 +249,7 @@ export class SettlementInterceptor implements NestInterceptor {
     const [name, value] = receiptHeader(2, settlement);
     const headers = { [name]: value, 'cache-control': 'private, no-store' };
     if (inProgress.paymentId !== undefined)
-      await this.storeForRetries(inProgress.paymentId, inProgress.fingerprint, headers, body);
+      await this.sold.storeForRetries(inProgress.paymentId, inProgress.fingerprint, headers, body);
     void reply.headers(headers);
     return body;
   }
@@ -299,20 +280,20 @@ export class SettlementInterceptor implements NestInterceptor {
       // the price has moved: the client gets what it paid for; the claim stays in flight until
       // the payment expires, and the chain refuses its authorization after that
       this.logger.error(
-        `could not record settled payment ${inProgress.fingerprint}: ${String(error)}`,
+        `could not record settled payment ${inProgress.fingerprint}: ${remoteText(error)}`,
       );
     }
-    const headers = this.receiptHeaders(inProgress, settlement);
+    const headers = this.sold.receiptHeaders(inProgress.version, settlement);
     if (inProgress.paymentId !== undefined)
-      await this.storeForRetries(inProgress.paymentId, inProgress.fingerprint, headers, body);
+      await this.sold.storeForRetries(inProgress.paymentId, inProgress.fingerprint, headers, body);
     void reply.headers(headers);
     return body;
   }
 
   /**
    * The money may have moved: the payment is never accepted again, its payment-identifier
-   * waits, and the chain is watched; if it shows the payment settled, a retry with the same
-   * payment-identifier gets this response.
+   * waits, and the chain is watched (by this instance first, by any other if it goes away); if
+   * it shows the payment settled, a retry with the same payment-identifier gets this response.
    */
   private async holdUncertain(
     route: string,
@@ -320,56 +301,24 @@ export class SettlementInterceptor implements NestInterceptor {
     outcome: Extract<SettlementOutcome, { kind: 'unknown' }>,
     body: unknown,
   ): Promise<void> {
-    const { accepted, fingerprint, expiresAt, paymentId } = inProgress;
-    this.logger.error(`settlement outcome unknown for ${fingerprint}: ${outcome.reason}`);
-    await this.reconciler.hold({
-      payment: accepted,
-      fingerprint,
-      expiresAt,
-      paymentId,
-      trace: outcome.trace,
-      onSettled: async (transaction) => {
-        const settlement = settledBy(transaction, accepted);
-        this.metrics.paymentReconciled(route, accepted.requirement);
-        this.logPayment(route, inProgress, settlement);
-        if (paymentId === undefined) return;
-        await this.storeForRetries(
-          paymentId,
-          inProgress.fingerprint,
-          this.receiptHeaders(inProgress, settlement),
-          body,
-        );
-      },
-    });
-  }
-
-  private receiptHeaders(
-    inProgress: PaymentInProgress,
-    settlement: SettleResponse,
-  ): Record<string, string> {
-    const [name, value] = receiptHeader(inProgress.version, settlement);
-    return { [name]: value, 'cache-control': 'private, no-store' };
-  }
-
-  /** The money has moved: failing to store the response for retries must not cost the client its 200. */
-  private async storeForRetries(
-    paymentId: string,
-    fingerprint: string,
-    headers: Record<string, string>,
-    body: unknown,
-  ): Promise<void> {
-    try {
-      await this.ledger.storeResponse(
-        paymentId,
+    const { accepted, fingerprint, expiresAt, paymentId, version } = inProgress;
+    this.logger.error(
+      `settlement outcome unknown for ${fingerprint}: ${remoteText(outcome.reason)}`,
+    );
+    const transaction = outcome.trace.transaction ?? outcome.transaction;
+    await this.reconciler.hold(
+      {
         fingerprint,
-        { status: 200, headers, body },
-        Date.now() + STORED_RESPONSE_TTL_MS,
-      );
-    } catch (error) {
-      this.logger.error(
-        `could not store the response for payment-identifier ${paymentId}: ${String(error)}`,
-      );
-    }
+        expiresAt,
+        route,
+        version,
+        payment: accepted,
+        body,
+        ...(paymentId === undefined ? {} : { paymentId }),
+        ...(isTransaction(transaction) ? { transaction } : {}),
+      },
+      outcome.trace,
+    );
   }
 
   /** Nothing was settled: the payment and its payment-identifier may be used again. */
@@ -377,6 +326,10 @@ export class SettlementInterceptor implements NestInterceptor {
     await this.ledger.release(inProgress.fingerprint);
     await this.releaseId(inProgress);
   }
+}
+
+function isTransaction(value: string | undefined): value is `0x${string}` {
+  return value !== undefined && /^0x[0-9a-fA-F]{64}$/.test(value);
 }
 
 /** A batch payment whose outcome is not known: the call is not charged, a deposit stays the buyer's. */

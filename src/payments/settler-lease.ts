@@ -4,6 +4,7 @@ import { StartupError } from '../common/startup-error.js';
 import { BackgroundTimeout } from '../common/timeout-slot.js';
 import type { RedisClient } from '../shared-state/redis-connection.js';
 import { RedisLease } from '../shared-state/redis-lease.js';
+import { remoteText } from '../common/remote-text.js';
 
 /** A holder that stops renewing (crashed, cut off) loses its settlement key after this long. */
 export const SETTLER_LEASE_TTL_MS = 10_000;
@@ -50,7 +51,7 @@ export class SettlerLease implements OnApplicationShutdown {
         );
       },
       unreachable: (error) => {
-        SettlerLease.logger.warn(`could not renew the settlement key's hold: ${String(error)}`);
+        SettlerLease.logger.warn(`could not renew the settlement key's hold: ${remoteText(error)}`);
       },
     });
     return new SettlerLease(lease);

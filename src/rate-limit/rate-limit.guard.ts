@@ -13,6 +13,7 @@ import { ApiError, ErrorCode } from '../common/api-error.js';
 import { RATE_LIMIT_SETTINGS, type RateLimitSettings } from './rate-limit.settings.js';
 import { PAID_PRICE } from '../payments/paid-price.js';
 import { presentedPaymentHeader } from '../payments/x402-wire.js';
+import { remoteText } from '../common/remote-text.js';
 
 export const RATE_LIMIT_STORAGE = Symbol('RateLimitStorage');
 
@@ -82,7 +83,7 @@ export class RateLimiter {
           }
         })
         .catch((error: unknown) => {
-          this.logger.warn(`refused payment not counted: ${String(error)}`);
+          this.logger.warn(`refused payment not counted: ${remoteText(error)}`);
         });
     });
     return undefined;
@@ -95,7 +96,7 @@ export class RateLimiter {
     try {
       record = await this.storage.increment(request.ip, this.limits.windowMs, limit, 0, bucket);
     } catch (error) {
-      this.logger.warn(`rate limit not applied: ${String(error)}`);
+      this.logger.warn(`rate limit not applied: ${remoteText(error)}`);
       return undefined;
     }
     if (!record.isBlocked) return undefined;

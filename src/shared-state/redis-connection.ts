@@ -4,6 +4,7 @@ import type { createClient } from 'redis';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { backoffDelay, type Backoff } from '../common/backoff.js';
 import { StartupError } from '../common/startup-error.js';
+import { remoteText } from '../common/remote-text.js';
 
 export type RedisClient = ReturnType<typeof createClient>;
 
@@ -42,7 +43,7 @@ export async function connectRedis(url: string): Promise<RedisClient> {
   client.on('error', (error: unknown) => {
     if (!started || Date.now() - lastLogged < ERROR_LOG_EVERY_MS) return;
     lastLogged = Date.now();
-    logger.error(`connection to REDIS_URL lost, reconnecting: ${describe(error)}`);
+    logger.error(`connection to REDIS_URL lost, reconnecting: ${remoteText(error)}`);
   });
   client.on('ready', () => {
     if (started) logger.log('connection to REDIS_URL restored');
@@ -52,7 +53,7 @@ export async function connectRedis(url: string): Promise<RedisClient> {
   } catch (error) {
     if (client.isOpen) client.destroy();
     throw new StartupError(
-      `REDIS_URL is set but Redis cannot be reached (${describe(error)}). Start Redis or fix ` +
+      `REDIS_URL is set but Redis cannot be reached (${remoteText(error)}). Start Redis or fix ` +
         'REDIS_URL; without REDIS_URL this instance keeps its state in memory and must run alone.',
       { cause: error },
     );
@@ -74,7 +75,7 @@ export async function closeRedis(client: RedisClient): Promise<void> {
 export function sharedStateUnavailable(error: unknown): ApiError {
   return new ApiError(
     ErrorCode.SharedStateUnavailable,
-    `The shared state (payment ledger and prices, in Redis) cannot be reached right now (${describe(error)}); nothing was charged.`,
+    `The shared state (payment ledger and prices, in Redis) cannot be reached right now (${remoteText(error)}); nothing was charged.`,
     { 'retry-after': '2' },
   );
 }
@@ -98,12 +99,4 @@ export class RedisScript {
       return client.eval(this.source, { keys, arguments: args });
     }
   }
-}
-
-/** The error's message; duck-typed, since errors from node's net module come from another realm under Jest. */
-function describe(error: unknown): string {
-  if (typeof error !== 'object' || error === null) return String(error);
-  const { errors, message } = error as { errors?: unknown; message?: unknown };
-  if (Array.isArray(errors) && errors.length > 0) return describe(errors[0]);
-  return typeof message === 'string' && message !== '' ? message : 'unknown error';
 }

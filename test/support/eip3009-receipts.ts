@@ -1,4 +1,5 @@
 import { encodeAbiParameters, encodeEventTopics } from 'viem';
+import type { UncertainSale } from '../../src/payments/payment-ledger.js';
 import type { AcceptedPayment } from '../../src/payments/payment-acceptance.js';
 import { EIP3009_EVENTS, type ReceiptEvidence } from '../../src/payments/settlement-proof.js';
 
@@ -57,4 +58,21 @@ function log(address: string, topics: readonly unknown[], data: `0x${string}`): 
 
 export function receipt(...logs: Log[]): ReceiptEvidence {
   return { status: 'success', logs };
+}
+
+/** An uncertain sale of `payment`, as the settlement interceptor records it. */
+export function uncertainSale(
+  fingerprint: string,
+  expiresAt: number,
+  extra: Partial<UncertainSale> = {},
+): UncertainSale {
+  return {
+    fingerprint,
+    expiresAt,
+    route: '/v1/ticker/:symbol',
+    version: 2,
+    payment,
+    body: { currency: 'USD', price: { BTC: 97000.12 } },
+    ...extra,
+  };
 }
