@@ -1,5 +1,4 @@
 import { SetMetadata, applyDecorators } from '@nestjs/common';
-import { ApiResponse } from '@nestjs/swagger';
 import { PRICE_ATTESTATION_HEADER } from './price-attestation.js';
 
 export const ATTESTED = Symbol('Attested');
@@ -19,11 +18,31 @@ export const PRICE_ATTESTATION_HEADER_DOC = {
  * PriceAttestationInterceptor once the answer is sold) and documents the header.
  */
 export function Attested(): MethodDecorator {
-  return applyDecorators(
-    SetMetadata(ATTESTED, true),
-    ApiResponse({
-      status: 200,
-      headers: { [PRICE_ATTESTATION_HEADER]: PRICE_ATTESTATION_HEADER_DOC },
-    }),
-  );
+  return applyDecorators(SetMetadata(ATTESTED, true), documentHeaderOn200);
 }
+
+/** @nestjs/swagger's response metadata key (its constants module is not exported). */
+const API_RESPONSE = 'swagger/apiResponse';
+
+type ResponsesMetadata = Record<string, { headers?: Record<string, unknown> } | undefined>;
+
+/**
+ * Adds the header to the 200's documentation and nothing else: `ApiResponse` would reset the
+ * 200's `type` that `@Paid` gave it, whichever of the two runs first.
+ */
+const documentHeaderOn200: MethodDecorator = (_target, _key, descriptor) => {
+  const handler = descriptor.value as object;
+  const responses = (Reflect.getMetadata(API_RESPONSE, handler) ?? {}) as ResponsesMetadata;
+  const ok = responses['200'] ?? {};
+  Reflect.defineMetadata(
+    API_RESPONSE,
+    {
+      ...responses,
+      200: {
+        ...ok,
+        headers: { ...ok.headers, [PRICE_ATTESTATION_HEADER]: PRICE_ATTESTATION_HEADER_DOC },
+      },
+    },
+    handler,
+  );
+};
