@@ -3,12 +3,16 @@
 // newer than the last successful build (dist/.build-stamp), so a start with an up-to-date build
 // (or one refused for its configuration) does not wait for the compiler.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const STAMP = path.join(ROOT, 'dist', '.build-stamp');
+/** Held while one process builds: another waits for it rather than emptying dist/ under it. */
+const LOCK = path.join(ROOT, '.build-lock');
+/** A lock older than this was left by a build that died. */
+const STALE_LOCK_MS = 10 * 60_000;
 /** What `npm run build` compiles (tsconfig.build.json) and what decides how. */
 const SOURCE_DIRS = ['src', 'scripts', 'bench', 'test/support'];
 const SETTINGS = [
@@ -37,7 +41,26 @@ function newestSource() {
   return newest;
 }
 
-if (!existsSync(STAMP) || statSync(STAMP).mtimeMs < newestSource()) {
-  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
-  writeFileSync(STAMP, `${new Date().toISOString()}\n`);
+function lock() {
+  for (;;) {
+    try {
+      mkdirSync(LOCK);
+      return;
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
+      if (Date.now() - statSync(LOCK).mtimeMs > STALE_LOCK_MS)
+        rmSync(LOCK, { force: true, recursive: true });
+      else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 250);
+    }
+  }
+}
+
+lock();
+try {
+  if (!existsSync(STAMP) || statSync(STAMP).mtimeMs < newestSource()) {
+    execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+    writeFileSync(STAMP, `${new Date().toISOString()}\n`);
+  }
+} finally {
+  rmSync(LOCK, { force: true, recursive: true });
 }

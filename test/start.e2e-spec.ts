@@ -14,6 +14,7 @@ import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { EXIT_OK, runClient } from '../scripts/client.js';
 import { planStart, SERVICE_SCRIPT } from '../scripts/start.js';
+import { BUILD_TIMEOUT_MS, bareEnv, buildIfStale, servingUrl } from './support/built-service.js';
 import { startLocalChain } from './support/chain.js';
 import { FakeMarkets } from './support/fake-markets.js';
 import { fundedBuyer } from './support/paying-clients.js';
@@ -30,12 +31,6 @@ import { paymentRequiredOf, signedPayment, v2Header } from './support/x402-paylo
 
 const run = promisify(execFile);
 const ROOT = projectRoot();
-const BUILD_TIMEOUT_MS = 120_000;
-
-/** Only what a shell needs: nothing of the test's own environment (X402_*, PORT) leaks in. */
-function bareEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  return { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? tmpdir(), ...extra };
-}
 
 /** Runs a built entry point from an empty directory (no .env) until it exits. */
 async function exitOf(
@@ -118,23 +113,6 @@ function spawnService(
   });
 }
 
-/** The URL a started service logs once it listens; rejects with its output if it exits first. */
-function servingUrl(service: ChildProcess): Promise<string> {
-  let output = '';
-  return new Promise<string>((resolve, reject) => {
-    const collect = (chunk: Buffer): void => {
-      output += chunk.toString();
-      const found = /Serving on (http:\/\/\S+?) /.exec(output)?.[1];
-      if (found !== undefined) resolve(found.replace('[::1]', '127.0.0.1'));
-    };
-    service.stdout?.on('data', collect);
-    service.stderr?.on('data', collect);
-    service.once('exit', (code) => {
-      reject(new Error(`the service exited (${String(code)}):\n${output}`));
-    });
-  });
-}
-
 /**
  * The document with each 402 example's `resource` reduced to its path: the example is the
  * challenge of the process serving it, so its origin is that process's port.
@@ -167,14 +145,14 @@ describe('npm start, built and run as a process', () => {
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'npm-start-'));
     // what `npm start` does before it runs: build to dist/ unless the build is up to date
-    await run('node', ['scripts/build-if-stale.mjs'], { cwd: ROOT, timeout: BUILD_TIMEOUT_MS });
+    await buildIfStale();
   }, BUILD_TIMEOUT_MS);
 
   it('builds only when a source is newer than the last build', async () => {
     const stamp = path.join(ROOT, 'dist/.build-stamp');
     const built = statSync(stamp).mtimeMs;
     const started = Date.now();
-    await run('node', ['scripts/build-if-stale.mjs'], { cwd: ROOT, timeout: BUILD_TIMEOUT_MS });
+    await buildIfStale();
     expect(statSync(stamp).mtimeMs).toBe(built);
     // the compiler alone takes tens of seconds
     expect(Date.now() - started).toBeLessThan(BUILD_TIMEOUT_MS / 4);

@@ -8,10 +8,11 @@ import { closeServer } from './close-server.js';
  * - `error`: the caller gets an error and the chain never sees the call;
  * - `delay`: forwarded after `ms`;
  * - `silence`: not answered until the faults are cleared (then forwarded) or the proxy closes.
+ * An error's `message` is the RPC's own text, as a hostile or broken provider may write it.
  */
 export type RpcFault =
-  | { readonly kind: 'error-after-forward' }
-  | { readonly kind: 'error' }
+  | { readonly kind: 'error-after-forward'; readonly message?: string }
+  | { readonly kind: 'error'; readonly message?: string }
   | { readonly kind: 'delay'; readonly ms: number }
   | { readonly kind: 'silence' };
 
@@ -71,14 +72,21 @@ export class RpcProxy {
       return;
     }
     if (fault?.kind === 'error') {
-      reply(response, rpcError(id, 'injected RPC failure: not forwarded'));
+      reply(response, rpcError(id, fault.message ?? 'injected RPC failure: not forwarded'));
       return;
     }
     if (fault?.kind === 'delay') await new Promise((resolve) => setTimeout(resolve, fault.ms));
-    await this.forward(body, response, fault?.kind === 'error-after-forward');
+    await this.forward(
+      body,
+      response,
+      fault?.kind === 'error-after-forward'
+        ? (fault.message ?? 'injected RPC failure after the call reached the chain')
+        : undefined,
+    );
   }
 
-  private async forward(body: string, response: ServerResponse, failAfter = false): Promise<void> {
+  /** Forwards `body`; with `failAfter`, the caller gets that error once the chain has it. */
+  private async forward(body: string, response: ServerResponse, failAfter?: string): Promise<void> {
     const { id } = describe(body);
     let forwarded: string;
     try {
@@ -92,8 +100,8 @@ export class RpcProxy {
       reply(response, rpcError(id, `upstream unreachable: ${String(error)}`));
       return;
     }
-    if (failAfter) {
-      reply(response, rpcError(id, 'injected RPC failure after the call reached the chain'));
+    if (failAfter !== undefined) {
+      reply(response, rpcError(id, failAfter));
       return;
     }
     reply(response, forwarded);
