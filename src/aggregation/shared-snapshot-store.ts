@@ -1,5 +1,5 @@
 import type { Cache } from 'cache-manager';
-import { sharedStateUnavailable } from '../shared-state/redis-connection.js';
+import { sharedStateUnavailable, withinDeadline } from '../shared-state/redis-connection.js';
 import type { AggregatedPrice } from './aggregate.js';
 import type { PriceSnapshot } from './price-snapshot.js';
 import type { SnapshotStore } from './snapshot-store.js';
@@ -11,8 +11,8 @@ const SNAPSHOT_KEY = 'x402:price-snapshot';
  * (with REDIS_URL set): the polling instance publishes, every instance reads. A snapshot
  * expires PRICE_STALE_MS after it was published, when none of its prices could be served
  * anyway, so a polling instance that stopped leaves no prices behind that are older than that.
- * Reading parses only a snapshot it has not seen before. Redis unreachable: reading fails with
- * the 503 `shared_state_unavailable`, as the ledger does.
+ * Reading parses only a snapshot it has not seen before. Redis unreachable, or silent past its
+ * command deadline: reading fails with the 503 `shared_state_unavailable`, as the ledger does.
  */
 export class CacheSnapshotStore implements SnapshotStore {
   private last: { readonly raw: string; readonly snapshot: PriceSnapshot } | undefined;
@@ -25,7 +25,7 @@ export class CacheSnapshotStore implements SnapshotStore {
   ) {}
 
   async current(): Promise<PriceSnapshot | undefined> {
-    const raw = await this.cache.get<string>(SNAPSHOT_KEY);
+    const raw = await withinDeadline(this.cache.get<string>(SNAPSHOT_KEY));
     if (raw === undefined) {
       if (!this.connected()) throw sharedStateUnavailable(new Error('Redis connection lost'));
       return undefined;
@@ -42,6 +42,6 @@ export class CacheSnapshotStore implements SnapshotStore {
 
   async publish(snapshot: PriceSnapshot): Promise<void> {
     const raw = JSON.stringify({ asOf: snapshot.asOf, prices: [...snapshot.prices.values()] });
-    await this.cache.set(SNAPSHOT_KEY, raw, this.ttlMs);
+    await withinDeadline(this.cache.set(SNAPSHOT_KEY, raw, this.ttlMs));
   }
 }

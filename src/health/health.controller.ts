@@ -2,6 +2,7 @@ import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { ApiProblemResponses } from '../common/api-problem-responses.js';
 import { ApiError, ErrorCode } from '../common/api-error.js';
+import { SkipRateLimit } from '../rate-limit/skip-rate-limit.decorator.js';
 import { READINESS_CHECKS, type ReadinessCheck } from './readiness.js';
 
 export class HealthDto {
@@ -10,6 +11,7 @@ export class HealthDto {
 }
 
 @ApiTags('health')
+@SkipRateLimit()
 @Controller('health')
 export class HealthController {
   constructor(@Inject(READINESS_CHECKS) private readonly checks: readonly ReadinessCheck[]) {}

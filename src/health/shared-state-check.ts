@@ -1,9 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ErrorCode } from '../common/api-error.js';
-import { REDIS_CLIENT, type RedisClient } from '../shared-state/redis-connection.js';
+import { ApiError, ErrorCode } from '../common/api-error.js';
+import { remoteText } from '../common/remote-text.js';
+import {
+  REDIS_CLIENT,
+  withinDeadline,
+  type RedisClient,
+} from '../shared-state/redis-connection.js';
 import { READY, type CheckResult, type ReadinessCheck } from './readiness.js';
 
-/** With REDIS_URL, a paid request needs the shared ledger: the connection is up. */
+/** With REDIS_URL, a paid request needs the shared ledger: Redis answers a PING in time. */
 @Injectable()
 export class SharedStateCheck implements ReadinessCheck {
   readonly name = 'shared_state';
@@ -15,14 +20,20 @@ export class SharedStateCheck implements ReadinessCheck {
     return this.redis !== null;
   }
 
-  check(): Promise<CheckResult> {
-    if (this.redis === null || this.redis.isReady) return Promise.resolve(READY);
-    return Promise.resolve({
-      ok: false,
-      code: ErrorCode.SharedStateUnavailable,
-      reason:
-        'Redis (REDIS_URL) cannot be reached: paid routes answer 503 until it is back; free routes work',
-      retryAfterSeconds: 2,
-    });
+  async check(): Promise<CheckResult> {
+    if (this.redis === null) return READY;
+    try {
+      if (!this.redis.isReady) throw new Error('not connected');
+      await withinDeadline(this.redis.ping());
+      return READY;
+    } catch (error) {
+      const why = error instanceof ApiError ? 'no answer to a PING in time' : remoteText(error);
+      return {
+        ok: false,
+        code: ErrorCode.SharedStateUnavailable,
+        reason: `Redis (REDIS_URL) cannot be reached (${why}): paid routes answer 503 until it is back; free routes work`,
+        retryAfterSeconds: 2,
+      };
+    }
   }
 }

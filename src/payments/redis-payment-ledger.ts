@@ -1,6 +1,9 @@
+import { ApiError } from '../common/api-error.js';
 import {
+  REDIS_COMMAND_DEADLINE_MS,
   RedisScript,
   sharedStateUnavailable,
+  withinDeadline,
   type RedisClient,
 } from '../shared-state/redis-connection.js';
 import type {
@@ -11,13 +14,6 @@ import type {
   StoredResponse,
   UncertainSale,
 } from './payment-ledger.js';
-import { withDeadline } from './payment-settler.js';
-
-/**
- * The longest one ledger step may wait for Redis. A paused or unreachable server otherwise holds
- * a request forever, even one whose price has already moved (its 200 or 502 must go out).
- */
-const COMMAND_DEADLINE_MS = 2000;
 
 const PAYMENT_KEY = 'x402:ledger:payment:';
 const PAYMENT_ID_KEY = 'x402:ledger:payment-id:';
@@ -111,7 +107,8 @@ return 0`);
 export class RedisPaymentLedger implements PaymentLedger {
   constructor(
     private readonly redis: RedisClient,
-    private readonly deadlineMs = COMMAND_DEADLINE_MS,
+    /** A paused server must not hold a request whose price has moved: its 200 or 502 goes out. */
+    private readonly deadlineMs = REDIS_COMMAND_DEADLINE_MS,
   ) {}
 
   async claim(fingerprint: string, expiresAt: number): Promise<ClaimResult> {
@@ -196,21 +193,16 @@ export class RedisPaymentLedger implements PaymentLedger {
   }
 
   private run(script: RedisScript, keys: string[], args: string[]): Promise<unknown> {
-    return this.bounded(script.run(this.redis, keys, args));
+    return this.bounded(script.run(this.redis, keys, args, this.deadlineMs));
   }
 
-  /** Redis's answer within the deadline, else 503 shared_state_unavailable. */
+  /** Redis's answer within the deadline; else, or on any failure, 503 shared_state_unavailable. */
   private async bounded<T>(command: Promise<T>): Promise<T> {
-    let result: T | symbol;
     try {
-      result = await withDeadline(command, this.deadlineMs);
+      return await withinDeadline(command, this.deadlineMs);
     } catch (error) {
-      throw sharedStateUnavailable(error);
+      throw error instanceof ApiError ? error : sharedStateUnavailable(error);
     }
-    if (typeof result === 'symbol') {
-      throw sharedStateUnavailable(new Error(`no answer within ${this.deadlineMs} ms`));
-    }
-    return result;
   }
 }
 

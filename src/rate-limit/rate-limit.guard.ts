@@ -11,6 +11,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { RATE_LIMIT_SETTINGS, type RateLimitSettings } from './rate-limit.settings.js';
+import { SKIP_RATE_LIMIT } from './skip-rate-limit.decorator.js';
 import { PAID_PRICE } from '../payments/paid-price.js';
 import { presentedPaymentHeader } from '../payments/x402-wire.js';
 import { remoteText } from '../common/remote-text.js';
@@ -118,6 +119,11 @@ export class RateLimitGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http') return true;
+    const skipped = this.reflector.getAllAndOverride<boolean | undefined>(SKIP_RATE_LIMIT, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (skipped === true) return true;
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const paid = this.reflector.get<unknown>(PAID_PRICE, context.getHandler()) !== undefined;
     const reply = context.switchToHttp().getResponse<FastifyReply>();

@@ -9,6 +9,12 @@ local hits = redis.call('INCR', KEYS[1])
 if hits == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return {hits, redis.call('PTTL', KEYS[1])}`);
 
+/**
+ * A count Redis cannot give this fast is not waited for: the request goes on unlimited (the
+ * limiter logs it) rather than being held by a stalled Redis.
+ */
+const COUNT_DEADLINE_MS = 250;
+
 /** `@nestjs/throttler` storage in Redis, so every instance counts a client's requests together. */
 export class RedisThrottlerStorage implements ThrottlerStorage {
   constructor(private readonly redis: RedisClient) {}
@@ -24,6 +30,7 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
       this.redis,
       [`x402:rate-limit:${name}:${key}`],
       [String(ttl)],
+      COUNT_DEADLINE_MS,
     )) as [number, number];
     const seconds = Math.max(1, Math.ceil((pttl > 0 ? pttl : ttl) / 1000));
     return {

@@ -11,6 +11,12 @@ export type RedisClient = ReturnType<typeof createClient>;
 /** The one Redis connection of this instance, or null when REDIS_URL is unset (embedded mode). */
 export const REDIS_CLIENT = Symbol('RedisClient');
 
+/**
+ * The longest one Redis command may wait for its answer. A Redis that accepts the connection but
+ * does not answer would otherwise hold every request that reads the shared state for ever.
+ */
+export const REDIS_COMMAND_DEADLINE_MS = 2000;
+
 /** A Redis that does not answer within this at start-up stops the start-up. */
 const CONNECT_TIMEOUT_MS = 3000;
 /** Reconnection delays after a lost connection. */
@@ -81,8 +87,30 @@ export function sharedStateUnavailable(error: unknown): ApiError {
 }
 
 /**
+ * `command`'s answer, or the 503 `shared_state_unavailable` once `deadlineMs` passed without one.
+ * The command itself stays queued in the client until Redis answers or the connection drops.
+ */
+export async function withinDeadline<T>(
+  command: Promise<T>,
+  deadlineMs: number = REDIS_COMMAND_DEADLINE_MS,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      reject(sharedStateUnavailable(new Error(`Redis gave no answer within ${deadlineMs} ms`)));
+    }, deadlineMs);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([command, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * Runs a Lua script by its digest (the script text travels once per connection), falling back
- * to sending it when Redis does not know it yet.
+ * to sending it when Redis does not know it yet; within `deadlineMs` in all.
  */
 export class RedisScript {
   private readonly sha: string;
@@ -91,7 +119,16 @@ export class RedisScript {
     this.sha = createHash('sha1').update(source).digest('hex');
   }
 
-  async run(client: RedisClient, keys: string[], args: string[]): Promise<unknown> {
+  run(
+    client: RedisClient,
+    keys: string[],
+    args: string[],
+    deadlineMs: number = REDIS_COMMAND_DEADLINE_MS,
+  ): Promise<unknown> {
+    return withinDeadline(this.runOnce(client, keys, args), deadlineMs);
+  }
+
+  private async runOnce(client: RedisClient, keys: string[], args: string[]): Promise<unknown> {
     try {
       return await client.evalSha(this.sha, { keys, arguments: args });
     } catch (error) {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { TimeoutSlot } from '../common/timeout-slot.js';
-import { RedisScript, type RedisClient } from './redis-connection.js';
+import { RedisScript, withinDeadline, type RedisClient } from './redis-connection.js';
 
 /**
  * Takes the key for ARGV[1] for ARGV[2] ms when it is free, or extends it while ARGV[1] holds
@@ -75,7 +75,7 @@ export class RedisLease {
 
   /** Whoever holds the key now, if anyone. */
   holderNow(): Promise<string | null> {
-    return this.redis.get(this.options.key);
+    return withinDeadline(this.redis.get(this.options.key));
   }
 
   /**
