@@ -375,6 +375,57 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
     });
   });
 
+  describe('a client that leaves during settlement (the commit point: after gas and fee estimation)', () => {
+    /** Sends `payment`, hangs up once the proxy saw `method`, and says what came of the request. */
+    async function leaveDuring(method: string, payment: PaymentPayload): Promise<unknown> {
+      const seen = proxy.calls.filter((call) => call === method).length;
+      proxy.fail(method, { kind: 'delay', ms: 800 });
+      const controller = new AbortController();
+      const request = stack.service
+        .get('/v1/ticker/BTC', { headers: v2Header(payment), signal: controller.signal })
+        .catch((error: unknown) => error);
+      for (let waited = 0; proxy.calls.filter((call) => call === method).length === seen;) {
+        if ((waited += 10) > 15_000) throw new Error(`${method} was never called`);
+        await sleep(10);
+      }
+      controller.abort();
+      const outcome = await request;
+      await sleep(1500);
+      proxy.clear();
+      return outcome;
+    }
+
+    it('before it: while the gas is estimated → nothing sent, nothing charged, the payment usable again', async () => {
+      const payment = await identifiedPayment(stack, '/v1/ticker/BTC', `order_${Date.now()}_gas`);
+      const before = await stack.balances();
+      const sent = sends(proxy);
+      expect(await leaveDuring('eth_estimateGas', payment)).toMatchObject({ name: 'AbortError' });
+      expect(sends(proxy)).toBe(sent);
+      expect(await stack.balances()).toEqual(before);
+      const later = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
+      expect(later.status).toBe(200);
+      expect((await stack.balances()).payTo).toBe(before.payTo + PRICE);
+    });
+
+    it('after it: while the account nonce is read → sent and charged; its payment-identifier fetches the 200', async () => {
+      const payment = await identifiedPayment(stack, '/v1/ticker/BTC', `order_${Date.now()}_nonce`);
+      const before = await stack.balances();
+      expect(await leaveDuring('eth_getTransactionCount', payment)).toMatchObject({
+        name: 'AbortError',
+      });
+      expect(await stack.balances()).toEqual({
+        buyer: before.buyer - PRICE,
+        payTo: before.payTo + PRICE,
+      });
+      const retry = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
+      expect(retry.status).toBe(200);
+      expect(await stack.balances()).toEqual({
+        buyer: before.buyer - PRICE,
+        payTo: before.payTo + PRICE,
+      });
+    });
+  });
+
   describe('someone else uses the signed authorization while the handler runs', () => {
     it('the price reached us by a transaction this request did not send → 502 naming it, then known settled; never a 402 or a second 200', async () => {
       const accepted = await requirementFor(stack, '/v1/ticker/BTC');
