@@ -1,3 +1,4 @@
+import { remoteText } from '../common/remote-text.js';
 import {
   Injectable,
   Logger,
@@ -38,7 +39,7 @@ export class PriceAttestationInterceptor implements NestInterceptor {
     if (signing === undefined) return next.handle();
     // the buyer has paid by the time this is read: a failed signature costs the header, not the 200
     const header = signing.catch((error: unknown) => {
-      this.logger.error(`could not sign the price attestation: ${String(error)}`);
+      this.logger.error(`could not sign the price attestation: ${remoteText(error)}`);
       return undefined;
     });
     return next.handle().pipe(

@@ -1,4 +1,9 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { MAX_REMOTE_TEXT_LENGTH, remoteText } from './remote-text.js';
+
+const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 describe('remoteText', () => {
   it('keeps ordinary text as it is', () => {
@@ -49,5 +54,18 @@ describe('remoteText', () => {
       { shortMessage: 'HTTP request failed.', details: 'upstream\nerror' },
     );
     expect(remoteText(viemLike)).toBe('HTTP request failed. upstream error');
+  });
+});
+
+describe('the service logs remote text only through remoteText', () => {
+  it('no source interpolates an error as String(error) into a log line or a message', () => {
+    const sources = readdirSync(SRC, { recursive: true, encoding: 'utf8' }).filter(
+      (file) => file.endsWith('.ts') && !file.endsWith('spec.ts'),
+    );
+    expect(sources.length).toBeGreaterThan(100);
+    const offending = sources.filter((file) =>
+      /\$\{String\((error|cause|err)\)\}/.test(readFileSync(path.join(SRC, file), 'utf8')),
+    );
+    expect(offending).toEqual([]);
   });
 });
