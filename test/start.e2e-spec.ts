@@ -195,9 +195,12 @@ describe('npm start, built and run as a process', () => {
         X402_SETTLER_PRIVATE_KEY: chain.accounts[0]!,
         X402_RPC_URL: chain.rpcUrl,
         X402_BATCH_DATA_DIR: mkdtempSync(path.join(dir, 'channels-')),
+        // the image runs with NODE_ENV=production, where the attestation key is required
+        ATTESTATION_PRIVATE_KEY: `0x${'5e'.repeat(32)}`,
       }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    const exited = new Promise((resolve) => service.once('exit', resolve));
     const browser = await launchChromium();
     try {
       const url = await servingUrl(service);
@@ -223,7 +226,6 @@ describe('npm start, built and run as a process', () => {
       expect(failures).toEqual([]);
     } finally {
       await browser.close();
-      const exited = new Promise((resolve) => service.once('exit', resolve));
       service.kill('SIGTERM');
       await exited;
       await markets.close();
