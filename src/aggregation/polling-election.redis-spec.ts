@@ -1,25 +1,14 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { connectRedis, type RedisClient } from '../shared-state/redis-connection.js';
-import { startRedisServer, type RedisServer } from '../../test/support/redis-server.js';
-import { describeWithRedis } from '../../test/support/redis-suite.js';
+import { describeWithRedis, useRedis } from '../../test/support/redis-suite.js';
 import { RedisPollingElection } from './polling-election.js';
 
 describeWithRedis('RedisPollingElection', () => {
-  let server: RedisServer;
-  let redis: RedisClient;
-  beforeAll(async () => {
-    server = await startRedisServer();
-    redis = await connectRedis(server.url);
-  });
-  afterAll(async () => {
-    redis.destroy();
-    await server.stop();
-  });
+  const shared = useRedis();
 
   /** An election whose role changes are awaited one by one. */
   function candidate() {
     const scheduler = new SchedulerRegistry();
-    const election = new RedisPollingElection(redis, scheduler);
+    const election = new RedisPollingElection(shared.client, scheduler);
     const roles: string[] = [];
     let wake: (() => void) | undefined;
     const changed = (role: string) => () => {

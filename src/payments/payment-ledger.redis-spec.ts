@@ -1,9 +1,9 @@
 import { uncertainSale } from '../../test/support/eip3009-receipts.js';
 import { InMemoryPaymentLedger, type PaymentLedger } from './payment-ledger.js';
 import { RedisPaymentLedger } from './redis-payment-ledger.js';
-import { connectRedis, type RedisClient } from '../shared-state/redis-connection.js';
-import { startRedisServer, type RedisServer } from '../../test/support/redis-server.js';
-import { describeWithRedis } from '../../test/support/redis-suite.js';
+import { connectRedis } from '../shared-state/redis-connection.js';
+import { startRedisServer } from '../../test/support/redis-server.js';
+import { describeWithRedis, useRedis } from '../../test/support/redis-suite.js';
 
 /** Entries given this expiry are waited out, on the real clock both stores share with Redis. */
 const EXPIRY_MS = 150;
@@ -197,23 +197,14 @@ describe('InMemoryPaymentLedger', () => {
 });
 
 describeWithRedis('RedisPaymentLedger', () => {
-  let server: RedisServer;
-  let redis: RedisClient;
-  beforeAll(async () => {
-    server = await startRedisServer();
-    redis = await connectRedis(server.url);
-  });
-  afterAll(async () => {
-    redis.destroy();
-    await server.stop();
-  });
+  const shared = useRedis();
 
-  ledgerContract(() => new RedisPaymentLedger(redis));
+  ledgerContract(() => new RedisPaymentLedger(shared.client));
 
   it('claims a payment presented on two connections (two instances) exactly once', async () => {
-    const other = await connectRedis(server.url);
+    const other = await connectRedis(shared.server.url);
     try {
-      const ledgers = [new RedisPaymentLedger(redis), new RedisPaymentLedger(other)];
+      const ledgers = [new RedisPaymentLedger(shared.client), new RedisPaymentLedger(other)];
       const results = await Promise.all(
         Array.from({ length: 21 }, (_, i) => ledgers[i % 2]!.claim('two', Date.now() + 60_000)),
       );
@@ -225,16 +216,16 @@ describeWithRedis('RedisPaymentLedger', () => {
   });
 
   it('bounds memory: every key it writes expires', async () => {
-    const ledger = new RedisPaymentLedger(redis);
+    const ledger = new RedisPaymentLedger(shared.client);
     await ledger.claim('ttl', Date.now() + 60_000);
     await ledger.claimPaymentId(
       'ttl-id',
       { fingerprint: 'ttl', signatureDigest: 's', resource: 'r' },
       Date.now() + 60_000,
     );
-    const keys = await redis.keys('x402:ledger:*');
+    const keys = await shared.client.keys('x402:ledger:*');
     expect(keys.length).toBeGreaterThan(0);
-    for (const key of keys) expect(await redis.pTTL(key)).toBeGreaterThan(0);
+    for (const key of keys) expect(await shared.client.pTTL(key)).toBeGreaterThan(0);
   });
 
   it('answers 503 shared_state_unavailable, never a claim, once Redis is gone', async () => {
@@ -254,8 +245,8 @@ describeWithRedis('RedisPaymentLedger', () => {
   });
 
   it('answers 503 within its deadline when Redis stops answering (a paused server)', async () => {
-    const ledger = new RedisPaymentLedger(redis, 200);
-    const admin = await connectRedis(server.url);
+    const ledger = new RedisPaymentLedger(shared.client, 200);
+    const admin = await connectRedis(shared.server.url);
     try {
       // without a deadline the write would simply wait the pause out and succeed
       await admin.sendCommand(['CLIENT', 'PAUSE', '1500', 'WRITE']);

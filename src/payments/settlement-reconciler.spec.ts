@@ -39,6 +39,13 @@ class ScriptedChain implements SettlementChain {
   expiredUnused(): Promise<boolean> {
     return Promise.resolve(this.expired && !this.used);
   }
+
+  /** The authorization was used by `transaction`, whose receipt proves the payment. */
+  paidBy(transaction: `0x${string}`): void {
+    this.used = true;
+    this.usedBy = transaction;
+    this.proving.add(transaction);
+  }
 }
 
 const provingReceipt = receipt(transfer(PAYER, PAY_TO, 2000n), authorizationUsed(PAYER, NONCE));
@@ -249,9 +256,7 @@ describe('SettlementReconciler over time', () => {
     const claims = new RecordingClaims();
     // the instance that answered 502 recorded it, then died
     await ledger.markUncertain(sale({ expiresAt: Date.now() + 60_000 }));
-    chain.used = true;
-    chain.usedBy = TX;
-    chain.proving.add(TX);
+    chain.paidBy(TX);
     const reconciler = reconcilerOn(chain, ledger, sold, claims);
     reconciler.onApplicationBootstrap();
 
@@ -271,9 +276,7 @@ describe('SettlementReconciler over time', () => {
     const claims = new RecordingClaims();
     claims.heldElsewhere.add('fp');
     await ledger.markUncertain(sale({ expiresAt: Date.now() + 60_000 }));
-    chain.used = true;
-    chain.usedBy = TX;
-    chain.proving.add(TX);
+    chain.paidBy(TX);
     const reconciler = reconcilerOn(chain, ledger, sold, claims);
     reconciler.onApplicationBootstrap();
 
@@ -299,9 +302,7 @@ describe('SettlementReconciler over time', () => {
 
     await reconciler.onApplicationShutdown();
     expect(claims.released).toEqual(['fp']);
-    chain.used = true;
-    chain.usedBy = TX;
-    chain.proving.add(TX);
+    chain.paidBy(TX);
     await jest.advanceTimersByTimeAsync(10 * SWEEP_EVERY_MS);
     expect(sold.reconciledBy()).toEqual([]);
     expect(claims.taken).toEqual(['fp']);

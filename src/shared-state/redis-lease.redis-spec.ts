@@ -1,25 +1,19 @@
 import { BackgroundTimeout } from '../common/timeout-slot.js';
-import { startRedisServer, type RedisServer } from '../../test/support/redis-server.js';
-import { describeWithRedis } from '../../test/support/redis-suite.js';
-import { connectRedis, type RedisClient } from './redis-connection.js';
+import { describeWithRedis, useRedis } from '../../test/support/redis-suite.js';
 import { RedisLease } from './redis-lease.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describeWithRedis('RedisLease', () => {
-  let server: RedisServer;
-  let redis: RedisClient;
-  beforeAll(async () => {
-    server = await startRedisServer();
-    redis = await connectRedis(server.url);
-  });
-  afterAll(async () => {
-    redis.destroy();
-    await server.stop();
-  });
+  const shared = useRedis();
 
   const lease = (key: string, ttlMs = 200) =>
-    new RedisLease(redis, { key, ttlMs, renewEveryMs: ttlMs / 4, timer: new BackgroundTimeout() });
+    new RedisLease(shared.client, {
+      key,
+      ttlMs,
+      renewEveryMs: ttlMs / 4,
+      timer: new BackgroundTimeout(),
+    });
 
   it('is held by one holder at a time; release hands it over at once', async () => {
     const first = lease('lease:one');
@@ -31,7 +25,7 @@ describeWithRedis('RedisLease', () => {
     await first.release();
     expect(await second.hold()).toBe(true);
     await second.release();
-    expect(await redis.exists('lease:one')).toBe(0);
+    expect(await shared.client.exists('lease:one')).toBe(0);
   });
 
   it('kept, outlives its TTL; abandoned, expires after it', async () => {
@@ -39,11 +33,11 @@ describeWithRedis('RedisLease', () => {
     expect(await kept.hold()).toBe(true);
     kept.keep({});
     await sleep(500);
-    expect(await redis.get('lease:kept')).toBe(kept.holder);
+    expect(await shared.client.get('lease:kept')).toBe(kept.holder);
     await kept.abandon();
-    expect(await redis.get('lease:kept')).toBe(kept.holder);
+    expect(await shared.client.get('lease:kept')).toBe(kept.holder);
     await sleep(300);
-    expect(await redis.exists('lease:kept')).toBe(0);
+    expect(await shared.client.exists('lease:kept')).toBe(0);
   });
 
   it('tells a kept lease once when another holder has the key, and again when it is back', async () => {
@@ -51,12 +45,14 @@ describeWithRedis('RedisLease', () => {
     expect(await kept.hold()).toBe(true);
     const told: string[] = [];
     kept.keep({ held: () => told.push('held'), lost: () => told.push('lost') });
-    await redis.set('lease:taken', 'another holder', { expiration: { type: 'PX', value: 200 } });
+    await shared.client.set('lease:taken', 'another holder', {
+      expiration: { type: 'PX', value: 200 },
+    });
     await sleep(150);
     expect(told).toEqual(['lost']);
     await sleep(250);
     expect(told).toEqual(['lost', 'held']);
-    expect(await redis.get('lease:taken')).toBe(kept.holder);
+    expect(await shared.client.get('lease:taken')).toBe(kept.holder);
     await kept.release();
   });
 
@@ -67,6 +63,6 @@ describeWithRedis('RedisLease', () => {
     await sleep(20);
     expect(told).toEqual(['held']);
     await kept.release();
-    expect(await redis.exists('lease:free')).toBe(0);
+    expect(await shared.client.exists('lease:free')).toBe(0);
   });
 });

@@ -3,8 +3,9 @@
  * message naming the package; with REQUIRE_REDIS=1 (set by .ci/run) they fail instead, so CI can
  * never pass by skipping. Test-only: excluded from the build (tsconfig.build.json).
  */
-import { describe, it } from '@jest/globals';
-import { redisServerAvailable } from './redis-server.js';
+import { afterAll, beforeAll, describe, it } from '@jest/globals';
+import { connectRedis, type RedisClient } from '../../src/shared-state/redis-connection.js';
+import { redisServerAvailable, startRedisServer, type RedisServer } from './redis-server.js';
 
 /**
  * `describe` when redis-server is on PATH; otherwise `describe.skip` with a warning, or (under
@@ -28,4 +29,18 @@ export function describeWithRedis(name: string, body: () => void): void {
   }
   console.warn(`\n!!! SKIPPED: ${message}\n`);
   describe.skip(name, body);
+}
+
+/** A redis-server of the suite's own and a client connected to it, for the suite's tests. */
+export function useRedis(): { readonly server: RedisServer; readonly client: RedisClient } {
+  const shared = {} as { server: RedisServer; client: RedisClient };
+  beforeAll(async () => {
+    shared.server = await startRedisServer();
+    shared.client = await connectRedis(shared.server.url);
+  });
+  afterAll(async () => {
+    shared.client.destroy();
+    await shared.server.stop();
+  });
+  return shared;
 }
