@@ -143,7 +143,10 @@ describe('price attestations (e2e, local chain)', () => {
             }),
         }),
     );
-    const response = await asking(url);
+    // a Host and a query of the buyer's choosing are not what it bought
+    const response = await asking(`${url}?for=https://other.example/premium`, {
+      headers: { host: 'price-api.example/v1/all-tickers?paid=' },
+    });
     expect(response.status).toBe(200);
     const settlement = decodePaymentResponseHeader(response.headers.get('PAYMENT-RESPONSE') ?? '');
     const receipt = extractReceiptFromResponse(response);
@@ -154,7 +157,8 @@ describe('price attestations (e2e, local chain)', () => {
     expect(signer).toBe(SIGNER);
     expect(payload).toMatchObject({
       network: 'eip155:84532',
-      resourceUrl: url,
+      // no PUBLIC_URL here: the path alone, on the signer's service
+      resourceUrl: '/v1/ticker/BTC',
       payer: stack.buyer.account.address,
       transaction: settlement.transaction,
     });

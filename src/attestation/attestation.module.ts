@@ -1,3 +1,4 @@
+import { PAYMENT_SETTINGS, type PaymentConfig } from '../payments/payments.settings.js';
 import { Global, Logger, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { generatePrivateKey } from 'viem/accounts';
@@ -35,9 +36,9 @@ import { receiptExtension } from './receipt-extension.js';
     },
     {
       provide: REQUESTED_EXTENSIONS,
-      inject: [ATTESTATION_SIGNER],
-      useFactory: (signer: AttestationSigner | null) =>
-        signer === null ? [] : [receiptExtension(signer)],
+      inject: [ATTESTATION_SIGNER, PAYMENT_SETTINGS.token],
+      useFactory: (signer: AttestationSigner | null, payments: PaymentConfig) =>
+        signer === null ? [] : [receiptExtension(signer, payments.publicUrl)],
     },
     PriceAttestor,
     { provide: APP_INTERCEPTOR, useClass: PriceAttestationInterceptor },
