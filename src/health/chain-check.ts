@@ -5,6 +5,7 @@ import { jsonRpcTransport } from '../chain/json-rpc-transport.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from '../payments/payments.settings.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { READY, type CheckResult, type ReadinessCheck } from './readiness.js';
+import { RecentAnswer } from './recent-answer.js';
 
 /** A readiness probe must answer fast: the RPC gets this long for one eth_blockNumber. */
 export const CHAIN_CHECK_TIMEOUT_MS = 1000;
@@ -19,7 +20,7 @@ export const CHAIN_CHECK_CACHE_MS = 2000;
 export class ChainCheck implements ReadinessCheck {
   readonly name = 'chain';
   private readonly client: PublicClient | undefined;
-  private last: { readonly at: number; readonly probe: Promise<ChainProbe> } | undefined;
+  private readonly recent = new RecentAnswer(CHAIN_CHECK_CACHE_MS, () => this.ask());
 
   constructor(@Inject(PAYMENT_SETTINGS.token) payments: PaymentConfig, metrics: MetricsService) {
     this.client =
@@ -43,11 +44,7 @@ export class ChainCheck implements ReadinessCheck {
 
   /** The last answer if younger than the cache time, else a new ask. */
   probe(): Promise<ChainProbe> {
-    const now = Date.now();
-    if (this.last === undefined || now - this.last.at >= CHAIN_CHECK_CACHE_MS) {
-      this.last = { at: now, probe: this.ask() };
-    }
-    return this.last.probe;
+    return this.recent.get();
   }
 
   private async ask(): Promise<ChainProbe> {

@@ -3,15 +3,23 @@ import { SNAPSHOT_STORE, type SnapshotStore } from '../aggregation/snapshot-stor
 import { ErrorCode } from '../common/api-error.js';
 import { X402Paywall } from '../payments/x402-paywall.js';
 import { READY, type CheckResult, type ReadinessCheck } from './readiness.js';
+import { RecentAnswer } from './recent-answer.js';
 
 /** A paid request needs a price to sell: the snapshot has at least one. */
 @Injectable()
 export class SnapshotCheck implements ReadinessCheck {
   readonly name = 'snapshot';
 
+  /** Probes more often than this share one read of the (shared) snapshot. */
+  private readonly recent = new RecentAnswer(1000, () => this.ask());
+
   constructor(@Inject(SNAPSHOT_STORE) private readonly store: SnapshotStore) {}
 
-  async check(): Promise<CheckResult> {
+  check(): Promise<CheckResult> {
+    return this.recent.get();
+  }
+
+  private async ask(): Promise<CheckResult> {
     const snapshot = await this.store.current();
     if (snapshot !== undefined && snapshot.prices.size > 0) return READY;
     return {

@@ -7,11 +7,17 @@ import {
   type RedisClient,
 } from '../shared-state/redis-connection.js';
 import { READY, type CheckResult, type ReadinessCheck } from './readiness.js';
+import { RecentAnswer } from './recent-answer.js';
+
+/** Probes more often than this share one PING: an unlimited probe cannot load Redis. */
+const STATE_CHECK_CACHE_MS = 1000;
 
 /** With REDIS_URL, a paid request needs the shared ledger: Redis answers a PING in time. */
 @Injectable()
 export class SharedStateCheck implements ReadinessCheck {
   readonly name = 'shared_state';
+
+  private readonly recent = new RecentAnswer(STATE_CHECK_CACHE_MS, () => this.ask());
 
   constructor(@Inject(REDIS_CLIENT) private readonly redis: RedisClient | null) {}
 
@@ -20,7 +26,11 @@ export class SharedStateCheck implements ReadinessCheck {
     return this.redis !== null;
   }
 
-  async check(): Promise<CheckResult> {
+  check(): Promise<CheckResult> {
+    return this.recent.get();
+  }
+
+  private async ask(): Promise<CheckResult> {
     if (this.redis === null) return READY;
     try {
       if (!this.redis.isReady) throw new Error('not connected');

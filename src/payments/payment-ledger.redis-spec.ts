@@ -70,6 +70,25 @@ function ledgerContract(ledgerOf: () => PaymentLedger): void {
     expect(await listed()).toEqual([]);
   });
 
+  it('never reopens a settled sale: a late record is refused, and a sale is resolved settled once', async () => {
+    await ledger.markUncertain(uncertainSale('s1', later()));
+    expect(await ledger.resolveSettled('s1', later())).toBe(true);
+    expect(await ledger.resolveSettled('s1', later())).toBe(false);
+    // a record the ledger applies after another instance resolved the sale
+    expect(await ledger.markUncertain(uncertainSale('s1', later()))).toBe('resolved');
+    expect(await ledger.claim('s1', later())).toBe('settled');
+    expect((await ledger.uncertainSales()).map((sale) => sale.fingerprint)).not.toContain('s1');
+  });
+
+  it('marks a payment-identifier uncertain only while it is bound to that payment', async () => {
+    const binding = { fingerprint: 'other', signatureDigest: 's', resource: 'GET /v1/ticker/BTC' };
+    await ledger.claimPaymentId('id-bound-elsewhere', binding, later());
+    await ledger.markUncertain(uncertainSale('s2', later(), { paymentId: 'id-bound-elsewhere' }));
+    expect(await ledger.claimPaymentId('id-bound-elsewhere', binding, later())).toEqual({
+      kind: 'in_flight',
+    });
+  });
+
   it('lets an in-flight claim expire, so a lost request cannot block a payment for ever', async () => {
     await ledger.claim('e', Date.now() + EXPIRY_MS);
     await sleep(EXPIRY_MS + 20);
@@ -169,7 +188,7 @@ function ledgerContract(ledgerOf: () => PaymentLedger): void {
 
       await ledger.settle('n2', later());
       await ledger.claimPaymentId('id-n2', { ...binding, fingerprint: 'other' }, later());
-      await ledger.markUncertain(uncertainSale('n2x', later(), { paymentId: 'id-n2' }));
+      await ledger.markUncertain(uncertainSale('other', later(), { paymentId: 'id-n2' }));
       await ledger.resolveNeverSettled('n2', 'id-n2');
       expect(await ledger.claim('n2', later())).toBe('settled');
       expect(

@@ -65,13 +65,18 @@ export interface PaymentLedger {
   settle(fingerprint: string, expiresAt: number): Promise<void>;
   /**
    * The facilitator may or may not have moved the money: never accept this payment again, keep
-   * the sale for whichever instance reconciles it, and make its payment-identifier wait.
+   * the sale for whichever instance reconciles it, and make its payment-identifier (if still
+   * bound to this payment) wait. 'resolved' when the payment is already known settled: nothing
+   * is written, so a late or repeated record never reopens a reconciled sale.
    */
-  markUncertain(sale: UncertainSale): Promise<void>;
+  markUncertain(sale: UncertainSale): Promise<'recorded' | 'resolved'>;
   /** The uncertain sales not yet resolved or expired, for reconciliation. */
   uncertainSales(): Promise<UncertainSale[]>;
-  /** The chain shows an uncertain payment settled: refused as settled from now on. */
-  resolveSettled(fingerprint: string, expiresAt: number): Promise<void>;
+  /**
+   * The chain shows an uncertain payment settled: refused as settled from now on. False when it
+   * was already recorded settled (another reconciler was first): the sale is counted once.
+   */
+  resolveSettled(fingerprint: string, expiresAt: number): Promise<boolean>;
   /** Atomically binds a payment-identifier to a payment and resource, or says what it is bound to. */
   claimPaymentId(id: string, binding: PaymentIdBinding, expiresAt: number): Promise<PaymentIdClaim>;
   /** Frees an id whose request was not answered; never one with a stored or uncertain outcome. */
@@ -137,14 +142,17 @@ export class InMemoryPaymentLedger implements PaymentLedger {
     return Promise.resolve();
   }
 
-  markUncertain(sale: UncertainSale): Promise<void> {
+  markUncertain(sale: UncertainSale): Promise<'recorded' | 'resolved'> {
+    if (this.live(this.payments, sale.fingerprint)?.state === 'settled') {
+      return Promise.resolve('resolved');
+    }
     this.payments.set(sale.fingerprint, { state: 'uncertain', expiresAt: sale.expiresAt });
     this.uncertain.set(sale.fingerprint, sale);
     const entry = sale.paymentId === undefined ? undefined : this.ids.get(sale.paymentId);
-    if (sale.paymentId !== undefined && entry !== undefined) {
+    if (sale.paymentId !== undefined && entry?.fingerprint === sale.fingerprint) {
       this.ids.set(sale.paymentId, { ...entry, uncertain: true });
     }
-    return Promise.resolve();
+    return Promise.resolve('recorded');
   }
 
   uncertainSales(): Promise<UncertainSale[]> {
@@ -156,9 +164,11 @@ export class InMemoryPaymentLedger implements PaymentLedger {
     );
   }
 
-  resolveSettled(fingerprint: string, expiresAt: number): Promise<void> {
+  resolveSettled(fingerprint: string, expiresAt: number): Promise<boolean> {
     this.uncertain.delete(fingerprint);
-    return this.settle(fingerprint, expiresAt);
+    const first = this.live(this.payments, fingerprint)?.state !== 'settled';
+    this.payments.set(fingerprint, { state: 'settled', expiresAt });
+    return Promise.resolve(first);
   }
 
   claimPaymentId(

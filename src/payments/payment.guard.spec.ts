@@ -1,3 +1,4 @@
+import type { SettlementReconciler } from './settlement-reconciler.js';
 import { uncertainSale } from '../../test/support/eip3009-receipts.js';
 import { Logger } from '@nestjs/common';
 import type { PaymentPayload } from '@x402/core/types';
@@ -61,17 +62,24 @@ describe('PaymentGuard', () => {
   let paywall: FakePaywall;
   let ledger: InMemoryPaymentLedger;
   let guard: PaymentGuard;
+  /** Fingerprints whose uncertain settlement the reconciler holds but could not record yet. */
+  let unrecorded: Set<string>;
 
   function guardWith(verifyTimeoutMs: number): PaymentGuard {
+    const reconciler = {
+      holdsUnrecorded: (fingerprint: string) => unrecorded.has(fingerprint),
+    } as unknown as SettlementReconciler;
     return new PaymentGuard(
       paywall.asPaywall(),
       ledger,
       { verifyTimeoutMs } as PaymentConfig,
       detachedMetrics(),
+      reconciler,
     );
   }
 
   beforeEach(() => {
+    unrecorded = new Set();
     paywall = new FakePaywall();
     ledger = new InMemoryPaymentLedger();
     guard = guardWith(60_000);
@@ -452,6 +460,18 @@ describe('PaymentGuard', () => {
       expect(paywall.verified).toHaveLength(1);
       expect(await ledger.claimPaymentId(ID, binding, expiresAt)).toEqual({ kind: 'in_flight' });
       expect(await ledger.claim(fingerprint, expiresAt)).toBe('in_flight');
+    });
+
+    it('answers 502, never the in-flight 402, while its uncertain settlement is not yet in the ledger', async () => {
+      const payload = presentedPayment({ paymentId: ID });
+      const { fingerprint } = facts(payload);
+      await expect(present(v2Header(payload)).outcome).resolves.toBe(true);
+      // the settlement's outcome was unknown and the ledger could not record it
+      unrecorded.add(fingerprint);
+
+      const error = await rejectionOf(present(v2Header(payload)).outcome);
+      expectApiError(error, ErrorCode.SettlementUnknown, 502);
+      expect(paywall.challengeReasons).toEqual([]);
     });
 
     it('answers an id whose settlement is uncertain with 502 settlement_unknown, never a 402', async () => {

@@ -35,6 +35,7 @@ import {
 } from './payment-errors.js';
 import { PAYMENT_LEDGER, type ClaimResult, type PaymentLedger } from './payment-ledger.js';
 import { withDeadline } from './payment-settler.js';
+import { SettlementReconciler } from './settlement-reconciler.js';
 import { X402Paywall, type VerifiedPayment } from './x402-paywall.js';
 import {
   decodeV1Payment,
@@ -66,6 +67,7 @@ export class PaymentGuard implements CanActivate {
     @Inject(PAYMENT_LEDGER) private readonly ledger: PaymentLedger,
     @Inject(PAYMENT_SETTINGS.token) payments: PaymentConfig,
     private readonly metrics: MetricsService,
+    private readonly reconciler: SettlementReconciler,
   ) {
     this.verifyTimeoutMs = payments.verifyTimeoutMs;
   }
@@ -89,7 +91,9 @@ export class PaymentGuard implements CanActivate {
       await this.claimPaymentId(request, paymentId, accepted.signature, fingerprint, expiresAt);
     try {
       const claim = await this.ledger.claim(fingerprint, expiresAt);
-      if (claim === 'uncertain') throw settlementStillUnknown();
+      if (claim === 'uncertain' || this.unrecordedUncertain(claim, fingerprint)) {
+        throw settlementStillUnknown();
+      }
       if (claim !== 'claimed') {
         this.metrics.paymentRefused(routeOf(request), CLAIM_REFUSALS[claim]);
         throw challengeResponse(await this.paywall.challenge(request, CLAIM_REFUSALS[claim]));
@@ -214,6 +218,14 @@ export class PaymentGuard implements CanActivate {
   }
 
   /**
+   * An in-flight claim whose settlement this instance found uncertain but could not record in the
+   * ledger yet: still unknown, never a 402 inviting a second payment.
+   */
+  private unrecordedUncertain(claim: string, fingerprint: string, paymentId?: string): boolean {
+    return claim === 'in_flight' && this.reconciler.holdsUnrecorded(fingerprint, paymentId);
+  }
+
+  /**
    * payment-identifier: an id is bound to one payment for one resource. Bound and answered →
    * the stored response again, free; bound to something else → 409; still in flight → 402.
    */
@@ -248,6 +260,9 @@ export class PaymentGuard implements CanActivate {
           `payment-identifier ${paymentId} was already used with a different payment or resource.`,
         );
       case 'in_flight':
+        if (this.unrecordedUncertain(claim.kind, fingerprint, paymentId)) {
+          throw settlementStillUnknown();
+        }
         this.metrics.paymentRefused(routeOf(request), 'payment_in_progress');
         throw challengeResponse(
           await this.paywall.challenge(

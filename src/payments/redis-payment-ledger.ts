@@ -51,15 +51,19 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
 end
 return 0`);
 
-// KEYS: payment, sale, index[, payment-id]; ARGV: fingerprint, expiry, sale JSON
+// KEYS: payment, sale, index[, payment-id]; ARGV: fingerprint, expiry, sale JSON.
+// A payment already settled is left as it is ('resolved'); the id is marked only if bound to it.
 const MARK_UNCERTAIN = new RedisScript(`
+if redis.call('GET', KEYS[1]) == 'settled' then return 'resolved' end
 redis.call('SET', KEYS[1], 'uncertain', 'PXAT', ARGV[2])
 redis.call('SET', KEYS[2], ARGV[3], 'PXAT', ARGV[2])
 redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
 local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
 redis.call('PEXPIREAT', KEYS[3], last[2])
-if KEYS[4] and redis.call('EXISTS', KEYS[4]) == 1 then redis.call('HSET', KEYS[4], 'uncertain', '1') end
-return 0`);
+if KEYS[4] and redis.call('HGET', KEYS[4], 'fp') == ARGV[1] then
+  redis.call('HSET', KEYS[4], 'uncertain', '1')
+end
+return 'recorded'`);
 
 // KEYS: index; ARGV: now, sale key prefix. The live sales' JSON; expired ones leave the index.
 const UNCERTAIN_SALES = new RedisScript(`
@@ -71,11 +75,13 @@ for _, fingerprint in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
 end
 return sales`);
 
-// KEYS: payment, sale, index; ARGV: fingerprint, expiry
+// KEYS: payment, sale, index; ARGV: fingerprint, expiry. 0 if it was already settled.
 const RESOLVE_SETTLED = new RedisScript(`
+local first = redis.call('GET', KEYS[1]) ~= 'settled'
 redis.call('SET', KEYS[1], 'settled', 'PXAT', ARGV[2])
 redis.call('DEL', KEYS[2])
 redis.call('ZREM', KEYS[3], ARGV[1])
+if first then return 1 end
 return 0`);
 
 // KEYS: payment, sale, index[, payment-id]; ARGV: fingerprint
@@ -124,14 +130,14 @@ export class RedisPaymentLedger implements PaymentLedger {
     return this.setState(fingerprint, 'settled', expiresAt);
   }
 
-  async markUncertain(sale: UncertainSale): Promise<void> {
+  async markUncertain(sale: UncertainSale): Promise<'recorded' | 'resolved'> {
     const keys = saleKeys(sale.fingerprint);
     if (sale.paymentId !== undefined) keys.push(PAYMENT_ID_KEY + sale.paymentId);
-    await this.run(MARK_UNCERTAIN, keys, [
+    return (await this.run(MARK_UNCERTAIN, keys, [
       sale.fingerprint,
       at(sale.expiresAt),
       JSON.stringify(sale),
-    ]);
+    ])) as 'recorded' | 'resolved';
   }
 
   async uncertainSales(): Promise<UncertainSale[]> {
@@ -143,8 +149,10 @@ export class RedisPaymentLedger implements PaymentLedger {
     return sales.map((sale) => JSON.parse(sale) as UncertainSale);
   }
 
-  async resolveSettled(fingerprint: string, expiresAt: number): Promise<void> {
-    await this.run(RESOLVE_SETTLED, saleKeys(fingerprint), [fingerprint, at(expiresAt)]);
+  async resolveSettled(fingerprint: string, expiresAt: number): Promise<boolean> {
+    return (
+      (await this.run(RESOLVE_SETTLED, saleKeys(fingerprint), [fingerprint, at(expiresAt)])) === 1
+    );
   }
 
   async claimPaymentId(

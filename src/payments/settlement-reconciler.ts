@@ -76,7 +76,7 @@ export class SettlementReconciler implements OnApplicationBootstrap, OnApplicati
   }
 
   onApplicationBootstrap(): void {
-    if (this.chain !== null) this.scheduleSweep();
+    this.scheduleSweep();
   }
 
   /**
@@ -85,7 +85,7 @@ export class SettlementReconciler implements OnApplicationBootstrap, OnApplicati
    * from now on. A ledger that cannot record it now is asked again at every check.
    */
   async hold(sale: UncertainSale, trace?: SettlementTrace): Promise<void> {
-    await this.record(sale);
+    if ((await this.record(sale)) === 'resolved') return;
     if (this.chain === null) {
       this.logger.warn(
         `settlement of ${sale.fingerprint} cannot be reconciled: set X402_RPC_URL to read the chain`,
@@ -117,9 +117,13 @@ export class SettlementReconciler implements OnApplicationBootstrap, OnApplicati
     return 'not_settled';
   }
 
-  /** Looks through the ledger once for uncertain sales nobody reconciles, and takes them on. */
+  /**
+   * Records what the ledger could not record yet, then (with a chain to read) looks through the
+   * ledger once for uncertain sales nobody reconciles, and takes them on.
+   */
   async sweep(): Promise<void> {
     await this.retryRecords();
+    if (this.chain === null) return;
     let sales: UncertainSale[];
     try {
       sales = await this.ledger.uncertainSales();
@@ -214,21 +218,38 @@ export class SettlementReconciler implements OnApplicationBootstrap, OnApplicati
 
   /** The chain showed the sale paid by `transaction`: the ledger, metrics and the client's id learn it. */
   private async settled(sale: UncertainSale, transaction: `0x${string}`): Promise<void> {
-    await this.ledger.resolveSettled(sale.fingerprint, sale.expiresAt);
+    // another reconciler (one that lost its claim while still looking) may have been first
+    if (!(await this.ledger.resolveSettled(sale.fingerprint, sale.expiresAt))) return;
     await this.sold.reconciled(sale, transaction);
     this.logger.log(`settlement of ${sale.fingerprint} reconciled: settled by ${transaction}`);
   }
 
-  private async record(sale: UncertainSale): Promise<void> {
+  /** 'resolved': the ledger already knows the payment settled; 'failed': asked again later. */
+  private async record(sale: UncertainSale): Promise<'recorded' | 'resolved' | 'failed'> {
     try {
-      await this.ledger.markUncertain(sale);
+      const recorded = await this.ledger.markUncertain(sale);
       this.unrecorded.delete(sale);
+      return recorded;
     } catch (error) {
       this.unrecorded.add(sale);
       this.logger.error(
-        `could not record ${sale.fingerprint} as uncertain (asked again at the next check): ${remoteText(error)}`,
+        `could not record ${sale.fingerprint} as uncertain (asked again every ${SWEEP_EVERY_MS} ms): ${remoteText(error)}`,
       );
+      return 'failed';
     }
+  }
+
+  /**
+   * Whether this instance holds an uncertain sale of `fingerprint` (or of the payment-identifier
+   * `paymentId`) the ledger could not record yet: a retry must get 502, not the 402 an in-flight
+   * claim gets, which would invite paying again.
+   */
+  holdsUnrecorded(fingerprint: string, paymentId?: string): boolean {
+    for (const sale of this.unrecorded) {
+      if (sale.fingerprint === fingerprint) return true;
+      if (paymentId !== undefined && sale.paymentId === paymentId) return true;
+    }
+    return false;
   }
 
   private async retryRecords(): Promise<void> {

@@ -109,7 +109,7 @@ class LedgerThatCannotRecord extends InMemoryPaymentLedger {
     return Promise.reject(new Error('store unavailable'));
   }
 
-  override markUncertain(): Promise<void> {
+  override markUncertain(): Promise<'recorded'> {
     return Promise.reject(new Error('store unavailable'));
   }
 

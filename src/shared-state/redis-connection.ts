@@ -17,6 +17,12 @@ export const REDIS_CLIENT = Symbol('RedisClient');
  */
 export const REDIS_COMMAND_DEADLINE_MS = 2000;
 
+/**
+ * Commands waiting in the client at most: past their deadline nobody waits for them, and while a
+ * connected Redis stays silent they would pile up; beyond this many a new one fails at once.
+ */
+const COMMANDS_QUEUE_MAX = 10_000;
+
 /** A Redis that does not answer within this at start-up stops the start-up. */
 const CONNECT_TIMEOUT_MS = 3000;
 /** Reconnection delays after a lost connection. */
@@ -39,6 +45,7 @@ export async function connectRedis(url: string): Promise<RedisClient> {
   const client = createClient({
     url,
     disableOfflineQueue: true,
+    commandsQueueMaxLength: COMMANDS_QUEUE_MAX,
     socket: {
       connectTimeout: CONNECT_TIMEOUT_MS,
       // before start-up succeeded: no retry, connect() rejects with the cause
