@@ -99,6 +99,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const marketEnv = await startVenues(venues, closers, env);
     const app = await createApp({
       config: loadConfig(appEnvironment(env, marketEnv, chain.rpcUrl, settlerKey, payTo)),
+      notice: localStackNotice(venues),
     });
     closers.push(() => app.close());
     installSandboxWallet(app, buyerKey, chain.chainId);
@@ -256,6 +257,16 @@ async function runClosers(closers: readonly Closer[]): Promise<void> {
 
 // ---------------------------------------------------------------------------------------------
 // what the operator sees
+
+/** What /docs and /v1/sources say about the local stack: its chain, USDC and maybe prices are test ones. */
+export function localStackNotice(venues: VenueChoice): string {
+  const chain =
+    'Local test stack: payments settle on a throw-away local chain in test USDC minted for ' +
+    'this run; nothing here is paid for real.';
+  if (venues.mode === 'live') return `${chain} Prices are live, from ${venues.markets.join(', ')}.`;
+  const recordedOn = new Date(FIXTURE_MOMENT_MS).toISOString().slice(0, 10);
+  return `${chain} Prices are NOT live: replayed from market data recorded on ${recordedOn}.`;
+}
 
 /** The loud notice that prices are replays, not the market. */
 export function recordedBanner(reason: string): string {

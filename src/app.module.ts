@@ -5,6 +5,7 @@ import { AssetsModule } from './assets/assets.module.js';
 import { AttestationModule } from './attestation/attestation.module.js';
 import { SETTINGS_SECTIONS, loadConfig, type AppConfig } from './app-config.js';
 import { ConfigModule } from './config/config.module.js';
+import { DeploymentNoticeModule, type DeploymentNotice } from './common/deployment-notice.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { DocsRedirectController } from './openapi/docs-redirect.controller.js';
@@ -15,16 +16,21 @@ import { TickersModule } from './tickers/tickers.module.js';
 
 @Module({})
 export class AppModule {
-  /** `features`: further modules served beside the built-in ones (an extension's controllers). */
+  /**
+   * `features`: further modules served beside the built-in ones (an extension's controllers);
+   * `notice`: what a test deployment says about itself (see DEPLOYMENT_NOTICE).
+   */
   static forRoot(
     config: AppConfig = loadConfig(process.env),
     features: NonNullable<ModuleMetadata['imports']> = [],
+    notice: DeploymentNotice = null,
   ): DynamicModule {
     return {
       module: AppModule,
       controllers: [DocsRedirectController],
       imports: [
         ConfigModule.forRoot(SETTINGS_SECTIONS, config),
+        DeploymentNoticeModule.forRoot(notice),
         ScheduleModule.forRoot(),
         SharedStateModule,
         PaymentsModule,

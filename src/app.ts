@@ -35,6 +35,8 @@ export interface CreateAppOptions {
   readonly logger?: false;
   /** Feature modules to serve beside the built-in ones; their `@Paid` routes are sold too. */
   readonly features?: NonNullable<ModuleMetadata['imports']>;
+  /** The local test stack's notice, on /docs and /v1/sources; none for the service itself. */
+  readonly notice?: string;
 }
 
 /** Swagger's answers change only with a deploy: a proxy may keep them a few minutes. */
@@ -46,7 +48,7 @@ const DOCS_FILES_CACHE = 'public, max-age=3600';
 export async function createApp(options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   const config = options.config ?? loadConfig(process.env);
   const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.forRoot(config, options.features),
+    AppModule.forRoot(config, options.features, options.notice ?? null),
     new FastifyAdapter({
       ...httpServerOptions(config.http),
       rewriteUrl: originForm,
@@ -67,8 +69,15 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   app.getHttpServer().maxConnections = config.http.maxConnections;
   const fastify = app.getHttpAdapter().getInstance();
   const jsonLogs = config.logFormat === 'json';
+  const methods = new MethodTable(
+    app
+      .get(PaidRouteExplorer)
+      .explore()
+      .filter((route) => route.method === 'GET')
+      .map((route) => route.path),
+  );
   // before any route is added (the CORS plugin adds `OPTIONS *`): each route counts its answers
-  installHttpMetrics(fastify, app.get(MetricsService));
+  installHttpMetrics(fastify, app.get(MetricsService), methods);
   installHttpCaching(fastify, {
     '/openapi.json': DOCS_CACHE,
     '/openapi.yaml': DOCS_CACHE,
@@ -81,16 +90,9 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   app.enableCors(X402_CORS);
   installRequestContext(fastify, jsonLogs);
   fastify.addHook('onRequest', refuseRequestBodies);
-  const methods = new MethodTable(
-    app
-      .get(PaidRouteExplorer)
-      .explore()
-      .filter((route) => route.method === 'GET')
-      .map((route) => route.path),
-  );
   methods.install(fastify);
   app.useGlobalFilters(new ProblemDetailsFilter(methods));
-  const document = buildOpenApiDocument(app);
+  const document = buildOpenApiDocument(app, options.notice);
   installPaywall(app, document);
   documents.set(app, document);
   SwaggerModule.setup('docs', app, document, {

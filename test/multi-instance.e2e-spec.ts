@@ -237,6 +237,36 @@ describeWithRedis('venue polling with several instances', () => {
     }
   });
 
+  it("every instance answers /v1/sources with the poller's report, naming the poller", async () => {
+    type Sources = {
+      timestamp: string;
+      poller: { instance: string | null; thisInstance: boolean };
+      sources: { id: string; status: string; lastSuccessAt: string | null }[];
+    };
+    const sourcesOf = async (instance: RunningApp): Promise<Sources> => {
+      const response = await instance.get('/v1/sources');
+      expect(response.status).toBe(200);
+      return (await response.json()) as Sources;
+    };
+    const leader = venueSets.findIndex((_set, index) => asked(index) > 0);
+    const own = await sourcesOf(instances[leader]!);
+    expect(own.poller).toMatchObject({ thisInstance: true });
+    expect(own.poller.instance).not.toBeNull();
+    for (const [index, instance] of instances.entries()) {
+      if (index === leader) continue;
+      let served = await sourcesOf(instance!);
+      await until(async () => {
+        served = await sourcesOf(instance!);
+        return served.sources.every((source) => source.status === 'ok');
+      });
+      expect(served.poller).toEqual({ instance: own.poller.instance, thisInstance: false });
+      expect(served.sources.map((source) => source.id).sort()).toEqual([...VENUES].sort());
+      for (const source of served.sources) expect(source.lastSuccessAt).not.toBeNull();
+      // the report is the poller's, published at most a couple of seconds ago
+      expect(Date.now() - Date.parse(served.timestamp)).toBeLessThan(5000);
+    }
+  });
+
   it('the polling instance stops: another polls within seconds and fresh prices keep being served', async () => {
     const leader = venueSets.findIndex((_set, index) => asked(index) > 0);
     await instances[leader]!.close();

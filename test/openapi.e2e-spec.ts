@@ -146,6 +146,50 @@ describe('OpenAPI document', () => {
     }
     expect(checked).toBeGreaterThan(20);
   });
+
+  it('lists the 429 with Retry-After on every operation but the health probes, which are never limited', () => {
+    const limited = operations
+      .filter((candidate) => candidate.responses['429'] !== undefined)
+      .map((candidate) => candidate.operationId);
+    const all = operations.map((candidate) => candidate.operationId);
+    expect(limited.sort()).toEqual(
+      all.filter((id) => id !== 'getLiveness' && id !== 'getReadiness').sort(),
+    );
+    for (const id of limited) {
+      const response = operation(id).responses['429'] as Response & {
+        headers?: Record<string, unknown>;
+      };
+      expect(Object.keys(response.headers ?? {})).toEqual(['Retry-After']);
+      const examples = response.content?.['application/problem+json']?.examples ?? {};
+      expect(Object.keys(examples)).toEqual(['rate_limited']);
+    }
+  });
+
+  it("shows in each operation's 503 example a detail that operation answers with", () => {
+    const detailOf = (id: string): string => {
+      const examples = operation(id).responses['503']?.content?.['application/problem+json']
+        ?.examples as Record<string, { value: { detail: string } }>;
+      return examples['price_unavailable']!.value.detail;
+    };
+    expect(detailOf('getTicker')).toMatch(/^No trustworthy price for [A-Z]+ right now\.$/);
+    expect(detailOf('getAllTickers')).toMatch(
+      /^Only \d+ of \d+ assets have a trustworthy price\.$/,
+    );
+  });
+
+  it("keeps any one route's price out of the 402 schema every paid route shares", () => {
+    const schemas = (
+      JSON.parse(committed) as {
+        components: {
+          schemas: Record<string, { properties: Record<string, { example?: unknown }> }>;
+        };
+      }
+    ).components.schemas;
+    const requirements = schemas['PaymentRequirementsV1Dto']!.properties;
+    for (const field of ['maxAmountRequired', 'resource', 'description']) {
+      expect([field, requirements[field]?.example]).toEqual([field, undefined]);
+    }
+  });
 });
 
 describe('served documentation', () => {

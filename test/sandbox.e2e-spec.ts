@@ -270,6 +270,21 @@ describe('npm run sandbox (scripts/sandbox.ts) with no venue answering', () => {
     expect(printed).toContain('npm run client -- ticker BTC');
   });
 
+  it('says on /docs and /v1/sources that its chain, its USDC and its prices are test ones', async () => {
+    const document = (await (await fetch(`${sandbox.state.apiUrl}/openapi.json`)).json()) as {
+      info: { description: string };
+    };
+    expect(document.info.description).toMatch(
+      /^\*\*Local test stack: payments settle on a throw-away local chain in test USDC .*Prices are NOT live: replayed from market data recorded on \d{4}-\d{2}-\d{2}\.\*\*\n\n/,
+    );
+    const sources = (await (await fetch(`${sandbox.state.apiUrl}/v1/sources`)).json()) as {
+      notice: string | null;
+    };
+    expect(sources.notice).toMatch(
+      /^Local test stack: .*nothing here is paid for real\. Prices are NOT live/,
+    );
+  });
+
   it('leaves a state file the client pays from', async () => {
     expect(readSandboxState(stateFile)).toEqual(sandbox.state);
     expect(sandbox.state).toMatchObject({ chainId: 84532, pid: process.pid, venues: 'recorded' });

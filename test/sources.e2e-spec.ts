@@ -1,4 +1,5 @@
 import { DEFAULT_CATALOGUE } from '../src/assets/default-catalogue.js';
+import { FakeMarkets } from './support/fake-markets.js';
 import type { VenueBehaviour } from './support/fake-venue.js';
 import { fixtureCopy } from './support/fixtures.js';
 import {
@@ -9,25 +10,31 @@ import {
 import { OpenApiContract } from './support/openapi-contract.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
 import { pricingVenuesBySymbol, recordedQuotes } from './support/recorded-quotes.js';
+import { startApp, type RunningApp } from './support/test-app.js';
 
 const contract = new OpenApiContract();
 
 interface SourcesBody {
   timestamp: string;
+  aggregatedAt: string | null;
+  poller: { instance: string | null; thisInstance: boolean };
+  notice: string | null;
   rates: { USDT: number | null; USDC: number | null };
   sources: {
     id: string;
     status: string;
     consecutiveFailures: number;
-    lastError: { kind: string } | null;
+    lastError: { kind: string; message: string } | null;
+    nextPollAt: string | null;
     instruments: number;
     contributedTo: string[];
     rejectedFor: string[];
   }[];
 }
 
-async function sourcesOf(stack: PaidApp): Promise<SourcesBody> {
-  const response = await stack.service.get('/v1/sources');
+async function sourcesOf(stack: PaidApp | RunningApp): Promise<SourcesBody> {
+  const service = 'service' in stack ? stack.service : stack;
+  const response = await service.get('/v1/sources');
   expect(response.status).toBe(200);
   const body = (await response.json()) as SourcesBody;
   contract.assertResponse('listSources', 200, 'application/json', body);
@@ -127,6 +134,73 @@ describe('nine venues, three ten times off and one hanging', () => {
     }
     expect(rates.USDT).toBeCloseTo(1.0003, 3);
     expect(rates.USDC).toBeCloseTo(0.9999, 3);
+  });
+});
+
+describe('/v1/sources from start-up on, with every venue failing', () => {
+  const VENUES = ['coinbase', 'kraken', 'bitstamp'] as const;
+  let markets: FakeMarkets;
+  let app: RunningApp;
+
+  beforeAll(async () => {
+    markets = await FakeMarkets.start({
+      venues: VENUES,
+      faults: {
+        coinbase: { kind: 'raw', status: 503, body: 'maintenance' },
+        kraken: { kind: 'hang' },
+        bitstamp: { kind: 'raw', status: 429, body: 'slow down', headers: { 'retry-after': '60' } },
+      },
+    });
+    // no refresh() here: only the pollers' own first attempts, none of which succeeds
+    app = await startApp({ ...markets.env(), MARKET_TIMEOUT_MS: '500' });
+  });
+
+  afterAll(async () => {
+    await app.close();
+    await markets.close();
+  });
+
+  it('answers 200 at once, every venue listed, never reached ones waiting without an error', async () => {
+    const body = await sourcesOf(app);
+    expect(body.sources.map((source) => source.id).sort()).toEqual([...VENUES].sort());
+    expect(body).toMatchObject({
+      aggregatedAt: null,
+      poller: { thisInstance: true },
+      notice: null,
+      rates: { USDT: null, USDC: null },
+    });
+    expect(body.poller.instance).not.toBeNull();
+    for (const source of body.sources) {
+      if (source.status === 'waiting') expect(source.lastError).toBeNull();
+      else expect(source.lastError).not.toBeNull();
+    }
+  });
+
+  it('names the error of each venue once its first attempt has failed, no price made yet', async () => {
+    let body = await sourcesOf(app);
+    for (
+      let attempt = 0;
+      attempt < 100 && body.sources.some((source) => source.lastError === null);
+      attempt += 1
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      body = await sourcesOf(app);
+    }
+    const byId = Object.fromEntries(body.sources.map((source) => [source.id, source]));
+    expect(byId.coinbase).toMatchObject({
+      status: 'failing',
+      consecutiveFailures: 1,
+      lastError: { kind: 'http_status' },
+    });
+    expect(byId.coinbase?.lastError?.message).toContain('503');
+    expect(byId.kraken).toMatchObject({ status: 'failing', lastError: { kind: 'timeout' } });
+    expect(byId.bitstamp).toMatchObject({
+      status: 'rate_limited',
+      lastError: { kind: 'rate_limited' },
+    });
+    for (const source of body.sources) expect(source.nextPollAt).not.toBeNull();
+    expect(body.aggregatedAt).toBeNull();
+    expect(Date.parse(body.timestamp)).toBeGreaterThan(Date.now() - 5000);
   });
 });
 

@@ -46,7 +46,10 @@ describe('ticker streams, with REST as the fallback', () => {
       PRICE_STALE_MS: '5000',
       MARKET_STREAM_QUIET_MS: String(QUIET_MS),
     });
-    await until('a first aggregation', async () => (await service.get('/v1/sources')).ok);
+    await until('a first aggregation', async () => {
+      const body = (await (await service.get('/v1/sources')).json()) as { aggregatedAt: unknown };
+      return body.aggregatedAt !== null;
+    });
   }
 
   afterEach(async () => {

@@ -49,6 +49,7 @@ describe('paying from Swagger UI with a browser wallet (headless Chromium)', () 
     expect(Object.keys(served.price)).toEqual(['BTC']);
     expect(served.price.BTC).toBeGreaterThan(0);
     const receipt = await textOf(page, '#x402-receipt');
+    expect(receipt).toContain('Paid 0.002 USDC (2000 atomic units) from ');
     const transaction = /transaction (0x[0-9a-f]{64})/.exec(receipt)?.[1] as
       `0x${string}` | undefined;
     expect(transaction).toBeDefined();
@@ -107,7 +108,9 @@ describe('paying from Swagger UI served by the local stack, with no browser wall
     expect(await execute(page, 'getTicker')).toBe('200');
 
     const receipt = await textOf(page, '#x402-receipt');
-    expect(receipt).toContain(`from the sandbox buyer ${sandbox.state.buyerAddress}`);
+    expect(receipt).toContain(
+      `Paid 0.002 USDC (2000 atomic units) from the sandbox buyer ${sandbox.state.buyerAddress}`,
+    );
     expect(receipt).toMatch(/transaction 0x[0-9a-f]{64} on eip155:84532/);
     expect(await buyerBalance()).toBe(before - 2000n);
     await page.close();

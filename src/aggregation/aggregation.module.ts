@@ -9,7 +9,8 @@ import { POLLING_ELECTION, RedisPollingElection } from './polling-election.js';
 import { PriceMetrics } from './price-metrics.js';
 import { PriceRefreshService } from './price-refresh.service.js';
 import { PRICING_SETTINGS, type PricingSettings } from './pricing.settings.js';
-import { CacheSnapshotStore } from './shared-snapshot-store.js';
+import { CacheSnapshotStore, CacheSourceReportStore } from './shared-snapshot-store.js';
+import { SOURCE_REPORT_STORE, SOURCE_REPORT_TTL_MS } from './source-report.js';
 import { SourcesController } from './sources.controller.js';
 import { InMemorySnapshotStore, SNAPSHOT_STORE } from './snapshot-store.js';
 
@@ -33,7 +34,7 @@ async function sharedConnectionCache(redis: RedisClient): Promise<CacheOptions> 
   imports: [
     MarketsModule,
     AssetsModule,
-    // with REDIS_URL, the cache (and so the price snapshot) lives in Redis on the shared connection
+    // with REDIS_URL, the cache (the price snapshot, the venues' report) lives in Redis on the shared connection
     CacheModule.registerAsync({
       inject: [REDIS_CLIENT],
       useFactory: (redis: RedisClient | null): CacheOptions | Promise<CacheOptions> =>
@@ -51,6 +52,14 @@ async function sharedConnectionCache(redis: RedisClient): Promise<CacheOptions> 
         redis === null
           ? new InMemorySnapshotStore()
           : new CacheSnapshotStore(cache, pricing.staleMs, () => redis.isReady),
+    },
+    {
+      provide: SOURCE_REPORT_STORE,
+      inject: [REDIS_CLIENT, CACHE_MANAGER],
+      useFactory: (redis: RedisClient | null, cache: Cache) =>
+        redis === null
+          ? null
+          : new CacheSourceReportStore(cache, SOURCE_REPORT_TTL_MS, () => redis.isReady),
     },
     {
       provide: POLLING_ELECTION,

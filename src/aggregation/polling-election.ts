@@ -6,6 +6,8 @@ import { RedisLease } from '../shared-state/redis-lease.js';
 
 /** Decides whether this instance polls the venues. */
 export interface PollingElection {
+  /** This instance as the election names it: its holder id of the polling lease. */
+  readonly instance: string;
   /** Calls `lead` when this instance becomes the poller and `follow` when it stops being it. */
   start(lead: () => void, follow: () => void): void;
   stop(handOver?: boolean): Promise<void>;
@@ -37,6 +39,10 @@ export class RedisPollingElection implements PollingElection {
       renewEveryMs: CHECK_EVERY_MS,
       timer: new ScheduledTimeout(scheduler, 'polling-election', { unref: true }),
     });
+  }
+
+  get instance(): string {
+    return this.lease.holder;
   }
 
   start(lead: () => void, follow: () => void): void {

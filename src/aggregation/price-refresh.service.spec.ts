@@ -3,8 +3,10 @@ import { AssetCatalogue } from '../assets/asset-catalogue.js';
 import { loadConfig } from '../app-config.js';
 import type { PriceSource, RawQuote } from '../markets/price-source.js';
 import { VenueError } from '../markets/venue-error.js';
+import type { PollingElection } from './polling-election.js';
 import { PriceRefreshService, earliestExpiry } from './price-refresh.service.js';
 import { InMemorySnapshotStore } from './snapshot-store.js';
+import type { SourceReport, SourceReportStore } from './source-report.js';
 
 const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 
@@ -35,7 +37,41 @@ class FixedSource implements PriceSource {
   }
 }
 
-function service(sources: PriceSource[], variables: Record<string, string> = {}) {
+/** A shared report store that keeps what is published, in order. */
+class RecordingReportStore implements SourceReportStore {
+  readonly published: SourceReport[] = [];
+
+  current(): Promise<SourceReport | undefined> {
+    return Promise.resolve(this.published.at(-1));
+  }
+
+  publish(report: SourceReport): Promise<void> {
+    this.published.push(report);
+    return Promise.resolve();
+  }
+}
+
+/** An election this instance wins at once (`leads`) or never. */
+function election(instance: string, leads: boolean): PollingElection {
+  return {
+    instance,
+    start: (lead) => {
+      if (leads) lead();
+    },
+    stop: () => Promise.resolve(),
+  };
+}
+
+interface Sharing {
+  readonly election: PollingElection;
+  readonly reports: SourceReportStore;
+}
+
+function service(
+  sources: PriceSource[],
+  variables: Record<string, string> = {},
+  sharing?: Sharing,
+) {
   const config = loadConfig({ X402_PAY_TO: PAY_TO, ...variables });
   const store = new InMemorySnapshotStore();
   const scheduler = new SchedulerRegistry();
@@ -45,8 +81,9 @@ function service(sources: PriceSource[], variables: Record<string, string> = {})
     config.pricing,
     config.markets,
     new AssetCatalogue(config.assets),
-    null,
+    sharing?.election ?? null,
     scheduler,
+    sharing?.reports ?? null,
   );
   return { refresh, store, scheduler };
 }
@@ -168,6 +205,95 @@ describe('PriceRefreshService', () => {
     // two more intervals: a poller still running would have asked again
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(sources.map((source) => source.calls)).toEqual(calls);
+  });
+});
+
+describe('PriceRefreshService.sourceReport', () => {
+  const venues = () => [new FixedSource('a', { BTC: 100 }), new FixedSource('b', { BTC: 101 })];
+
+  it('reports every venue before any round: waiting, no error, nothing aggregated', async () => {
+    const { refresh } = service(venues());
+    const report = await refresh.sourceReport();
+    expect(report).toMatchObject({ aggregatedAt: null, rates: { USDT: null, USDC: null } });
+    expect(report.instance).toMatch(/^.+:\d+$/);
+    expect(
+      report.sources.map(({ id, status, lastError, nextPollAt }) => ({
+        id,
+        status,
+        lastError,
+        nextPollAt,
+      })),
+    ).toEqual([
+      { id: 'a', status: 'waiting', lastError: null, nextPollAt: null },
+      { id: 'b', status: 'waiting', lastError: null, nextPollAt: null },
+    ]);
+  });
+
+  it('names each failing venue with its error while no venue has answered', async () => {
+    const sources = venues();
+    sources[0]!.error = new VenueError('http_status', 'HTTP 503');
+    sources[1]!.error = new VenueError('timeout', 'no answer within 1000 ms');
+    const { refresh, store } = service(sources);
+    refresh.onApplicationBootstrap();
+    try {
+      await until(() => Promise.resolve(sources.every((source) => source.calls >= 1)));
+      await until(async () =>
+        (await refresh.sourceReport()).sources.every((source) => source.lastError !== null),
+      );
+      const report = await refresh.sourceReport();
+      expect(report.aggregatedAt).toBeNull();
+      expect(report.sources).toMatchObject([
+        { id: 'a', status: 'failing', lastError: { kind: 'http_status', message: 'HTTP 503' } },
+        { id: 'b', status: 'failing', lastError: { kind: 'timeout' } },
+      ]);
+      expect(await store.current()).toBeUndefined();
+    } finally {
+      await refresh.onApplicationShutdown();
+    }
+  });
+
+  it('the polling instance publishes its report at once and then every second', async () => {
+    const reports = new RecordingReportStore();
+    const { refresh, scheduler } = service(
+      venues(),
+      {},
+      {
+        election: election('poller-1', true),
+        reports,
+      },
+    );
+    refresh.onApplicationBootstrap();
+    try {
+      await until(() => Promise.resolve(reports.published.length >= 2));
+      expect(reports.published[0]).toMatchObject({ instance: 'poller-1' });
+      expect(reports.published[1]!.sources.map((source) => source.id)).toEqual(['a', 'b']);
+      expect(scheduler.getTimeouts()).toContain('source-report');
+      expect(refresh.polling).toBe(true);
+    } finally {
+      await refresh.onApplicationShutdown();
+    }
+    expect(scheduler.getTimeouts()).not.toContain('source-report');
+  });
+
+  it("an instance that does not poll serves the poller's report, and names none before one is published", async () => {
+    const reports = new RecordingReportStore();
+    const sources = venues();
+    const { refresh } = service(sources, {}, { election: election('follower', false), reports });
+    refresh.onApplicationBootstrap();
+    try {
+      const before = await refresh.sourceReport();
+      expect(before.instance).toBeNull();
+      expect(before.sources.map((source) => source.status)).toEqual(['waiting', 'waiting']);
+
+      const published: SourceReport = { ...before, instance: 'poller-1', aggregatedAt: 'x' };
+      await reports.publish(published);
+      expect(await refresh.sourceReport()).toEqual(published);
+      expect(refresh.polling).toBe(false);
+      expect(sources.map((source) => source.calls)).toEqual([0, 0]);
+      expect(reports.published).toHaveLength(1);
+    } finally {
+      await refresh.onApplicationShutdown();
+    }
   });
 });
 

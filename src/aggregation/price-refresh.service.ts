@@ -6,6 +6,7 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
+import { hostname } from 'node:os';
 import { AssetCatalogue } from '../assets/asset-catalogue.js';
 import type { Backoff } from '../common/backoff.js';
 import { ScheduledTimeout } from '../common/timeout-slot.js';
@@ -16,6 +17,14 @@ import { PRICING_SETTINGS, type PricingSettings } from './pricing.settings.js';
 import { nextSnapshot, type PriceSnapshot } from './price-snapshot.js';
 import { POLLING_ELECTION, type PollingElection } from './polling-election.js';
 import { SNAPSHOT_STORE, type SnapshotStore } from './snapshot-store.js';
+import {
+  SOURCE_REPORT_EVERY_MS,
+  SOURCE_REPORT_STORE,
+  buildSourceReport,
+  noReport,
+  type SourceReport,
+  type SourceReportStore,
+} from './source-report.js';
 import { VenueStream } from '../markets/venue-stream.js';
 import { VenuePoller, type PollChange, type VenueState } from './venue-poller.js';
 import { remoteText } from '../common/remote-text.js';
@@ -38,9 +47,10 @@ export interface RoundReport {
  * see VenuePoller); its quotes are aggregated as soon as they arrive (changes within
  * AGGREGATION_COALESCE_MS coalesced), and again the moment a quote goes stale. No venue ever
  * waits for another, and requests never trigger any of it. With several instances (REDIS_URL)
- * only the one the PollingElection picks polls and publishes to the shared snapshot store.
- * Its timers (`venue-poll:<venue>` and `price-aggregation`) are timeouts in Nest's
- * SchedulerRegistry: listed there, and cleared when the application shuts down.
+ * only the one the PollingElection picks polls and publishes to the shared snapshot store, and
+ * publishes its venues' report for the others' /v1/sources every SOURCE_REPORT_EVERY_MS.
+ * Its timers (`venue-poll:<venue>`, `price-aggregation` and `source-report`) are timeouts in
+ * Nest's SchedulerRegistry: listed there, and cleared when the application shuts down.
  */
 @Injectable()
 export class PriceRefreshService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -55,6 +65,12 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
   private aggregationAt = Number.POSITIVE_INFINITY;
   private lastAggregatedAt = Number.NEGATIVE_INFINITY;
   private result: { readonly asOf: number; readonly result: RoundResult } | undefined;
+  /** This instance, as its report names the poller. */
+  private readonly instance: string;
+  private readonly served: readonly string[];
+  private readonly reportTimer: ScheduledTimeout;
+  /** Whether the last publication of the report failed (logged once until one succeeds). */
+  private reportFailing = false;
 
   constructor(
     @Inject(PRICE_SOURCES) sources: readonly PriceSource[],
@@ -64,9 +80,13 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
     catalogue: AssetCatalogue,
     @Inject(POLLING_ELECTION) private readonly election: PollingElection | null,
     scheduler: SchedulerRegistry,
+    @Inject(SOURCE_REPORT_STORE) private readonly reports: SourceReportStore | null,
   ) {
     this.policy = pricing;
     this.aggregationTimer = new ScheduledTimeout(scheduler, 'price-aggregation');
+    this.reportTimer = new ScheduledTimeout(scheduler, 'source-report');
+    this.instance = election?.instance ?? `${hostname()}:${String(process.pid)}`;
+    this.served = catalogue.symbols;
     const symbols = new Set(catalogue.symbols);
     this.pollers = sources.map((source) => {
       const intervalMs = Math.max(source.minIntervalMs ?? 0, pricing.refreshMs);
@@ -109,12 +129,39 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
         this.onPolled(polled, change);
       });
     }
+    this.publishReport();
   }
 
   private stopPolling(): void {
     this.running = false;
     for (const poller of this.pollers) poller.stop();
     this.aggregationTimer.clear();
+    this.reportTimer.clear();
+  }
+
+  /** While polling with a shared store: publishes the report now and every SOURCE_REPORT_EVERY_MS. */
+  private publishReport(): void {
+    const reports = this.reports;
+    if (reports === null || !this.running) return;
+    void reports
+      .publish(this.ownReport())
+      .then(
+        () => {
+          this.reportFailing = false;
+        },
+        (error: unknown) => {
+          if (!this.reportFailing) {
+            this.logger.warn(`venues' report not published: ${remoteText(error)}`);
+          }
+          this.reportFailing = true;
+        },
+      )
+      .finally(() => {
+        if (!this.running) return;
+        this.reportTimer.set(SOURCE_REPORT_EVERY_MS, () => {
+          this.publishReport();
+        });
+      });
   }
 
   /**
@@ -134,6 +181,33 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
   /** Every venue's current state, before any aggregation too (for metrics). */
   venueStates(): VenueState[] {
     return this.pollers.map((poller) => poller.snapshot());
+  }
+
+  /**
+   * The venues' report /v1/sources serves: this instance's own while it polls (or when it runs
+   * alone), else the one the polling instance published; while none is published, every venue
+   * `waiting` and no poller named. Redis unreachable: the 503 `shared_state_unavailable`.
+   */
+  async sourceReport(): Promise<SourceReport> {
+    if (this.running || this.reports === null) return this.ownReport();
+    const published = await this.reports.current();
+    return (
+      published ??
+      noReport(
+        Date.now(),
+        this.pollers.map((poller) => poller.id),
+      )
+    );
+  }
+
+  private ownReport(): SourceReport {
+    return buildSourceReport(
+      this.instance,
+      Date.now(),
+      this.venueStates(),
+      this.result,
+      this.served,
+    );
   }
 
   /** Every venue's current state and what the last aggregation made of its quotes. */

@@ -3,8 +3,10 @@ import { sharedStateUnavailable, withinDeadline } from '../shared-state/redis-co
 import type { AggregatedPrice } from './aggregate.js';
 import type { PriceSnapshot } from './price-snapshot.js';
 import type { SnapshotStore } from './snapshot-store.js';
+import type { SourceReport, SourceReportStore } from './source-report.js';
 
 const SNAPSHOT_KEY = 'x402:price-snapshot';
+const SOURCE_REPORT_KEY = 'x402:source-report';
 
 /**
  * The price snapshot every instance serves, through `@nestjs/cache-manager` on a Redis store
@@ -43,5 +45,32 @@ export class CacheSnapshotStore implements SnapshotStore {
   async publish(snapshot: PriceSnapshot): Promise<void> {
     const raw = JSON.stringify({ asOf: snapshot.asOf, prices: [...snapshot.prices.values()] });
     await withinDeadline(this.cache.set(SNAPSHOT_KEY, raw, this.ttlMs));
+  }
+}
+
+/**
+ * The polling instance's venues' report, next to the snapshot in the same cache, for the
+ * instances that do not poll to serve on /v1/sources. It expires `ttlMs` after it was published,
+ * so a poller that stopped leaves no report behind for long. Redis unreachable, or silent past its
+ * command deadline: the 503 `shared_state_unavailable`.
+ */
+export class CacheSourceReportStore implements SourceReportStore {
+  constructor(
+    private readonly cache: Cache,
+    private readonly ttlMs: number,
+    private readonly connected: () => boolean,
+  ) {}
+
+  async current(): Promise<SourceReport | undefined> {
+    const raw = await withinDeadline(this.cache.get<string>(SOURCE_REPORT_KEY));
+    if (raw === undefined) {
+      if (!this.connected()) throw sharedStateUnavailable(new Error('Redis connection lost'));
+      return undefined;
+    }
+    return JSON.parse(raw) as SourceReport;
+  }
+
+  async publish(report: SourceReport): Promise<void> {
+    await withinDeadline(this.cache.set(SOURCE_REPORT_KEY, JSON.stringify(report), this.ttlMs));
   }
 }

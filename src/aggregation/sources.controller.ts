@@ -1,10 +1,9 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AssetCatalogue } from '../assets/asset-catalogue.js';
-import { ApiError, ErrorCode } from '../common/api-error.js';
+import { ErrorCode } from '../common/api-error.js';
 import { ApiProblemResponses } from '../common/api-problem-responses.js';
+import { DEPLOYMENT_NOTICE, type DeploymentNotice } from '../common/deployment-notice.js';
 import { PriceRefreshService } from './price-refresh.service.js';
-import { describeSources } from './source-report.js';
 import { SourcesDto } from './sources.dto.js';
 
 @ApiTags('sources')
@@ -12,7 +11,7 @@ import { SourcesDto } from './sources.dto.js';
 export class SourcesController {
   constructor(
     private readonly refresh: PriceRefreshService,
-    private readonly catalogue: AssetCatalogue,
+    @Inject(DEPLOYMENT_NOTICE) private readonly notice: DeploymentNotice,
   ) {}
 
   @Get()
@@ -21,36 +20,29 @@ export class SourcesController {
     summary: 'Each price source and why it is or is not used (free)',
     description:
       'Per venue: its state, last success and error, latency, failures in a row, when it will be asked ' +
-      'next, and which served prices its last quotes helped make or were dropped from as outliers.',
+      'next, and which served prices its last quotes helped make or were dropped from as outliers. ' +
+      'Answered from start-up on, before any venue has answered too. With several instances ' +
+      'sharing REDIS_URL one of them polls the venues and the others serve the report it ' +
+      'publishes; `poller` says which and `timestamp` when the report was made.',
   })
   @ApiOkResponse({ type: SourcesDto, description: 'The state of every enabled source.' })
   @ApiProblemResponses({
     503: {
       description:
-        'No refresh round has completed yet, or (several instances sharing REDIS_URL) another ' +
-        'instance polls the venues.',
-      codes: [ErrorCode.PriceUnavailable],
+        'Several instances sharing REDIS_URL: this one does not poll and cannot read the ' +
+        "poller's report from Redis right now (`shared_state_unavailable`).",
+      codes: [ErrorCode.SharedStateUnavailable],
     },
   })
-  listSources(): SourcesDto {
-    const report = this.refresh.lastRound();
-    if (report === undefined && !this.refresh.polling) {
-      throw new ApiError(
-        ErrorCode.PriceUnavailable,
-        'This instance does not poll the venues: another instance sharing its REDIS_URL does, ' +
-          'and its /v1/sources says how they are doing.',
-        { 'retry-after': '1' },
-      );
-    }
-    if (report === undefined) {
-      throw new ApiError(ErrorCode.PriceUnavailable, 'No refresh round has completed yet.', {
-        'retry-after': '1',
-      });
-    }
+  async listSources(): Promise<SourcesDto> {
+    const report = await this.refresh.sourceReport();
     return {
-      timestamp: new Date(report.asOf).toISOString(),
-      rates: { USDT: report.result.rates.USDT ?? null, USDC: report.result.rates.USDC ?? null },
-      sources: describeSources(report, this.catalogue.symbols),
+      timestamp: report.timestamp,
+      aggregatedAt: report.aggregatedAt,
+      poller: { instance: report.instance, thisInstance: this.refresh.polling },
+      notice: this.notice,
+      rates: report.rates,
+      sources: report.sources,
     };
   }
 }

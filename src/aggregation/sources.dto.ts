@@ -106,8 +106,14 @@ export class SourceDto {
   @ApiProperty({ type: SourceErrorDto, nullable: true })
   lastError!: SourceErrorDto | null;
 
-  @ApiProperty({ format: 'date-time', description: 'Earliest next request (pacing and backoff).' })
-  nextPollAt!: string;
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description:
+      'Earliest next request (pacing and backoff); null while its first request has not been made.',
+  })
+  nextPollAt!: string | null;
 
   @ApiProperty({
     type: 'integer',
@@ -173,9 +179,56 @@ export class StablecoinRatesDto {
   USDC!: number | null;
 }
 
+export class PollerDto {
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description:
+      'The instance that polls the venues and made this report (host:pid, and the id of its ' +
+      'polling lease when several instances share REDIS_URL); null while no instance has ' +
+      'published a report yet (every source then `waiting`).',
+    example: 'api-1:1:6f1c2d3e-8a4b-4c5d-9e6f-7a8b9c0d1e2f',
+  })
+  instance!: string | null;
+
+  @ApiProperty({
+    description:
+      'Whether the instance that answered is that one; with several instances sharing REDIS_URL ' +
+      'the others serve the report it publishes to Redis.',
+    example: true,
+  })
+  thisInstance!: boolean;
+}
+
 export class SourcesDto {
-  @ApiProperty({ format: 'date-time', description: 'When the last round was aggregated.' })
+  @ApiProperty({
+    format: 'date-time',
+    description: "When this report was made: the moment the venues' states were read.",
+  })
   timestamp!: string;
+
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description:
+      'When the last aggregation ran; null until a venue has answered (contributedTo, ' +
+      'rejectedFor and rates are about that aggregation).',
+  })
+  aggregatedAt!: string | null;
+
+  @ApiProperty({ type: PollerDto, description: 'Which instance polls the venues.' })
+  poller!: PollerDto;
+
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description:
+      'Set only on the local test stack (`npm run sandbox`): says its chain, its USDC and (when ' +
+      'replayed) its prices are test ones. Null on the service itself.',
+    example: null,
+  })
+  notice!: string | null;
 
   @ApiProperty({
     type: StablecoinRatesDto,
@@ -183,6 +236,10 @@ export class SourcesDto {
   })
   rates!: StablecoinRatesDto;
 
-  @ApiProperty({ type: [SourceDto] })
+  @ApiProperty({
+    type: [SourceDto],
+    description:
+      'Every enabled venue, from start-up on: one never asked yet is `waiting` with no lastError.',
+  })
   sources!: SourceDto[];
 }

@@ -45,6 +45,23 @@ export interface VenueState {
   readonly stream: StreamStatus | undefined;
 }
 
+/** A venue not asked yet: `nextPollAt` 0, due at once. */
+export function waitingState(id: string): VenueState {
+  return {
+    id,
+    status: 'waiting',
+    lastAttemptAt: undefined,
+    lastSuccessAt: undefined,
+    lastError: undefined,
+    latencyMs: undefined,
+    consecutiveFailures: 0,
+    nextPollAt: 0,
+    instruments: 0,
+    transport: 'rest',
+    stream: undefined,
+  };
+}
+
 /** What changed: the status before and after an attempt or stream update, or the stream's state. */
 export interface PollChange {
   readonly before: VenueStatus;
@@ -87,19 +104,7 @@ export class VenuePoller {
     private readonly timer: TimeoutSlot,
     private readonly streaming?: StreamUse,
   ) {
-    this.state = {
-      id: source.id,
-      status: 'waiting',
-      lastAttemptAt: undefined,
-      lastSuccessAt: undefined,
-      lastError: undefined,
-      latencyMs: undefined,
-      consecutiveFailures: 0,
-      nextPollAt: 0,
-      instruments: 0,
-      transport: 'rest',
-      stream: undefined,
-    };
+    this.state = waitingState(source.id);
   }
 
   get id(): string {

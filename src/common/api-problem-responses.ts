@@ -32,8 +32,7 @@ const EXAMPLE_DETAILS: Readonly<Record<ErrorCode, string>> = {
     'The settlement could not be confirmed: receipt timed out. The payment may have been taken; it will not be accepted again.',
   [ErrorCode.SharedStateUnavailable]:
     'The shared state (payment ledger and prices, in Redis) cannot be reached right now (Redis connection lost); nothing was charged.',
-  [ErrorCode.RateLimited]:
-    'Too many requests from 203.0.113.7: at most 600 per 60 s. A request carrying a payment is never limited.',
+  [ErrorCode.RateLimited]: 'Too many requests from 203.0.113.7: at most 600 per 60 s.',
   [ErrorCode.RouteNotFound]: 'Cannot GET /v2/ticker/BTC',
   [ErrorCode.BadRequest]: 'The request could not be read.',
   [ErrorCode.MethodNotAllowed]: 'POST is not allowed here; this path answers GET.',
@@ -49,44 +48,63 @@ const RETRY_AFTER = {
   },
 };
 
+/** Statuses whose answers carry `Retry-After`. */
+const RETRY_STATUSES: ReadonlySet<number> = new Set([429, 502, 503]);
+
 /** One documented problem+json response: why it happens and the codes it carries. */
 export interface ProblemResponse {
   readonly description: string;
   readonly codes: readonly ErrorCode[];
+  /** Per code, the example's detail where this route words it otherwise than EXAMPLE_DETAILS. */
+  readonly details?: Readonly<Partial<Record<ErrorCode, string>>>;
 }
 
 /**
  * The problem+json content of a response with one named example per code, each with the
  * status that code is answered with (so a 400 never shows a 404's example).
  */
-export function problemContent(codes: readonly ErrorCode[]): ContentObject {
+export function problemContent(
+  codes: readonly ErrorCode[],
+  details: ProblemResponse['details'] = {},
+): ContentObject {
   return {
     [PROBLEM_CONTENT_TYPE]: {
       schema: { $ref: getSchemaPath(ProblemDetailsDto) },
       examples: Object.fromEntries(
         codes.map((code) => [
           code,
-          { value: problem(ERROR_STATUS[code], code, EXAMPLE_DETAILS[code]) },
+          { value: problem(ERROR_STATUS[code], code, details[code] ?? EXAMPLE_DETAILS[code]) },
         ]),
       ),
     },
   };
 }
 
-/** Documents one problem+json response; codes answered with 502/503 carry `Retry-After`. */
+/**
+ * One problem+json response as the document writes it; codes answered with 429, 502 or 503
+ * carry `Retry-After`. For a document step; handlers use ApiProblemResponse.
+ */
+export function problemResponse({ description, codes, details }: ProblemResponse): {
+  description: string;
+  content: ContentObject;
+  headers?: typeof RETRY_AFTER;
+} {
+  const retries = codes.some((code) => RETRY_STATUSES.has(ERROR_STATUS[code]));
+  return {
+    description,
+    content: problemContent(codes, details),
+    ...(retries ? { headers: RETRY_AFTER } : {}),
+  };
+}
+
+/** Documents one problem+json response (see problemResponse). */
 export function ApiProblemResponse(
   status: number | 'default',
-  { description, codes }: ProblemResponse,
+  response: ProblemResponse,
 ): MethodDecorator {
-  const retries = codes.some((code) => ERROR_STATUS[code] >= 502);
   return applyDecorators(
     ApiExtraModels(ProblemDetailsDto),
-    ApiResponse({
-      status,
-      description,
-      content: problemContent(codes),
-      ...(retries ? { headers: RETRY_AFTER } : {}),
-    }),
+    ApiResponse({ status, ...problemResponse(response) }),
   );
 }
 

@@ -1,19 +1,22 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { documentRateLimits } from '../rate-limit/rate-limit-docs.js';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const API_VERSION = '1.0.0';
 
 /**
  * Generates the OpenAPI document from the controllers; no traffic is served to build it. Paid
- * operations get their prices, 402 examples and security schemes from `installPaywall`.
+ * operations get their prices, 402 examples and security schemes from `installPaywall`. A test
+ * deployment's `notice` (the local stack's) opens the description.
  */
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+export function buildOpenApiDocument(app: INestApplication, notice?: string): OpenAPIObject {
   const config = new DocumentBuilder()
     .setOpenAPIVersion(OPENAPI_VERSION)
     .setTitle('x402 Crypto Price API')
     .setDescription(
-      'Current cryptocurrency prices in USD, aggregated from several public market venues ' +
+      (notice === undefined ? '' : `**${notice}**\n\n`) +
+        'Current cryptocurrency prices in USD, aggregated from several public market venues ' +
         '(median of the venues that agree, stale and outlying quotes dropped). No accounts and no ' +
         'API keys: each priced request is paid on its own with the x402 protocol, in USDC on Base. ' +
         'Errors are application/problem+json (RFC 9457) with a stable `code`; requests that fail ' +
@@ -27,7 +30,9 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('sources', 'Where prices come from (free)')
     .addTag('health', 'Liveness and readiness (free)')
     .build();
-  return SwaggerModule.createDocument(app, config, {
+  const document = SwaggerModule.createDocument(app, config, {
     operationIdFactory: (_controller, method) => method,
   });
+  documentRateLimits(app, document);
+  return document;
 }

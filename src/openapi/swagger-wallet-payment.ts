@@ -71,6 +71,21 @@ export function x402RequestInterceptor(request: SwaggerRequest): SwaggerRequest 
     box.textContent = text;
   };
 
+  /**
+   * What was paid as a person reads it: USDC (6 decimals) as a decimal amount, with the atomic
+   * amount; any other token in its atomic units.
+   */
+  const paidAmount = (accepted: Requirement): string => {
+    const token = accepted.extra?.name;
+    if (token !== 'USDC' && token !== 'USD Coin') {
+      return `${accepted.amount} atomic units of ${token ?? accepted.asset}`;
+    }
+    const digits = accepted.amount.padStart(7, '0');
+    const fraction = digits.slice(-6).replace(/0+$/, '');
+    const whole = digits.slice(0, -6);
+    return `${fraction === '' ? whole : `${whole}.${fraction}`} USDC (${accepted.amount} atomic units)`;
+  };
+
   /** The local stack's buyer (`POST /sandbox/wallet`), when this page is served by it. */
   const sandboxWallet = async (url: string): Promise<WalletPage['ethereum']> => {
     const endpoint = new URL('/sandbox/wallet', url).href;
@@ -182,7 +197,7 @@ export function x402RequestInterceptor(request: SwaggerRequest): SwaggerRequest 
           : (fromBase64(receipt) as { success?: boolean; transaction?: string; network?: string });
       if (paid.ok && settled?.success === true) {
         show(
-          `Paid ${accepted.amount} atomic units of ${accepted.extra?.name ?? accepted.asset} from ` +
+          `Paid ${paidAmount(accepted)} from ` +
             `${payer}${from} to ${accepted.payTo}: transaction ${String(settled.transaction)} on ` +
             String(settled.network),
           'paid',

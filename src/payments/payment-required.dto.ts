@@ -1,5 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
+/*
+ * One schema serves every paid route: the fields that differ per route (amount, resource,
+ * description) carry no example here; each operation's 402 example shows its own
+ * (documentPaidOperations).
+ */
 export class PaymentRequirementsV1Dto {
   @ApiProperty({ example: 'exact' })
   scheme!: string;
@@ -8,18 +13,14 @@ export class PaymentRequirementsV1Dto {
   network!: string;
 
   @ApiProperty({
-    description: 'Price in the token’s atomic units (USDC: 6 decimals).',
-    example: '2000',
+    description: 'The route’s price in the token’s atomic units (USDC: 6 decimals, 1000000 is $1).',
   })
   maxAmountRequired!: string;
 
-  @ApiProperty({
-    description: 'URL of the resource being sold.',
-    example: 'https://api.example.com/v1/ticker/BTC',
-  })
+  @ApiProperty({ description: 'URL of the resource being sold: the URL asked for.' })
   resource!: string;
 
-  @ApiProperty({ example: 'Current USD price of one asset ($0.002 per request)' })
+  @ApiProperty({ description: 'What is sold and its price, as the operation’s summary says.' })
   description!: string;
 
   @ApiProperty({ example: 'application/json' })

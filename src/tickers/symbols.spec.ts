@@ -30,8 +30,23 @@ describe('parseSymbol', () => {
     },
   );
 
-  it('does not echo control characters back', () => {
-    expect(errorOf(() => parseSymbol('A\u0007B')).detail).toContain('A?B');
+  it('echoes control characters back as escapes', () => {
+    expect(errorOf(() => parseSymbol('A\u0007B')).detail).toContain('"A\\u{7}B"');
+  });
+
+  it('echoes an emoji as its escape, never as ??', () => {
+    const { detail } = errorOf(() => parseSymbol('BTC\u{1F600}'));
+    expect(detail).toContain('"BTC\\u{1F600}"');
+    expect(detail).not.toContain('?');
+  });
+
+  it('escapes the backslash, so an escape in the detail always stands for a character sent', () => {
+    expect(errorOf(() => parseSymbol('A\\u{41}')).detail).toContain('"A\\u{5C}u{41}"');
+  });
+
+  it('echoes at most 32 characters, counting an emoji as one', () => {
+    const { detail } = errorOf(() => parseSymbol('\u{1F600}'.repeat(40)));
+    expect(detail).toContain(`"${'\\u{1F600}'.repeat(32)}…"`);
   });
 });
 

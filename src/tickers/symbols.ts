@@ -39,7 +39,19 @@ export function parseSymbolList(raw: string): string[] {
   return symbols;
 }
 
+/** Longest part of a refused symbol echoed back, in characters. */
+const ECHOED_CHARACTERS = 32;
+
+/**
+ * The refused input as the detail echoes it: printable ASCII as is, every other character
+ * (controls, emoji, look-alikes) and the backslash as a `\u{1F600}` escape, so nothing the
+ * client sent can hide or forge text in the answer, and nothing is lost as `?`.
+ */
 function printable(raw: string): string {
-  const clipped = raw.length > 32 ? `${raw.slice(0, 32)}…` : raw;
-  return clipped.replace(/[^\x20-\x7e]/g, '?');
+  const clipped = new RegExp(`^.{0,${ECHOED_CHARACTERS}}`, 'su').exec(raw)?.[0] ?? '';
+  const escaped = clipped.replace(
+    /[^\x20-\x5b\x5d-\x7e]/gu,
+    (character) => `\\u{${(character.codePointAt(0) ?? 0).toString(16).toUpperCase()}}`,
+  );
+  return clipped.length < raw.length ? `${escaped}…` : escaped;
 }

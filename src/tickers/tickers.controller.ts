@@ -142,6 +142,9 @@ export class TickersController {
         ErrorCode.FacilitatorUnavailable,
         ErrorCode.SharedStateUnavailable,
       ],
+      details: {
+        [ErrorCode.PriceUnavailable]: 'Only 21 of 66 assets have a trustworthy price.',
+      },
     },
   })
   getAllTickers(@ResolvedQuotes() quotes: TickerQuotes): TickersDto {
