@@ -18,6 +18,7 @@ import {
 } from '../../test/support/payment-doubles.js';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { PreparedResponseException } from '../common/prepared-response.exception.js';
+import type { RequestLog } from '../logging/request-log.js';
 import type { AcceptedBatchPayment } from './batch-acceptance.js';
 import { FacilitatorUnavailableError, settlementTraces } from './facilitator-client.js';
 import { acceptPayment, paymentExpiry, paymentFingerprint } from './payment-acceptance.js';
@@ -125,6 +126,19 @@ class LedgerThatCannotStore extends InMemoryPaymentLedger {
   }
 }
 
+/** The request's log fields, as SoldAnswers attached them. */
+class RecordingRequestLog {
+  readonly attached: Readonly<Record<string, unknown>>[] = [];
+
+  attach(fields: Readonly<Record<string, unknown>>): void {
+    this.attached.push(fields);
+  }
+
+  asRequestLog(): RequestLog {
+    return this as unknown as RequestLog;
+  }
+}
+
 function settlement(success: boolean, errorReason?: string): SettleResponse {
   return {
     success,
@@ -152,6 +166,7 @@ describe('SettlementInterceptor', () => {
   let reconciler: RecordingReconciler;
   let ledger: InMemoryPaymentLedger;
   let sold: SoldAnswers;
+  let requestLog: RecordingRequestLog;
   let reply: FakeReply;
   let handled: number;
 
@@ -175,7 +190,8 @@ describe('SettlementInterceptor', () => {
       () => sold,
     );
     ledger = new InMemoryPaymentLedger();
-    sold = new SoldAnswers(ledger, detachedMetrics());
+    requestLog = new RecordingRequestLog();
+    sold = new SoldAnswers(ledger, detachedMetrics(), requestLog.asRequestLog());
     reply = new FakeReply();
     handled = 0;
   });
@@ -300,6 +316,13 @@ describe('SettlementInterceptor', () => {
       );
       expect(await ledger.claim(payment.fingerprint, payment.expiresAt)).toBe('settled');
       expect(reconciler.tracked).toEqual([]);
+      // the request's access line names who paid what
+      expect(requestLog.attached).toEqual([
+        {
+          payer: payment.accepted.authorization.from,
+          amount: payment.accepted.requirement.amount,
+        },
+      ]);
     });
 
     it('answers a v1 payment with X-PAYMENT-RESPONSE and stores the response under its id', async () => {
