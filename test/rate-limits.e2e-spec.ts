@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import type { PaymentRequirements } from '@x402/core/types';
 import { RateLimiter } from '../src/rate-limit/rate-limit.guard.js';
 import { requirementFor, startPaidApp, type PaidApp } from './support/paid-app.js';
 import { startRedisServer, type RedisServer } from './support/redis-server.js';
@@ -8,7 +9,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { MetricsService } from '../src/metrics/metrics.service.js';
 import { parseExposition, sampleValue } from './support/prometheus.js';
 import { openSocket } from './support/raw-http.js';
-import { signedPayment, v2Header } from './support/x402-payloads.js';
+import { paymentRequiredOf, signedPayment, v2Header } from './support/x402-payloads.js';
 
 const LIMITS = { RATE_LIMIT_FREE: '3', RATE_LIMIT_UNPAID: '2', RATE_LIMIT_WINDOW_MS: '60000' };
 
@@ -19,11 +20,31 @@ async function expectRateLimited(response: Response): Promise<void> {
   expect(await response.json()).toMatchObject({ status: 429, code: 'rate_limited' });
 }
 
+/** A request as the proxy at 127.0.0.1 (TRUST_PROXY) forwards it for `client`. */
+function from(client: string, headers: Record<string, string> = {}): RequestInit {
+  return { headers: { ...headers, 'x-forwarded-for': client } };
+}
+
+/** The first requirement a paid route offers `client`, read from its 402 (counted as one). */
+async function requirementFrom(
+  stack: PaidApp,
+  path: string,
+  client: string,
+): Promise<PaymentRequirements> {
+  const challenge = await stack.service.get(path, from(client));
+  expect(challenge.status).toBe(402);
+  const accepted = paymentRequiredOf(challenge).accepts[0];
+  if (accepted === undefined) throw new Error('402 without requirements');
+  return accepted;
+}
+
+const JUNK_PAYMENT = { 'payment-signature': 'bm90IGEgcGF5bWVudA==' };
+
 describe('rate limits per client address', () => {
   let stack: PaidApp;
 
   beforeAll(async () => {
-    stack = await startPaidApp({ env: LIMITS });
+    stack = await startPaidApp({ env: { ...LIMITS, TRUST_PROXY: '127.0.0.1' } });
   });
 
   afterAll(async () => {
@@ -37,25 +58,94 @@ describe('rate limits per client address', () => {
     await expectRateLimited(await stack.service.get('/v1/assets'));
   });
 
-  it('unpaid requests to paid routes: RATE_LIMIT_UNPAID 402s, then 429; a payment still buys its price', async () => {
-    const accepted = await requirementFor(stack, '/v1/ticker/BTC'); // the first unpaid request
-    expect((await stack.service.get('/v1/ticker/ETH')).status).toBe(402);
-    await expectRateLimited(await stack.service.get('/v1/ticker/BTC'));
-
+  it('a client that pays each 402 it gets is never limited: each sale gives its 402 back', async () => {
+    const client = '203.0.113.1';
     const before = await stack.balances();
-    const payment = await signedPayment(stack.buyer.account, accepted);
-    const paid = await stack.service.get('/v1/ticker/BTC', { headers: v2Header(payment) });
-    expect(paid.status).toBe(200);
-    expect((await stack.balances()).payTo - before.payTo).toBe(BigInt(accepted.amount));
+    let spent = 0n;
+    for (let round = 0; round < 5; round += 1) {
+      const accepted = await requirementFrom(stack, '/v1/ticker/BTC', client);
+      const payment = await signedPayment(stack.buyer.account, accepted);
+      const paid = await stack.service.get('/v1/ticker/BTC', from(client, v2Header(payment)));
+      expect(paid.status).toBe(200);
+      await paid.arrayBuffer();
+      spent += BigInt(accepted.amount);
+    }
+    expect((await stack.balances()).payTo - before.payTo).toBe(spent);
   });
 
-  it('refused payments: RATE_LIMIT_UNPAID + 1 of them answered, then that address gets 429 for payments too', async () => {
-    const junk = { 'payment-signature': 'bm90IGEgcGF5bWVudA==' };
+  it('unpaid requests to paid routes: RATE_LIMIT_UNPAID 402s, then 429 for all the address sends there, payments included', async () => {
+    const client = '203.0.113.2';
+    const accepted = await requirementFrom(stack, '/v1/ticker/BTC', client);
+    expect((await stack.service.get('/v1/ticker/ETH', from(client))).status).toBe(402);
+    await expectRateLimited(await stack.service.get('/v1/ticker/BTC', from(client)));
+
+    // refused before it is looked at: nothing is charged
+    const before = await stack.balances();
+    const payment = await signedPayment(stack.buyer.account, accepted);
+    await expectRateLimited(
+      await stack.service.get('/v1/ticker/BTC', from(client, v2Header(payment))),
+    );
+    // a payment header does not buy answers the limit would refuse, a 404 included
+    await expectRateLimited(
+      await stack.service.get('/v1/ticker/NOTACOIN', from(client, { 'x-payment': 'junk' })),
+    );
+    expect((await stack.balances()).payTo).toBe(before.payTo);
+    // another client behind the same proxy still gets its 402
+    expect((await stack.service.get('/v1/ticker/BTC', from('203.0.113.3'))).status).toBe(402);
+  });
+
+  it('refused payments: counted like unpaid requests, RATE_LIMIT_UNPAID + 1 answered, then 429', async () => {
+    const client = '203.0.113.4';
     const statuses: number[] = [];
     for (let index = 0; index < 4; index += 1) {
-      statuses.push((await stack.service.get('/v1/ticker/BTC', { headers: junk })).status);
+      const response = await stack.service.get('/v1/ticker/BTC', from(client, JUNK_PAYMENT));
+      statuses.push(response.status);
     }
     expect(statuses).toEqual([400, 400, 400, 429]);
+    await expectRateLimited(await stack.service.get('/v1/ticker/BTC', from(client, JUNK_PAYMENT)));
+  });
+
+  it('a sale gives no credit ahead: sales without a 402 leave the unpaid count where it was', async () => {
+    const client = '203.0.113.5';
+    const accepted = await requirementFrom(stack, '/v1/ticker/BTC', '203.0.113.6');
+    for (let round = 0; round < 3; round += 1) {
+      const payment = await signedPayment(stack.buyer.account, accepted);
+      const paid = await stack.service.get('/v1/ticker/BTC', from(client, v2Header(payment)));
+      expect(paid.status).toBe(200);
+      await paid.arrayBuffer();
+    }
+    expect((await stack.service.get('/v1/ticker/BTC', from(client))).status).toBe(402);
+    expect((await stack.service.get('/v1/ticker/BTC', from(client))).status).toBe(402);
+    await expectRateLimited(await stack.service.get('/v1/ticker/BTC', from(client)));
+  });
+});
+
+describe('rate limits with the default settings', () => {
+  let stack: PaidApp;
+
+  beforeAll(async () => {
+    stack = await startPaidApp();
+  });
+
+  afterAll(async () => {
+    await stack.close();
+  });
+
+  it('500 unpaid requests in a minute: RATE_LIMIT_UNPAID (120) 402s, then 429s; then a junk payment header gets 429 too, on a 404 as on a price', async () => {
+    const junk = { 'x-payment': 'junk' };
+    // not limited yet: the unknown symbol's 404 (counted, as it bought nothing)
+    expect((await stack.service.get('/v1/ticker/NOTACOIN', { headers: junk })).status).toBe(404);
+    const statuses: Record<number, number> = {};
+    const started = Date.now();
+    for (let index = 0; index < 500; index += 1) {
+      const response = await stack.service.get('/v1/ticker/BTC');
+      await response.arrayBuffer();
+      statuses[response.status] = (statuses[response.status] ?? 0) + 1;
+    }
+    expect(Date.now() - started).toBeLessThan(60_000);
+    expect(statuses).toEqual({ 402: 119, 429: 381 });
+    await expectRateLimited(await stack.service.get('/v1/ticker/BTC'));
+    await expectRateLimited(await stack.service.get('/v1/ticker/NOTACOIN', { headers: junk }));
     await expectRateLimited(await stack.service.get('/v1/ticker/BTC', { headers: junk }));
   });
 });
@@ -64,7 +154,8 @@ describe('refused payments whose client hangs up', () => {
   let stack: PaidApp;
 
   beforeAll(async () => {
-    stack = await startPaidApp({ env: LIMITS });
+    // room for the 402 and the three hang-ups, so each of them is checked before the limit bites
+    stack = await startPaidApp({ env: { ...LIMITS, RATE_LIMIT_UNPAID: '4' } });
   });
 
   afterAll(async () => {
@@ -72,7 +163,7 @@ describe('refused payments whose client hangs up', () => {
   });
 
   it('still count: hanging up right after sending, or while the payment is checked, does not escape the limit', async () => {
-    const accepted = await requirementFor(stack, '/v1/ticker/BTC'); // counted: 1 of 2 unpaid
+    const accepted = await requirementFor(stack, '/v1/ticker/BTC'); // counted: 1 of 4
     const unfunded = privateKeyToAccount(generatePrivateKey());
     // well-formed payments the facilitator refuses (no funds), each sent whole on its own
     // connection that closes right after sending, a little later, or once it is being checked
@@ -81,8 +172,9 @@ describe('refused payments whose client hangs up', () => {
       await sendAndHangUp(stack.service.url, '/v1/ticker/BTC', v2Header(payment), hangUpAfterMs);
     }
     await refusalsChecked(stack, 3);
-    const junk = { 'payment-signature': 'bm90IGEgcGF5bWVudA==' };
-    await expectRateLimited(await stack.service.get('/v1/ticker/BTC', { headers: junk }));
+    // 4 of 4 counted: one more is answered, the next is over the limit
+    expect((await stack.service.get('/v1/ticker/BTC', { headers: JUNK_PAYMENT })).status).toBe(400);
+    await expectRateLimited(await stack.service.get('/v1/ticker/BTC', { headers: JUNK_PAYMENT }));
   });
 });
 

@@ -29,7 +29,10 @@ export class FastifyHttpAdapter implements HTTPAdapter {
     return this.request.url.split('?')[0] ?? '/';
   }
 
-  /** The resource URL: PUBLIC_URL + path behind a proxy, else what the client asked for. */
+  /**
+   * The resource URL: PUBLIC_URL + path when set, else the scheme and host the client asked for
+   * (Fastify reads them from X-Forwarded-Proto / X-Forwarded-Host sent by a TRUST_PROXY proxy).
+   */
   getUrl(): string {
     const base = this.publicUrl ?? `${this.request.protocol}://${this.request.host}`;
     return `${base}${this.request.url}`;

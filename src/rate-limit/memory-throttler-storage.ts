@@ -1,17 +1,27 @@
 import type { OnApplicationShutdown } from '@nestjs/common';
-import type { ThrottlerStorage } from '@nestjs/throttler';
-
-type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+import {
+  rateLimitRecord,
+  type RateLimitRecord,
+  type RateLimitStorage,
+} from './rate-limit-storage.js';
 
 const SWEEP_EVERY_MS = 60_000;
 
+interface Window {
+  hits: number;
+  /** Hits that were challenges (unpaid requests to paid routes), a sale may give one back. */
+  challenges: number;
+  endsAt: number;
+}
+
 /**
- * `@nestjs/throttler`'s storage contract in this process (no REDIS_URL): a fixed window per key.
- * Written here rather than imported because `@nestjs/throttler` 6 is CommonJS and cannot load
- * Nest 12's ESM-only `@nestjs/common` on Node 20 and under Jest; only its types are used.
+ * The rate limits' counts in this process (no REDIS_URL): a fixed window per key. Written here
+ * rather than imported because `@nestjs/throttler` 6 is CommonJS and cannot load Nest 12's
+ * ESM-only `@nestjs/common` on Node 20 and under Jest; only its types are used. Each call reads
+ * and updates its window synchronously, so concurrent requests cannot interleave within one.
  */
-export class MemoryThrottlerStorage implements ThrottlerStorage, OnApplicationShutdown {
-  private readonly windows = new Map<string, { hits: number; endsAt: number }>();
+export class MemoryThrottlerStorage implements RateLimitStorage, OnApplicationShutdown {
+  private readonly windows = new Map<string, Window>();
   private readonly sweeper = setInterval(() => {
     const now = Date.now();
     for (const [key, window] of this.windows) if (window.endsAt <= now) this.windows.delete(key);
@@ -23,26 +33,45 @@ export class MemoryThrottlerStorage implements ThrottlerStorage, OnApplicationSh
     limit: number,
     _blockDuration: number,
     name: string,
-  ): Promise<ThrottlerStorageRecord> {
+  ): Promise<RateLimitRecord> {
+    return Promise.resolve(this.count(`${name}:${key}`, ttl, limit, false));
+  }
+
+  countPaidRoute(
+    key: string,
+    ttl: number,
+    limit: number,
+    challenged: boolean,
+  ): Promise<RateLimitRecord> {
+    return Promise.resolve(this.count(`paid:${key}`, ttl, limit, challenged));
+  }
+
+  giveBackChallenge(key: string, limit: number): Promise<RateLimitRecord> {
     const now = Date.now();
-    const id = `${name}:${key}`;
-    let window = this.windows.get(id);
+    const window = this.windows.get(`paid:${key}`);
     if (window === undefined || window.endsAt <= now) {
-      window = { hits: 0, endsAt: now + ttl };
-      this.windows.set(id, window);
+      return Promise.resolve(rateLimitRecord(0, 0, limit));
     }
-    window.hits += 1;
-    const seconds = Math.max(1, Math.ceil((window.endsAt - now) / 1000));
-    const blocked = window.hits > limit;
-    return Promise.resolve({
-      totalHits: window.hits,
-      timeToExpire: seconds,
-      isBlocked: blocked,
-      timeToBlockExpire: blocked ? seconds : 0,
-    });
+    if (window.challenges > 0) {
+      window.challenges -= 1;
+      window.hits -= 1;
+    }
+    return Promise.resolve(rateLimitRecord(window.hits, window.endsAt - now, limit));
   }
 
   onApplicationShutdown(): void {
     clearInterval(this.sweeper);
+  }
+
+  private count(id: string, ttl: number, limit: number, challenged: boolean): RateLimitRecord {
+    const now = Date.now();
+    let window = this.windows.get(id);
+    if (window === undefined || window.endsAt <= now) {
+      window = { hits: 0, challenges: 0, endsAt: now + ttl };
+      this.windows.set(id, window);
+    }
+    window.hits += 1;
+    if (challenged) window.challenges += 1;
+    return rateLimitRecord(window.hits, window.endsAt - now, limit);
   }
 }

@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { EventEmitter } from 'node:events';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
@@ -46,7 +47,7 @@ async function settled(): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve));
 }
 
-describe('RateLimiter: a payment whose client hangs up counts as refused', () => {
+describe('RateLimiter: a payment whose client hangs up counts', () => {
   let storage: MemoryThrottlerStorage;
   let limiter: RateLimiter;
 
@@ -105,7 +106,8 @@ describe('RateLimiter: a payment whose client hangs up counts as refused', () =>
   it('but not when the client stayed for a paid answer', async () => {
     await withServer(
       (response) => {
-        void limiter.verdict(WITH_PAYMENT, true, { raw: response } as FastifyReply);
+        const sale = { ...WITH_PAYMENT, x402Payment: {} } as unknown as FastifyRequest;
+        void limiter.verdict(sale, true, { raw: response } as FastifyReply);
         response.end('{}');
       },
       async (port) => {
@@ -116,5 +118,112 @@ describe('RateLimiter: a payment whose client hangs up counts as refused', () =>
     );
     await settled();
     expect(await limiter.verdict(WITH_PAYMENT, true, OPEN_REPLY)).toBeUndefined();
+  });
+});
+
+/** A reply the test answers itself: status, then the whole answer out and the connection closed. */
+class TestReply {
+  readonly raw = Object.assign(new EventEmitter(), {
+    closed: false,
+    writableFinished: false,
+    statusCode: 200,
+  });
+
+  get reply(): FastifyReply {
+    return this as unknown as FastifyReply;
+  }
+
+  answer(status: number): void {
+    Object.assign(this.raw, { statusCode: status, writableFinished: true, closed: true });
+    this.raw.emit('close');
+  }
+}
+
+const FROM = '198.51.100.4';
+const UNPAID = { ip: FROM, headers: {} } as FastifyRequest;
+const junk = (): FastifyRequest =>
+  ({ ip: FROM, headers: { 'x-payment': 'junk' } }) as unknown as FastifyRequest;
+
+describe('RateLimiter on paid routes: only what buys nothing counts', () => {
+  let storage: MemoryThrottlerStorage;
+  let limiter: RateLimiter;
+
+  beforeEach(() => {
+    storage = new MemoryThrottlerStorage();
+    limiter = new RateLimiter(storage, { ...SETTINGS, unpaid: 2 });
+  });
+
+  afterEach(() => {
+    storage.onApplicationShutdown();
+  });
+
+  /** The verdict on a request carrying a payment, then its answer with `status`. */
+  async function answered(request: FastifyRequest, status: number): Promise<unknown> {
+    const reply = new TestReply();
+    const verdict = await limiter.verdict(request, true, reply.reply);
+    if (verdict === undefined) reply.answer(status);
+    await settled();
+    return verdict;
+  }
+
+  /** A payment the payment guard verified and claimed (it marks the request so), then sold. */
+  function sale(): Promise<unknown> {
+    return answered({ ...junk(), x402Payment: {} } as unknown as FastifyRequest, 200);
+  }
+
+  it('a client that pays each 402 it gets is never limited', async () => {
+    for (let round = 0; round < 50; round += 1) {
+      expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeUndefined();
+      expect(await sale()).toBeUndefined();
+    }
+  });
+
+  it('unpaid requests: RATE_LIMIT_UNPAID, then 429 with Retry-After, payments included', async () => {
+    expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeUndefined();
+    expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeUndefined();
+    const refusal = await limiter.verdict(UNPAID, true, OPEN_REPLY);
+    expect(refusal).toBeInstanceOf(ApiError);
+    expect(Number((refusal as ApiError).headers['retry-after'])).toBeGreaterThan(0);
+    // over the limit, a payment is refused before anything looks at it
+    expect(await answered(junk(), 404)).toBeInstanceOf(ApiError);
+    expect(await sale()).toBeInstanceOf(ApiError);
+  });
+
+  it.each([400, 402, 404, 409, 503])(
+    'a payment header answered %i counts like an unpaid request',
+    async (status) => {
+      expect(await answered(junk(), status)).toBeUndefined();
+      expect(await answered(junk(), status)).toBeUndefined();
+      expect(await answered(junk(), status)).toBeUndefined();
+      expect(await answered(junk(), status)).toBeInstanceOf(ApiError);
+      expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeInstanceOf(ApiError);
+    },
+  );
+
+  it('a stored answer sent again (no payment claimed for it) is no sale', async () => {
+    await answered(junk(), 200);
+    await answered(junk(), 200);
+    await answered(junk(), 200);
+    expect(await answered(junk(), 200)).toBeInstanceOf(ApiError);
+  });
+
+  it('sales give no credit ahead, and never back what was no 402', async () => {
+    for (let round = 0; round < 10; round += 1) expect(await sale()).toBeUndefined();
+    await answered(junk(), 400);
+    await sale();
+    expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeUndefined();
+    expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeInstanceOf(ApiError);
+  });
+
+  it('a sale lifts the limit once its 402 given back brings the count under it', async () => {
+    const reply = new TestReply();
+    const paying = { ...junk(), x402Payment: {} } as unknown as FastifyRequest;
+    expect(await limiter.verdict(paying, true, reply.reply)).toBeUndefined();
+    for (let index = 0; index < 3; index += 1) await limiter.verdict(UNPAID, true, OPEN_REPLY);
+    expect(await answered(junk(), 404)).toBeInstanceOf(ApiError);
+    // the sale under way when the address went over is answered: 2 of 2 again
+    reply.answer(200);
+    await settled();
+    expect(await answered(junk(), 404)).toBeUndefined();
   });
 });

@@ -6,40 +6,45 @@ import {
   type ExecutionContext,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { ThrottlerStorage } from '@nestjs/throttler';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from '../common/api-error.js';
+import type { RateLimitRecord, RateLimitStorage } from './rate-limit-storage.js';
 import { RATE_LIMIT_SETTINGS, type RateLimitSettings } from './rate-limit.settings.js';
 import { SKIP_RATE_LIMIT } from './skip-rate-limit.decorator.js';
 import { PAID_PRICE } from '../payments/paid-price.js';
+import type { RequestWithPayment } from '../payments/payment-errors.js';
 import { presentedPaymentHeader } from '../payments/x402-wire.js';
 import { remoteText } from '../common/remote-text.js';
 
 export const RATE_LIMIT_STORAGE = Symbol('RateLimitStorage');
+
+/** Past this many addresses remembered as over the limit, the lapsed ones are dropped first. */
+const PRUNE_BLOCKED_AT = 10_000;
 
 /** The rate limit's verdict on one request: admitted, or the 429 to answer. */
 export type RateLimitVerdict = ApiError | undefined;
 
 /**
  * Per client address (the connection's, or the proxy's X-Forwarded-For with TRUST_PROXY):
- * at most RATE_LIMIT_FREE requests to free routes and RATE_LIMIT_UNPAID unpaid requests (the
- * 402s) to paid routes per RATE_LIMIT_WINDOW_MS, then 429 with Retry-After. A request that
- * carries a payment is not counted (it may be settling money) unless its payment is refused:
- * RATE_LIMIT_UNPAID refused payments per window, then that address's payments get a 429 too
- * (each refusal cost a verification: junk payments must not buy unlimited facilitator calls or
- * chain reads). The counts live in Redis with
+ * at most RATE_LIMIT_FREE requests to free routes, and RATE_LIMIT_UNPAID requests to paid routes
+ * that bought nothing, per RATE_LIMIT_WINDOW_MS; then 429 with Retry-After. An unpaid request
+ * (the 402) counts at once; a request carrying a payment counts when answered, unless it was a
+ * sale, which instead gives back one 402 of the window (never below zero, never credit ahead):
+ * a client that pays each 402 it gets is never limited, however fast it buys. Over the limit,
+ * everything the address sends to paid routes, payments included, gets the 429: a payment is
+ * refused before it costs a decode, a verification or a chain read. The counts live in Redis with
  * REDIS_URL, so every instance counts together; if Redis cannot be reached the limit is not
  * applied (free routes keep working).
  */
 @Injectable()
 export class RateLimiter {
   private readonly logger = new Logger(RateLimitGuard.name);
-  /** Addresses over the refused-payment limit, until when (this instance's view of the count). */
+  /** Addresses over the paid-route limit, until when (this instance's view of the count). */
   private readonly blockedUntil = new Map<string, number>();
 
   constructor(
-    @Inject(RATE_LIMIT_STORAGE) private readonly storage: ThrottlerStorage,
+    @Inject(RATE_LIMIT_STORAGE) private readonly storage: RateLimitStorage,
     @Inject(RATE_LIMIT_SETTINGS.token) private readonly limits: RateLimitSettings,
   ) {}
 
@@ -49,53 +54,66 @@ export class RateLimiter {
   }
 
   /**
-   * The verdict on `request`, counted. A request with a payment is not counted now: its `reply`
-   * is watched, and a refused payment counts.
+   * The verdict on `request`. A request carrying a payment is counted once answered (its
+   * `reply` is watched); any other is counted now.
    */
   verdict(request: FastifyRequest, paid: boolean, reply: FastifyReply): Promise<RateLimitVerdict> {
-    if (paid && presentedPaymentHeader((name) => single(request.headers[name])) !== undefined) {
+    if (!paid) return this.countFree(request);
+    if (this.limits.unpaid === 0) return Promise.resolve(undefined);
+    if (presentedPaymentHeader((name) => single(request.headers[name])) !== undefined) {
       return Promise.resolve(this.paymentVerdict(request, reply));
     }
-    return this.count(request, paid);
+    return this.countChallenge(request);
   }
 
   private paymentVerdict(request: FastifyRequest, reply: FastifyReply): RateLimitVerdict {
-    const limit = this.limits.unpaid;
-    if (limit === 0) return undefined;
     const until = this.blockedUntil.get(request.ip);
     if (until !== undefined && until <= Date.now()) this.blockedUntil.delete(request.ip);
     else if (until !== undefined) {
-      return new ApiError(
-        ErrorCode.RateLimited,
-        `Too many refused payments from ${request.ip}: at most ${String(limit)} per ${String(this.limits.windowMs / 1000)} s. Fix the payment (the last 402 named why) and retry after the window.`,
-        { 'retry-after': String(Math.max(1, Math.ceil((until - Date.now()) / 1000))) },
-      );
+      return this.tooMany(request.ip, Math.ceil((until - Date.now()) / 1000));
     }
     // 'close' comes whether the answer went out or the client left first; a client that leaves
     // before its answer bought nothing it received, and must not escape the count by hanging up
     // (even before this guard ran, when 'close' has already been emitted)
     whenClosed(reply.raw, () => {
-      if (reply.raw.writableFinished && !REFUSED.has(reply.raw.statusCode)) return;
-      this.storage
-        .increment(request.ip, this.limits.windowMs, limit, 0, 'refused')
+      const limit = this.limits.unpaid;
+      const counted = sold(request, reply)
+        ? this.storage.giveBackChallenge(request.ip, limit)
+        : this.storage.countPaidRoute(request.ip, this.limits.windowMs, limit, false);
+      counted
         .then((record) => {
-          if (record.isBlocked) {
-            this.blockedUntil.set(request.ip, Date.now() + record.timeToBlockExpire * 1000);
-          }
+          this.note(request.ip, record);
         })
         .catch((error: unknown) => {
-          this.logger.warn(`refused payment not counted: ${remoteText(error)}`);
+          this.logger.warn(`paid request not counted: ${remoteText(error)}`);
         });
     });
     return undefined;
   }
 
-  private async count(request: FastifyRequest, paid: boolean): Promise<RateLimitVerdict> {
-    const [bucket, limit] = paid ? ['unpaid', this.limits.unpaid] : ['free', this.limits.free];
+  private async countChallenge(request: FastifyRequest): Promise<RateLimitVerdict> {
+    let record;
+    try {
+      record = await this.storage.countPaidRoute(
+        request.ip,
+        this.limits.windowMs,
+        this.limits.unpaid,
+        true,
+      );
+    } catch (error) {
+      this.logger.warn(`rate limit not applied: ${remoteText(error)}`);
+      return undefined;
+    }
+    this.note(request.ip, record);
+    return record.isBlocked ? this.tooMany(request.ip, record.timeToBlockExpire) : undefined;
+  }
+
+  private async countFree(request: FastifyRequest): Promise<RateLimitVerdict> {
+    const limit = this.limits.free;
     if (limit === 0) return undefined;
     let record;
     try {
-      record = await this.storage.increment(request.ip, this.limits.windowMs, limit, 0, bucket);
+      record = await this.storage.increment(request.ip, this.limits.windowMs, limit, 0, 'free');
     } catch (error) {
       this.logger.warn(`rate limit not applied: ${remoteText(error)}`);
       return undefined;
@@ -103,9 +121,36 @@ export class RateLimiter {
     if (!record.isBlocked) return undefined;
     return new ApiError(
       ErrorCode.RateLimited,
-      `Too many ${paid ? 'unpaid requests to paid routes' : 'requests'} from ${request.ip}: at most ${String(limit)} per ${String(this.limits.windowMs / 1000)} s. A request carrying a valid payment is not limited.`,
+      `Too many requests from ${request.ip}: at most ${String(limit)} per ${this.window()}.`,
       { 'retry-after': String(record.timeToBlockExpire) },
     );
+  }
+
+  /** Remembers whether `ip` is over the paid-route limit, as its latest count says. */
+  private note(ip: string, record: RateLimitRecord): void {
+    if (!record.isBlocked) {
+      this.blockedUntil.delete(ip);
+      return;
+    }
+    const now = Date.now();
+    if (this.blockedUntil.size >= PRUNE_BLOCKED_AT) {
+      for (const [address, until] of this.blockedUntil) {
+        if (until <= now) this.blockedUntil.delete(address);
+      }
+    }
+    this.blockedUntil.set(ip, now + record.timeToBlockExpire * 1000);
+  }
+
+  private tooMany(ip: string, retryAfterSeconds: number): ApiError {
+    return new ApiError(
+      ErrorCode.RateLimited,
+      `Too many requests to paid routes that bought nothing from ${ip}: at most ${String(this.limits.unpaid)} per ${this.window()}; until the window ends its payments are refused too. A client that pays for each 402 it gets is never limited (a sale gives its 402 back).`,
+      { 'retry-after': String(Math.max(1, retryAfterSeconds)) },
+    );
+  }
+
+  private window(): string {
+    return `${String(this.limits.windowMs / 1000)} s`;
   }
 }
 
@@ -133,8 +178,17 @@ export class RateLimitGuard implements CanActivate {
   }
 }
 
-/** A payment answered with one of these was refused: nothing was sold. */
-const REFUSED = new Set([400, 402, 409]);
+/**
+ * A sale: the payment guard verified and claimed a payment for this request and the answer went
+ * out whole with a success status (settlement passed). A stored answer sent again for a
+ * payment-identifier is not one: it carries no new payment.
+ */
+function sold(request: FastifyRequest, reply: FastifyReply): boolean {
+  const { x402Payment, x402BatchPayment } = request as RequestWithPayment;
+  if (x402Payment === undefined && x402BatchPayment === undefined) return false;
+  const status = reply.raw.statusCode;
+  return reply.raw.writableFinished && status >= 200 && status < 300;
+}
 
 /** Runs `then` once `response` is closed: at once if its client has already left. */
 function whenClosed(response: ServerResponse, then: () => void): void {

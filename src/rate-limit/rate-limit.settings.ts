@@ -2,16 +2,16 @@ import { IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
 import { splitList, type SettingsSection } from '../config/settings.js';
 
 /**
- * Per client address and window; 0 turns a limit off. A request with a payment counts only when
- * its payment is refused (or its client leaves before the answer), against `unpaid`.
+ * Per client address and window; 0 turns a limit off. A request to a paid route counts against
+ * `unpaid` unless it is a sale, which gives back one of the window's 402s instead.
  */
 export interface RateLimitSettings {
   readonly windowMs: number;
   /** Requests to free routes. */
   readonly free: number;
-  /** Requests to paid routes without a payment (the 402s). */
+  /** Requests to paid routes that bought nothing: 402s not paid for, refused payments, errors. */
   readonly unpaid: number;
-  /** Fastify's trustProxy: whose X-Forwarded-For names the client (TRUST_PROXY). */
+  /** Fastify's trustProxy: whose X-Forwarded-For/-Host/-Proto describe the client (TRUST_PROXY). */
   readonly trustProxy: boolean | string[];
 }
 
@@ -31,7 +31,7 @@ class RateLimitVariables {
   @Max(1_000_000)
   RATE_LIMIT_UNPAID = 120;
 
-  /** Whose X-Forwarded-For gives the client address: `true` (any), or proxy addresses/CIDRs. */
+  /** Whose X-Forwarded-* headers are believed: `true` (any), or proxy addresses/CIDRs. */
   @IsOptional()
   @Matches(/^(true|false|[0-9a-fA-F.:/]+(\s*,\s*[0-9a-fA-F.:/]+)*)$/, {
     message: 'TRUST_PROXY must be true, false, or a comma list of proxy addresses or CIDRs',

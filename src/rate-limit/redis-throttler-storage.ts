@@ -1,7 +1,9 @@
-import type { ThrottlerStorage } from '@nestjs/throttler';
-
-type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 import { RedisScript, type RedisClient } from '../shared-state/redis-connection.js';
+import {
+  rateLimitRecord,
+  type RateLimitRecord,
+  type RateLimitStorage,
+} from './rate-limit-storage.js';
 
 // A fixed window per key: the first hit starts it (PEXPIRE), every hit counts.
 const INCREMENT = new RedisScript(`
@@ -9,14 +11,33 @@ local hits = redis.call('INCR', KEYS[1])
 if hits == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return {hits, redis.call('PTTL', KEYS[1])}`);
 
+// A paid route's window, a hash of hits and challenges: the first hit starts it; a hit given
+// back (hits back to 0) leaves the window where it was.
+const COUNT_PAID_ROUTE = new RedisScript(`
+local hits = redis.call('HINCRBY', KEYS[1], 'hits', 1)
+if ARGV[2] == '1' then redis.call('HINCRBY', KEYS[1], 'challenges', 1) end
+local pttl = redis.call('PTTL', KEYS[1])
+if pttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); pttl = tonumber(ARGV[1]) end
+return {hits, pttl}`);
+
+// A sale: one challenge of the window off its hits, only while one is left (challenges never
+// exceed hits); no window, nothing to give back and nothing created.
+const GIVE_BACK_CHALLENGE = new RedisScript(`
+local challenges = tonumber(redis.call('HGET', KEYS[1], 'challenges') or '0')
+if challenges <= 0 then
+  return {tonumber(redis.call('HGET', KEYS[1], 'hits') or '0'), redis.call('PTTL', KEYS[1])}
+end
+redis.call('HINCRBY', KEYS[1], 'challenges', -1)
+return {redis.call('HINCRBY', KEYS[1], 'hits', -1), redis.call('PTTL', KEYS[1])}`);
+
 /**
  * A count Redis cannot give this fast is not waited for: the request goes on unlimited (the
  * limiter logs it) rather than being held by a stalled Redis.
  */
 const COUNT_DEADLINE_MS = 250;
 
-/** `@nestjs/throttler` storage in Redis, so every instance counts a client's requests together. */
-export class RedisThrottlerStorage implements ThrottlerStorage {
+/** The rate limits' counts in Redis, so every instance counts a client's requests together. */
+export class RedisThrottlerStorage implements RateLimitStorage {
   constructor(private readonly redis: RedisClient) {}
 
   async increment(
@@ -25,19 +46,43 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
     limit: number,
     _block: number,
     name: string,
-  ): Promise<ThrottlerStorageRecord> {
+  ): Promise<RateLimitRecord> {
     const [hits, pttl] = (await INCREMENT.run(
       this.redis,
       [`x402:rate-limit:${name}:${key}`],
       [String(ttl)],
       COUNT_DEADLINE_MS,
     )) as [number, number];
-    const seconds = Math.max(1, Math.ceil((pttl > 0 ? pttl : ttl) / 1000));
-    return {
-      totalHits: hits,
-      timeToExpire: seconds,
-      isBlocked: hits > limit,
-      timeToBlockExpire: hits > limit ? seconds : 0,
-    };
+    return rateLimitRecord(hits, pttl > 0 ? pttl : ttl, limit);
   }
+
+  async countPaidRoute(
+    key: string,
+    ttl: number,
+    limit: number,
+    challenged: boolean,
+  ): Promise<RateLimitRecord> {
+    const [hits, pttl] = (await COUNT_PAID_ROUTE.run(
+      this.redis,
+      [paidRouteKey(key)],
+      [String(ttl), challenged ? '1' : '0'],
+      COUNT_DEADLINE_MS,
+    )) as [number, number];
+    return rateLimitRecord(hits, pttl, limit);
+  }
+
+  async giveBackChallenge(key: string, limit: number): Promise<RateLimitRecord> {
+    const [hits, pttl] = (await GIVE_BACK_CHALLENGE.run(
+      this.redis,
+      [paidRouteKey(key)],
+      [],
+      COUNT_DEADLINE_MS,
+    )) as [number, number];
+    return rateLimitRecord(hits, Math.max(0, pttl), limit);
+  }
+}
+
+/** A hash, under a name of its own: the free routes' counts are plain strings. */
+function paidRouteKey(key: string): string {
+  return `x402:rate-limit:paid-route:${key}`;
 }
