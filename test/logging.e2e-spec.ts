@@ -48,8 +48,7 @@ describe('logs with LOG_FORMAT=json', () => {
         LOG_FORMAT: 'json',
         LOG_LEVEL: 'log',
         X402_FACILITATOR: 'remote',
-        // short enough to see the warning soon, long enough for a settlement on a loaded machine
-        X402_FACILITATOR_TIMEOUT_MS: '5000',
+        X402_FACILITATOR_TIMEOUT_MS: '500',
       },
       logDestination: logs,
       beforeApp: async (chain) => {
