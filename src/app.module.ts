@@ -7,8 +7,6 @@ import { SETTINGS_SECTIONS, loadConfig, type AppConfig } from './app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DeploymentNoticeModule, type DeploymentNotice } from './common/deployment-notice.js';
 import { HealthModule } from './health/health.module.js';
-import type { LogOutput } from './logging/log-output.js';
-import { LoggingModule } from './logging/logging.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { DocsRedirectController } from './openapi/docs-redirect.controller.js';
 import { PaymentsModule } from './payments/payments.module.js';
@@ -20,21 +18,18 @@ import { TickersModule } from './tickers/tickers.module.js';
 export class AppModule {
   /**
    * `features`: further modules served beside the built-in ones (an extension's controllers);
-   * `notice`: what a test deployment says about itself (see DEPLOYMENT_NOTICE); `logs`: where
-   * and how it logs (LOG_FORMAT and LOG_LEVEL by default).
+   * `notice`: what a test deployment says about itself (see DEPLOYMENT_NOTICE).
    */
   static forRoot(
     config: AppConfig = loadConfig(process.env),
     features: NonNullable<ModuleMetadata['imports']> = [],
     notice: DeploymentNotice = null,
-    logs: LogOutput = { format: config.logFormat, level: config.logLevel },
   ): DynamicModule {
     return {
       module: AppModule,
       controllers: [DocsRedirectController],
       imports: [
         ConfigModule.forRoot(SETTINGS_SECTIONS, config),
-        LoggingModule.forRoot(logs),
         DeploymentNoticeModule.forRoot(notice),
         ScheduleModule.forRoot(),
         SharedStateModule,

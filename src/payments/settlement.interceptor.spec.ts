@@ -18,7 +18,6 @@ import {
 } from '../../test/support/payment-doubles.js';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { PreparedResponseException } from '../common/prepared-response.exception.js';
-import type { RequestLog } from '../logging/request-log.js';
 import type { AcceptedBatchPayment } from './batch-acceptance.js';
 import { FacilitatorUnavailableError, settlementTraces } from './facilitator-client.js';
 import { acceptPayment, paymentExpiry, paymentFingerprint } from './payment-acceptance.js';
@@ -126,19 +125,6 @@ class LedgerThatCannotStore extends InMemoryPaymentLedger {
   }
 }
 
-/** The request's log fields, as SoldAnswers attached them. */
-class RecordingRequestLog {
-  readonly attached: Readonly<Record<string, unknown>>[] = [];
-
-  attach(fields: Readonly<Record<string, unknown>>): void {
-    this.attached.push(fields);
-  }
-
-  asRequestLog(): RequestLog {
-    return this as unknown as RequestLog;
-  }
-}
-
 function settlement(success: boolean, errorReason?: string): SettleResponse {
   return {
     success,
@@ -166,7 +152,6 @@ describe('SettlementInterceptor', () => {
   let reconciler: RecordingReconciler;
   let ledger: InMemoryPaymentLedger;
   let sold: SoldAnswers;
-  let requestLog: RecordingRequestLog;
   let reply: FakeReply;
   let handled: number;
 
@@ -190,8 +175,7 @@ describe('SettlementInterceptor', () => {
       () => sold,
     );
     ledger = new InMemoryPaymentLedger();
-    requestLog = new RecordingRequestLog();
-    sold = new SoldAnswers(ledger, detachedMetrics(), requestLog.asRequestLog());
+    sold = new SoldAnswers(ledger, detachedMetrics());
     reply = new FakeReply();
     handled = 0;
   });
@@ -316,13 +300,6 @@ describe('SettlementInterceptor', () => {
       );
       expect(await ledger.claim(payment.fingerprint, payment.expiresAt)).toBe('settled');
       expect(reconciler.tracked).toEqual([]);
-      // the request's access line names who paid what
-      expect(requestLog.attached).toEqual([
-        {
-          payer: payment.accepted.authorization.from,
-          amount: payment.accepted.requirement.amount,
-        },
-      ]);
     });
 
     it('answers a v1 payment with X-PAYMENT-RESPONSE and stores the response under its id', async () => {

@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { SettleResponse } from '@x402/core/types';
 import { remoteText } from '../common/remote-text.js';
-import { RequestLog } from '../logging/request-log.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import type { AcceptedPayment } from './payment-acceptance.js';
 import { PAYMENT_LEDGER, type PaymentLedger, type UncertainSale } from './payment-ledger.js';
@@ -23,16 +22,11 @@ export class SoldAnswers {
   constructor(
     @Inject(PAYMENT_LEDGER) private readonly ledger: PaymentLedger,
     private readonly metrics: MetricsService,
-    private readonly requestLog: RequestLog,
   ) {}
 
-  /**
-   * One line per sale: who paid what for which route, and the transaction; never the signature.
-   * The payer and amount also go on the paying request's access line.
-   */
+  /** One line per sale: who paid what for which route, and the transaction; never the signature. */
   logSale(route: string, payment: AcceptedPayment, settlement: SettleResponse): void {
     const { requirement, authorization } = payment;
-    this.requestLog.attach({ payer: authorization.from, amount: requirement.amount });
     this.logger.log('payment settled', {
       payer: authorization.from,
       route,

@@ -30,8 +30,6 @@ export interface PaidAppOptions {
   readonly features?: CreateAppOptions['features'];
   /** The chain's extra block every this many seconds (see `StartLocalChainOptions`). */
   readonly intervalMiningSeconds?: number;
-  /** Where the app writes its log lines (none by default). */
-  readonly logDestination?: CreateAppOptions['logDestination'];
 }
 
 /**
@@ -62,7 +60,6 @@ export async function startPaidApp(options: PaidAppOptions = {}): Promise<PaidAp
           ...((await options.beforeApp?.(chain)) ?? {}),
         },
         options.features,
-        options.logDestination,
       ),
     );
     if (options.refresh ?? true) await service.refresh();
