@@ -2,23 +2,10 @@ import { MetricsService } from '../metrics/metrics.service.js';
 import { PriceMetrics } from './price-metrics.js';
 import type { PriceRefreshService } from './price-refresh.service.js';
 import { InMemorySnapshotStore } from './snapshot-store.js';
-import type { VenueState } from './venue-poller.js';
+import { waitingState, type VenueState } from './venue-poller.js';
 
 function venue(overrides: Partial<VenueState>): VenueState {
-  return {
-    id: 'kraken',
-    status: 'ok',
-    lastAttemptAt: undefined,
-    lastSuccessAt: undefined,
-    lastError: undefined,
-    latencyMs: undefined,
-    consecutiveFailures: 0,
-    nextPollAt: 0,
-    instruments: 0,
-    transport: 'rest',
-    stream: undefined,
-    ...overrides,
-  };
+  return { ...waitingState('kraken'), status: 'ok', ...overrides };
 }
 
 function registeredWith(venues: VenueState[]): MetricsService {
