@@ -8,8 +8,11 @@
  */
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
-import { InMemoryPaymentLedger, type PaymentLedger } from '../src/payments/payment-ledger.js';
-import { RedisPaymentLedger } from '../src/payments/redis-payment-ledger.js';
+import {
+  InMemoryPaymentLedger,
+  type PaymentLedger,
+} from '../src/payments/ledger/payment-ledger.js';
+import { RedisPaymentLedger } from '../src/payments/ledger/redis-payment-ledger.js';
 import { connectRedis } from '../src/shared-state/redis-connection.js';
 import { startRedisServer } from '../test/support/redis-server.js';
 

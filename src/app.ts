@@ -17,8 +17,8 @@ import { installHttpMetrics } from './metrics/http-metrics.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { buildOpenApiDocument } from './openapi/openapi-document.js';
 import { x402RequestInterceptor } from './openapi/swagger-wallet-payment.js';
-import { PaidRouteExplorer } from './payments/paid-routes.js';
-import { installPaywall } from './payments/install-paywall.js';
+import { PaidRouteExplorer } from './payments/paywall/paid-routes.js';
+import { installPaywall } from './payments/paywall/install-paywall.js';
 
 /** The OpenAPI document each app serves at /openapi.json, as createApp built it. */
 const documents = new WeakMap<NestFastifyApplication, OpenAPIObject>();

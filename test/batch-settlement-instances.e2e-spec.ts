@@ -7,7 +7,7 @@
 import { encodePaymentSignatureHeader } from '@x402/core/http';
 import { signVoucher } from '@x402/evm/batch-settlement/client';
 import { privateKeyToAccount } from 'viem/accounts';
-import { X402Paywall } from '../src/payments/x402-paywall.js';
+import { X402Paywall } from '../src/payments/paywall/x402-paywall.js';
 import { startLocalChain, type LocalChain } from './support/chain.js';
 import { FakeMarkets } from './support/fake-markets.js';
 import { startRedisServer, type RedisServer } from './support/redis-server.js';

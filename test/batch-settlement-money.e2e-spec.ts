@@ -11,8 +11,8 @@ import { encodePaymentSignatureHeader } from '@x402/core/http';
 import { signVoucher } from '@x402/evm/batch-settlement/client';
 import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { createWalletClient, http, publicActions, type Hex } from 'viem';
-import type { ChannelConfig } from '../src/payments/batch-acceptance.js';
-import { X402Paywall } from '../src/payments/x402-paywall.js';
+import type { ChannelConfig } from '../src/payments/schemes/batch-settlement/batch-acceptance.js';
+import { X402Paywall } from '../src/payments/paywall/x402-paywall.js';
 import {
   batchBuyer,
   WITHDRAW_ABI,

@@ -10,7 +10,7 @@ import { encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { signVoucher } from '@x402/evm/batch-settlement/client';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { X402Paywall } from '../src/payments/x402-paywall.js';
+import { X402Paywall } from '../src/payments/paywall/x402-paywall.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
 import { USDC } from './support/paying-clients.js';
 import { startApp } from './support/test-app.js';

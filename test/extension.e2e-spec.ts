@@ -4,7 +4,7 @@ import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ApiExcludeEndpoint, ApiProperty } from '@nestjs/swagger';
 import { AppModule } from '../src/app.module.js';
 import { loadConfig } from '../src/app-config.js';
-import { Paid } from '../src/payments/paid.decorator.js';
+import { Paid } from '../src/payments/paywall/paid.decorator.js';
 import { responseJson, startPaidApp, type PaidApp } from './support/paid-app.js';
 import { paymentRequiredOf } from './support/x402-payloads.js';
 

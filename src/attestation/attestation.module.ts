@@ -2,7 +2,7 @@ import { PAYMENT_SETTINGS, type PaymentConfig } from '../payments/payments.setti
 import { Global, Logger, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { generatePrivateKey } from 'viem/accounts';
-import { REQUESTED_EXTENSIONS } from '../payments/requested-extensions.js';
+import { REQUESTED_EXTENSIONS } from '../payments/paywall/requested-extensions.js';
 import { ATTESTATION_SIGNER, AttestationSigner } from './attestation-signer.js';
 import { AttestationController } from './attestation.controller.js';
 import { ATTESTATION_SETTINGS, type AttestationConfig } from './attestation.settings.js';

@@ -1,24 +1,24 @@
 import { Global, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { FACILITATOR_CLIENT, createFacilitatorClient } from './facilitator-client.js';
-import { PaidRouteExplorer } from './paid-routes.js';
-import { InMemoryPaymentLedger, PAYMENT_LEDGER } from './payment-ledger.js';
+import { FACILITATOR_CLIENT, createFacilitatorClient } from './facilitator/facilitator-client.js';
+import { PaidRouteExplorer } from './paywall/paid-routes.js';
+import { InMemoryPaymentLedger, PAYMENT_LEDGER } from './ledger/payment-ledger.js';
 import { REDIS_CLIENT, closeRedis, type RedisClient } from '../shared-state/redis-connection.js';
-import { RedisPaymentLedger } from './redis-payment-ledger.js';
-import { SettlerLease } from './settler-lease.js';
-import { PaymentSettler } from './payment-settler.js';
+import { RedisPaymentLedger } from './ledger/redis-payment-ledger.js';
+import { SettlerLease } from './facilitator/settler-lease.js';
+import { PaymentSettler } from './schemes/exact/payment-settler.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from './payments.settings.js';
-import { PaymentGuard } from './payment.guard.js';
-import { RpcSettlementChain, SETTLEMENT_CHAIN } from './settlement-chain.js';
+import { PaymentGuard } from './paywall/payment.guard.js';
+import { RpcSettlementChain, SETTLEMENT_CHAIN } from '../chain/settlement-chain.js';
 import {
   LocalReconcileClaims,
   RECONCILE_CLAIMS,
   RedisReconcileClaims,
-} from './reconcile-claims.js';
-import { SettlementReconciler } from './settlement-reconciler.js';
-import { SoldAnswers } from './sold-answers.js';
-import { SettlementInterceptor } from './settlement.interceptor.js';
-import { X402Paywall } from './x402-paywall.js';
+} from './schemes/exact/reconcile-claims.js';
+import { SettlementReconciler } from './schemes/exact/settlement-reconciler.js';
+import { SoldAnswers } from './paywall/sold-answers.js';
+import { SettlementInterceptor } from './paywall/settlement.interceptor.js';
+import { X402Paywall } from './paywall/x402-paywall.js';
 
 /** x402 for every module: any controller method marked `@Paid(price)` is sold per request. */
 @Global()

@@ -1,7 +1,7 @@
 import { encodeAbiParameters, encodeEventTopics } from 'viem';
-import type { UncertainSale } from '../../src/payments/payment-ledger.js';
-import type { AcceptedPayment } from '../../src/payments/payment-acceptance.js';
-import { EIP3009_EVENTS, type ReceiptEvidence } from '../../src/payments/settlement-proof.js';
+import type { UncertainSale } from '../../src/payments/ledger/payment-ledger.js';
+import type { AcceptedPayment } from '../../src/payments/schemes/exact/payment-acceptance.js';
+import { EIP3009_EVENTS, type ReceiptEvidence } from '../../src/chain/settlement-proof.js';
 
 /** Receipts built from real EIP-3009 event encodings, for tests of the settlement proof. */
 export const USDC = '0x036CbD53842c5426634e7929541eC2318f3dCF7e';

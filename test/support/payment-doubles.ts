@@ -2,16 +2,16 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { ExecutionContext } from '@nestjs/common';
 import type { HTTPRequestContext } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
-import type { ChannelConfig } from '../../src/payments/batch-acceptance.js';
+import type { ChannelConfig } from '../../src/payments/schemes/batch-settlement/batch-acceptance.js';
 import { MetricsService } from '../../src/metrics/metrics.service.js';
-import type { AcceptedPayment } from '../../src/payments/payment-acceptance.js';
-import type { RequestWithPayment } from '../../src/payments/payment-errors.js';
-import type { PaymentIdBinding } from '../../src/payments/payment-ledger.js';
+import type { AcceptedPayment } from '../../src/payments/schemes/exact/payment-acceptance.js';
+import type { RequestWithPayment } from '../../src/payments/paywall/payment-errors.js';
+import type { PaymentIdBinding } from '../../src/payments/ledger/payment-ledger.js';
 import type {
   PaymentChallenge,
   VerifiedPayment,
   X402Paywall,
-} from '../../src/payments/x402-paywall.js';
+} from '../../src/payments/paywall/x402-paywall.js';
 
 /**
  * Small hand-written doubles for unit tests of the payment guard and the settlement

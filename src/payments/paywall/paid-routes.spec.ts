@@ -1,0 +1,70 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { createApp } from '../../app.js';
+import { loadConfig } from '../../app-config.js';
+import { PaidRouteExplorer } from './paid-routes.js';
+import { X402Paywall } from './x402-paywall.js';
+
+/** Every route sold and its price: a pricing change shows up here, in review. */
+describe('paid routes', () => {
+  let app: NestFastifyApplication;
+
+  beforeAll(async () => {
+    const config = loadConfig({
+      X402_PAY_TO: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+      X402_SCHEMES: 'exact,batch-settlement',
+    });
+    app = await createApp({ config, logger: false });
+  });
+
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('are exactly these, at these prices', () => {
+    expect(app.get(PaidRouteExplorer).explore()).toEqual([
+      {
+        method: 'GET',
+        path: '/v1/all-tickers',
+        price: '$0.010',
+        handler: 'TickersController.getAllTickers',
+      },
+      {
+        method: 'GET',
+        path: '/v1/ticker/:symbol',
+        price: '$0.002',
+        handler: 'TickersController.getTicker',
+      },
+      {
+        method: 'GET',
+        path: '/v1/tickers/:symbols',
+        price: '$0.008',
+        handler: 'TickersController.getTickers',
+      },
+    ]);
+  });
+
+  it('are given to @x402/core in USDC atomic units, to the configured receiver', () => {
+    const table = app.get(X402Paywall).routeTable();
+    const summary = Object.fromEntries(
+      Object.entries(table).map(([route, config]) => [route, config.accepts]),
+    );
+    const usdc = {
+      asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+      extra: { name: 'USDC', version: '2' },
+    };
+    // X402_SCHEMES defaults to both schemes, at the same price
+    const accepts = (amount: string) =>
+      ['exact', 'batch-settlement'].map((scheme) => ({
+        scheme,
+        network: 'eip155:84532',
+        payTo: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+        price: { amount, ...usdc },
+        maxTimeoutSeconds: 60,
+      }));
+    expect(summary).toEqual({
+      'GET /v1/all-tickers': accepts('10000'),
+      'GET /v1/ticker/:symbol': accepts('2000'),
+      'GET /v1/tickers/:symbols': accepts('8000'),
+    });
+  });
+});

@@ -1,0 +1,78 @@
+import 'reflect-metadata';
+import { GUARDS_METADATA, INTERCEPTORS_METADATA } from '@nestjs/common/constants.js';
+import { TickerRequestGuard } from '../../tickers/ticker-request.guard.js';
+import { TickersController } from '../../tickers/tickers.controller.js';
+import { PAID_PRICE, type UsdPrice } from './paid-price.js';
+import { Paid } from './paid.decorator.js';
+import { PaymentGuard } from './payment.guard.js';
+import { SettlementInterceptor } from './settlement.interceptor.js';
+
+/** @nestjs/swagger's metadata keys (its constants module is not exported). */
+const DECORATORS = {
+  API_EXTENSION: 'swagger/apiExtension',
+  API_RESPONSE: 'swagger/apiResponse',
+  API_SECURITY: 'swagger/apiSecurity',
+} as const;
+
+class ExampleDto {
+  readonly answer!: string;
+}
+
+class Example {
+  @Paid({ price: '$0.004', response: ExampleDto, description: 'The answer.' })
+  paid(): string {
+    return 'paid';
+  }
+}
+
+const handler = (target: object, name: string): object =>
+  (target as Record<string, object>)[name] as object;
+
+describe('@Paid', () => {
+  const method = handler(Example.prototype, 'paid');
+
+  it('records the price as metadata', () => {
+    expect(Reflect.getMetadata(PAID_PRICE, method)).toBe('$0.004');
+  });
+
+  it('adds the payment guard and the settlement interceptor, nothing else', () => {
+    expect(Reflect.getMetadata(GUARDS_METADATA, method)).toEqual([PaymentGuard]);
+    expect(Reflect.getMetadata(INTERCEPTORS_METADATA, method)).toEqual([SettlementInterceptor]);
+  });
+
+  it('documents the price, the 402 and the payment headers', () => {
+    expect(Reflect.getMetadata(DECORATORS.API_EXTENSION, method)).toEqual({
+      'x-x402-price': { amount: '0.004', currency: 'USD' },
+    });
+    expect(Object.keys(Reflect.getMetadata(DECORATORS.API_RESPONSE, method) as object)).toEqual(
+      expect.arrayContaining(['200', '402', '409', '502']),
+    );
+    expect(Reflect.getMetadata(DECORATORS.API_SECURITY, method)).toEqual([
+      { x402: [] },
+      { 'x402-v1': [] },
+    ]);
+  });
+
+  it('refuses a price that is not a positive USD amount, naming the route', () => {
+    for (const price of ['$0', '$0.000', '0.002', '$-1', '$1e-3'] as UsdPrice[]) {
+      expect(() => {
+        class Misused {
+          @Paid({ price, response: ExampleDto, description: 'x' })
+          sell(): string {
+            return 'x';
+          }
+        }
+        return Misused;
+      }).toThrow(`@Paid on Misused.sell: "${price}" is not a positive USD price such as $0.002`);
+    }
+  });
+
+  it('runs after the ticker validation guard, so 400/404/503 come before any 402', () => {
+    expect(Reflect.getMetadata(GUARDS_METADATA, TickersController)).toEqual([TickerRequestGuard]);
+    for (const name of ['getTicker', 'getTickers', 'getAllTickers']) {
+      expect(
+        Reflect.getMetadata(GUARDS_METADATA, handler(TickersController.prototype, name)),
+      ).toEqual([PaymentGuard]);
+    }
+  });
+});

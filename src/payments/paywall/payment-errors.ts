@@ -1,0 +1,102 @@
+import type { Logger } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { ApiError, ErrorCode } from '../../common/api-error.js';
+import { PreparedResponseException } from '../../common/prepared-response.exception.js';
+import { FacilitatorUnavailableError } from '../facilitator/facilitator-client.js';
+import type { AcceptedBatchPayment } from '../schemes/batch-settlement/batch-acceptance.js';
+import type { AcceptedPayment } from '../schemes/exact/payment-acceptance.js';
+import type { PaymentChallenge, VerifiedPayment } from './x402-paywall.js';
+import { MalformedPaymentError, type ProtocolVersion } from './x402-wire.js';
+
+/** What the payment guard leaves on the request for the settlement interceptor. */
+export interface PaymentInProgress {
+  readonly accepted: AcceptedPayment;
+  readonly payment: VerifiedPayment;
+  readonly version: ProtocolVersion;
+  readonly fingerprint: string;
+  readonly expiresAt: number;
+  readonly paymentId: string | undefined;
+}
+
+/** A batch-settlement payment the guard verified (its channel reserved) for the interceptor. */
+export interface BatchPaymentInProgress {
+  readonly accepted: AcceptedBatchPayment;
+  readonly payment: VerifiedPayment;
+  /** The channel and cumulative amount: one voucher, whoever presents it. */
+  readonly fingerprint: string;
+  readonly paymentId: string | undefined;
+}
+
+export type RequestWithPayment = FastifyRequest & {
+  x402Payment?: PaymentInProgress;
+  x402BatchPayment?: BatchPaymentInProgress;
+};
+
+/** The paid route's pattern (`/v1/ticker/:symbol`), as metrics and payment logs name it. */
+export function routeOf(request: FastifyRequest): string {
+  return request.routeOptions.url ?? request.url;
+}
+
+/** Prepared 402s of the paywall's cached challenges: they never change, so neither does this. */
+const preparedChallenges = new WeakMap<PaymentChallenge, PreparedResponseException>();
+
+/**
+ * The 402 challenge as a response the exception filter sends unchanged, its body serialized
+ * once. A cached challenge gets the same exception every time: it is immutable, and capturing
+ * a fresh stack for each 402 costs more than sending it.
+ */
+export function challengeResponse(challenge: PaymentChallenge): PreparedResponseException {
+  let prepared = preparedChallenges.get(challenge);
+  if (prepared === undefined) {
+    prepared = new PreparedResponseException(402, JSON.stringify(challenge.body), {
+      ...challenge.headers,
+      'content-type': 'application/json; charset=utf-8',
+      // the offer names this moment's price and deadline: no cache may replay it
+      'cache-control': 'no-store',
+    });
+    preparedChallenges.set(challenge, prepared);
+  }
+  return prepared;
+}
+
+/** Maps what can go wrong around a payment to what the client should see; nothing is charged. */
+export function asPaymentError(error: unknown, logger: Logger): unknown {
+  if (error instanceof MalformedPaymentError) {
+    return new ApiError(ErrorCode.InvalidPayment, `Malformed payment: ${error.message}.`);
+  }
+  if (error instanceof FacilitatorUnavailableError) {
+    logger.warn(error.message);
+    return new ApiError(
+      ErrorCode.FacilitatorUnavailable,
+      'The payment facilitator cannot be reached right now; nothing was charged.',
+      { 'retry-after': '5' },
+    );
+  }
+  return error;
+}
+
+/** Settlement was attempted but not confirmed: the money may have moved. */
+export function settlementUnknown(transaction: string | undefined, reason: string): ApiError {
+  const tx = transaction === undefined || transaction === '' ? '' : ` (transaction ${transaction})`;
+  return new ApiError(
+    ErrorCode.SettlementUnknown,
+    `The settlement could not be confirmed${tx}: ${reason}. The payment may have been taken; ` +
+      'it will not be accepted again. Its outcome is checked on chain: retry with the same ' +
+      'payment-identifier to receive the response if it settled, or check the transaction before paying again.',
+    { 'retry-after': '5' },
+  );
+}
+
+/**
+ * A payment whose earlier settlement is still unknown, presented again (with or without its
+ * payment-identifier): never a 402, which would invite an automatic client to pay a second time.
+ */
+export function settlementStillUnknown(): ApiError {
+  return new ApiError(
+    ErrorCode.SettlementUnknown,
+    'payment_outcome_unknown: the settlement of this payment could not be confirmed and is still ' +
+      'being checked on chain; retry the same payment with its payment-identifier later. Do not ' +
+      'pay again before it is resolved.',
+    { 'retry-after': '5' },
+  );
+}

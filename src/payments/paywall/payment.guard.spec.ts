@@ -1,0 +1,497 @@
+import type { SettlementReconciler } from '../schemes/exact/settlement-reconciler.js';
+import { uncertainSale } from '../../../test/support/eip3009-receipts.js';
+import { Logger } from '@nestjs/common';
+import type { PaymentPayload } from '@x402/core/types';
+import {
+  detachedMetrics,
+  FakePaywall,
+  OFFERED,
+  bindingOf,
+  challengeFor,
+  httpContext,
+  paidRequest,
+  presentedPayment,
+  rejectionOf,
+  verifiedPayment,
+} from '../../../test/support/payment-doubles.js';
+import { v1Header, v2Header } from '../../../test/support/x402-payloads.js';
+import { ApiError, ErrorCode } from '../../common/api-error.js';
+import { PreparedResponseException } from '../../common/prepared-response.exception.js';
+import { FacilitatorUnavailableError } from '../facilitator/facilitator-client.js';
+import {
+  acceptPayment,
+  paymentExpiry,
+  paymentFingerprint,
+} from '../schemes/exact/payment-acceptance.js';
+import { challengeResponse } from './payment-errors.js';
+import { InMemoryPaymentLedger } from '../ledger/payment-ledger.js';
+import { PaymentGuard } from './payment.guard.js';
+import type { PaymentConfig } from '../payments.settings.js';
+
+const ID = 'order-0000000000000001';
+
+/** The ledger's view of a payment, computed by the test rather than read from the guard. */
+function facts(payload: PaymentPayload, url?: string) {
+  const accepted = acceptPayment(payload, [OFFERED]);
+  const fingerprint = paymentFingerprint(accepted);
+  const expiresAt = paymentExpiry(accepted);
+  return { accepted, fingerprint, expiresAt, binding: bindingOf(accepted, fingerprint, url) };
+}
+
+function expectChallenge(error: unknown, reason: string): void {
+  expect(error).toBeInstanceOf(PreparedResponseException);
+  const prepared = error as PreparedResponseException;
+  expect(prepared.getStatus()).toBe(402);
+  expect((JSON.parse(prepared.body as string) as { error: string }).error).toBe(reason);
+}
+
+function expectApiError(error: unknown, code: ErrorCode, status: number): void {
+  expect(error).toBeInstanceOf(ApiError);
+  expect((error as ApiError).code).toBe(code);
+  expect((error as ApiError).status).toBe(status);
+}
+
+function base64Json(value: unknown): string {
+  return Buffer.from(JSON.stringify(value)).toString('base64');
+}
+
+describe('PaymentGuard', () => {
+  beforeAll(() => {
+    Logger.overrideLogger(false);
+  });
+  afterAll(() => {
+    Logger.overrideLogger(true);
+  });
+
+  let paywall: FakePaywall;
+  let ledger: InMemoryPaymentLedger;
+  let guard: PaymentGuard;
+  /** Fingerprints whose uncertain settlement the reconciler holds but could not record yet. */
+  let unrecorded: Set<string>;
+
+  function guardWith(verifyTimeoutMs: number): PaymentGuard {
+    const reconciler = {
+      holdsUnrecorded: (fingerprint: string) => unrecorded.has(fingerprint),
+    } as unknown as SettlementReconciler;
+    return new PaymentGuard(
+      paywall.asPaywall(),
+      ledger,
+      { verifyTimeoutMs } as PaymentConfig,
+      detachedMetrics(),
+      reconciler,
+    );
+  }
+
+  beforeEach(() => {
+    unrecorded = new Set();
+    paywall = new FakePaywall();
+    ledger = new InMemoryPaymentLedger();
+    guard = guardWith(60_000);
+  });
+
+  /** Runs the guard on a request with these headers; the request shows what it left behind. */
+  function present(headers: Record<string, string | string[]>, url?: string) {
+    const request = paidRequest(headers, url);
+    return { request, outcome: guard.canActivate(httpContext(request)) };
+  }
+
+  describe('without a payment', () => {
+    it('answers the route’s cached 402 challenge, claiming and verifying nothing', async () => {
+      const { request, outcome } = present({});
+      const error = await rejectionOf(outcome);
+      expect(error).toBe(challengeResponse(paywall.unpaid));
+      expectChallenge(error, 'Payment required');
+      expect(paywall.challengeReasons).toEqual([undefined]);
+      expect(paywall.verified).toEqual([]);
+      expect(request.x402Payment).toBeUndefined();
+    });
+  });
+
+  describe('a payment it accepts', () => {
+    it('is claimed, verified once as the rebuilt v2 payload, and handed to the interceptor', async () => {
+      const payload = presentedPayment();
+      const { accepted, fingerprint, expiresAt } = facts(payload);
+      const { request, outcome } = present(v2Header(payload));
+
+      await expect(outcome).resolves.toBe(true);
+      expect(paywall.verified).toEqual([accepted.payload]);
+      expect(request.x402Payment).toEqual({
+        accepted,
+        payment: verifiedPayment(accepted.payload),
+        version: 2,
+        fingerprint,
+        expiresAt,
+        paymentId: undefined,
+      });
+      expect(await ledger.claim(fingerprint, expiresAt)).toBe('in_flight');
+    });
+
+    it('reaches verify with the same v2 payload and fingerprint from a v1 X-PAYMENT header', async () => {
+      const payload = presentedPayment();
+      const v2 = present(v2Header(payload));
+      await expect(v2.outcome).resolves.toBe(true);
+
+      ledger = new InMemoryPaymentLedger();
+      guard = guardWith(60_000);
+      const v1 = present(v1Header(payload, 'base-sepolia'));
+      await expect(v1.outcome).resolves.toBe(true);
+
+      const { accepted } = facts(payload);
+      expect(paywall.verified).toEqual([accepted.payload, accepted.payload]);
+      expect(v1.request.x402Payment?.version).toBe(1);
+      expect(v2.request.x402Payment?.version).toBe(2);
+      expect(v1.request.x402Payment?.fingerprint).toBe(v2.request.x402Payment?.fingerprint);
+    });
+
+    it('treats one payment under both headers as one payment: the v2 copy of a v1 payment in flight is refused', async () => {
+      const payload = presentedPayment();
+      await expect(present(v1Header(payload)).outcome).resolves.toBe(true);
+      expectChallenge(
+        await rejectionOf(present(v2Header(payload)).outcome),
+        'payment_in_progress: this payment is already being used by another request',
+      );
+      expect(paywall.verified).toHaveLength(1);
+    });
+
+    it('reads PAYMENT-SIGNATURE before X-PAYMENT, and the first of a repeated header', async () => {
+      const payload = presentedPayment();
+      const [signature] = Object.values(v2Header(payload));
+      const { request, outcome } = present({
+        'PAYMENT-SIGNATURE': [signature!, 'not base64!'],
+        'X-PAYMENT': 'not base64!',
+      });
+      await expect(outcome).resolves.toBe(true);
+      expect(request.x402Payment?.version).toBe(2);
+    });
+  });
+
+  describe('a malformed payment: 400 before anything is claimed or verified', () => {
+    const payload = presentedPayment();
+    it.each<[string, () => Record<string, string>, string]>([
+      [
+        'a PAYMENT-SIGNATURE that is not base64',
+        () => ({ 'PAYMENT-SIGNATURE': '%%%' }),
+        'Malformed payment: PAYMENT-SIGNATURE is not base64.',
+      ],
+      [
+        'a PAYMENT-SIGNATURE that says x402Version 1',
+        () => ({ 'PAYMENT-SIGNATURE': base64Json({ ...payload, x402Version: 1 }) }),
+        'Malformed payment: PAYMENT-SIGNATURE must carry x402Version 2.',
+      ],
+      [
+        'an X-PAYMENT for a network the route is not sold on',
+        () => v1Header(payload, 'base'),
+        'Malformed payment: this resource is not sold for scheme exact on base.',
+      ],
+      [
+        'a payload with a key beside signature and authorization',
+        () => v2Header({ ...payload, payload: { ...payload.payload, permit2Authorization: {} } }),
+        'Malformed payment: unexpected field payload.permit2Authorization.',
+      ],
+      [
+        'a payment-identifier shorter than 16 characters',
+        () =>
+          v2Header({ ...payload, extensions: presentedPayment({ paymentId: 'short' }).extensions }),
+        'Malformed payment-identifier: ',
+      ],
+      [
+        'a payment-identifier extension without `info.required`',
+        () => v2Header({ ...payload, extensions: { 'payment-identifier': { info: { id: ID } } } }),
+        'Malformed payment-identifier: ',
+      ],
+    ])('%s', async (_case, headers, detail) => {
+      const { fingerprint, expiresAt } = facts(payload);
+      const error = await rejectionOf(present(headers()).outcome);
+      expectApiError(error, ErrorCode.InvalidPayment, 400);
+      expect((error as ApiError).detail.slice(0, detail.length)).toBe(detail);
+      expect(paywall.verified).toEqual([]);
+      expect(await ledger.claim(fingerprint, expiresAt)).toBe('claimed');
+    });
+  });
+
+  describe('a well-formed payment for something not sold: 402 with the reason, nothing claimed', () => {
+    it.each<[string, PaymentPayload, string]>([
+      [
+        'an `accepted` that is not an offered requirement',
+        presentedPayment({ accepted: { ...OFFERED, amount: '1000' }, value: '1000' }),
+        'payment_not_offered: `accepted` is not one of the requirements this resource is sold for',
+      ],
+      [
+        'an authorization for less than the price',
+        presentedPayment({ value: '1999' }),
+        'invalid_exact_evm_payload_authorization_value_mismatch: the price is 2000, the authorization is for 1999',
+      ],
+    ])('%s', async (_case, payload, reason) => {
+      expectChallenge(await rejectionOf(present(v2Header(payload)).outcome), reason);
+      expect(paywall.challengeReasons).toEqual([reason]);
+      expect(paywall.verified).toEqual([]);
+      // the fingerprint is network, token, payer and nonce: the same as an acceptable copy's
+      const { fingerprint, expiresAt } = facts(presentedPayment({ nonce: nonceOf(payload) }));
+      expect(await ledger.claim(fingerprint, expiresAt)).toBe('claimed');
+    });
+  });
+
+  describe('when the route’s requirements cannot be read', () => {
+    it('passes the paywall’s own 503 through untouched', async () => {
+      const notConfirmed = new ApiError(ErrorCode.FacilitatorUnavailable, 'not confirmed yet');
+      paywall.requirementsError = notConfirmed;
+      const error = await rejectionOf(present(v2Header(presentedPayment())).outcome);
+      expect(error).toBe(notConfirmed);
+      expect(paywall.verified).toEqual([]);
+    });
+
+    it('answers 503 facilitator_unavailable for a facilitator it cannot reach', async () => {
+      paywall.requirementsError = new FacilitatorUnavailableError('supported', new Error('down'));
+      const error = await rejectionOf(present(v2Header(presentedPayment())).outcome);
+      expectApiError(error, ErrorCode.FacilitatorUnavailable, 503);
+      expect((error as ApiError).headers).toEqual({ 'retry-after': '5' });
+    });
+  });
+
+  describe('the payment’s claim', () => {
+    it('refuses a copy of a payment in flight with 402 payment_in_progress and leaves the first claim alone', async () => {
+      const payload = presentedPayment();
+      const { fingerprint, expiresAt } = facts(payload);
+      await expect(present(v2Header(payload)).outcome).resolves.toBe(true);
+
+      expectChallenge(
+        await rejectionOf(present(v2Header(payload)).outcome),
+        'payment_in_progress: this payment is already being used by another request',
+      );
+      expect(paywall.verified).toHaveLength(1);
+      expect(await ledger.claim(fingerprint, expiresAt)).toBe('in_flight');
+    });
+
+    it('refuses a settled payment with 402 payment_already_used, never verifying it again', async () => {
+      const payload = presentedPayment();
+      const { fingerprint, expiresAt } = facts(payload);
+      await ledger.settle(fingerprint, expiresAt);
+
+      expectChallenge(
+        await rejectionOf(present(v2Header(payload)).outcome),
+        'payment_already_used: this payment has already been settled',
+      );
+      expect(paywall.verified).toEqual([]);
+      expect(await ledger.claim(fingerprint, expiresAt)).toBe('settled');
+    });
+
+    it('answers a payment whose settlement is uncertain with 502 settlement_unknown, never a 402', async () => {
+      const payload = presentedPayment();
+      const { fingerprint, expiresAt } = facts(payload);
+      await ledger.markUncertain(uncertainSale(fingerprint, expiresAt));
+
+      const error = await rejectionOf(present(v2Header(payload)).outcome);
+      expectApiError(error, ErrorCode.SettlementUnknown, 502);
+      expect((error as ApiError).detail).toMatch(/^payment_outcome_unknown:/);
+      expect(paywall.challengeReasons).toEqual([]);
+      expect(paywall.verified).toEqual([]);
+      expect(await ledger.claim(fingerprint, expiresAt)).toBe('uncertain');
+    });
+
+    it('gives back the payment-identifier it bound when the payment itself is refused', async () => {
+      const payload = presentedPayment({ paymentId: ID });
+      const { fingerprint, expiresAt, binding } = facts(payload);
+      await ledger.settle(fingerprint, expiresAt);
+
+      expectChallenge(
+        await rejectionOf(present(v2Header(payload)).outcome),
+        'payment_already_used: this payment has already been settled',
+      );
+      expect(await ledger.claimPaymentId(ID, binding, expiresAt)).toEqual({ kind: 'claimed' });
+    });
+  });
+
+  describe('verification', () => {
+    it('passes the facilitator’s refusal on as its 402 and gives the claim back', async () => {
+      const refusal = challengeFor('invalid_exact_evm_signature');
+      paywall.verdict = () => Promise.resolve(refusal);
+      const payload = presentedPayment({ paymentId: ID });
+      const { fingerprint, expiresAt, binding } = facts(payload);
+
+      const error = await rejectionOf(present(v2Header(payload)).outcome);
+      expect(error).toBe(challengeResponse(refusal));
+      expectChallenge(error, 'invalid_exact_evm_signature');
+      expect(await ledger.claimPaymentId(ID, binding, expiresAt)).toEqual({ kind: 'claimed' });
+      expect(await ledger.claim(fingerprint, expiresAt)).toBe('claimed');
+    });
+
+    it('lets the same payment through once the facilitator accepts it after a refusal', async () => {
+      paywall.verdict = () => Promise.resolve(challengeFor('invalid_exact_evm_signature'));
+      const payload = presentedPayment({ paymentId: ID });
+      await rejectionOf(present(v2Header(payload)).outcome);
+
+      paywall.verdict = (verified) => Promise.resolve(verifiedPayment(verified));
+      const { request, outcome } = present(v2Header(payload));
+      await expect(outcome).resolves.toBe(true);
+      expect(request.x402Payment?.paymentId).toBe(ID);
+      expect(paywall.verified).toHaveLength(2);
+    });
+
+    it('answers 503 for an unreachable facilitator and gives the claim back', async () => {
+      paywall.verdict = () =>
+        Promise.reject(new FacilitatorUnavailableError('verify', new Error('ECONNREFUSED')));
+      const payload = presentedPayment({ paymentId: ID });
+      const { fingerprint, expiresAt, binding } = facts(payload);
+
+      const error = await rejectionOf(present(v2Header(payload)).outcome);
+      expectApiError(error, ErrorCode.FacilitatorUnavailable, 503);
+      expect((error as ApiError).headers).toEqual({ 'retry-after': '5' });
+      expect(await ledger.claim(fingerprint, expiresAt)).toBe('claimed');
+      expect(await ledger.claimPaymentId(ID, binding, expiresAt)).toEqual({ kind: 'claimed' });
+    });
+
+    it('answers 503 when no verdict comes within X402_VERIFY_TIMEOUT_MS and gives the claim back', async () => {
+      guard = guardWith(5);
+      paywall.verdict = () => new Promise<never>(() => undefined);
+      const payload = presentedPayment({ paymentId: ID });
+      const { fingerprint, expiresAt, binding } = facts(payload);
+
+      const error = await rejectionOf(present(v2Header(payload)).outcome);
+      expectApiError(error, ErrorCode.FacilitatorUnavailable, 503);
+      expect(await ledger.claim(fingerprint, expiresAt)).toBe('claimed');
+      expect(await ledger.claimPaymentId(ID, binding, expiresAt)).toEqual({ kind: 'claimed' });
+    });
+
+    it('rethrows any other failure unchanged and gives the claim back', async () => {
+      const failure = new Error('x402 server answered a payment error without PAYMENT-REQUIRED');
+      paywall.verdict = () => Promise.reject(failure);
+      const payload = presentedPayment();
+      const { fingerprint, expiresAt } = facts(payload);
+
+      expect(await rejectionOf(present(v2Header(payload)).outcome)).toBe(failure);
+      expect(await ledger.claim(fingerprint, expiresAt)).toBe('claimed');
+    });
+  });
+
+  describe('payment-identifier', () => {
+    it('binds a new id to the payment and the resource, and hands it on', async () => {
+      const payload = presentedPayment({ paymentId: ID });
+      const { expiresAt, binding } = facts(payload);
+      const { request, outcome } = present(v2Header(payload));
+
+      await expect(outcome).resolves.toBe(true);
+      expect(request.x402Payment?.paymentId).toBe(ID);
+      expect(await ledger.claimPaymentId(ID, binding, expiresAt)).toEqual({ kind: 'in_flight' });
+    });
+
+    it('takes an extension without an id (a server-style declaration) as no id', async () => {
+      const payload = presentedPayment({
+        extensions: { 'payment-identifier': { info: { required: false } } },
+      });
+      const { request, outcome } = present(v2Header(payload));
+      await expect(outcome).resolves.toBe(true);
+      expect(request.x402Payment?.paymentId).toBeUndefined();
+    });
+
+    it('replays the response stored under the id, free, without verifying again', async () => {
+      const payload = presentedPayment({ paymentId: ID });
+      const { fingerprint, expiresAt } = facts(payload);
+      await expect(present(v2Header(payload)).outcome).resolves.toBe(true);
+      const stored = {
+        status: 200,
+        headers: { 'PAYMENT-RESPONSE': 'receipt', 'cache-control': 'private, no-store' },
+        body: { symbol: 'BTC', price: '97000.12' },
+      };
+      await ledger.settle(fingerprint, expiresAt);
+      await ledger.storeResponse(ID, fingerprint, stored, expiresAt);
+
+      const error = await rejectionOf(present(v2Header(payload)).outcome);
+      expect(error).toBeInstanceOf(PreparedResponseException);
+      const replay = error as PreparedResponseException;
+      expect([replay.getStatus(), replay.headers, replay.body]).toEqual([
+        200,
+        stored.headers,
+        stored.body,
+      ]);
+      expect(paywall.verified).toHaveLength(1);
+      expect(await ledger.claim(fingerprint, expiresAt)).toBe('settled');
+    });
+
+    it.each<[string, (payload: PaymentPayload) => { payload: PaymentPayload; url?: string }]>([
+      ['another payment', () => ({ payload: presentedPayment({ paymentId: ID }) })],
+      ['the same payment for another resource', (payload) => ({ payload, url: '/v1/ticker/ETH' })],
+      [
+        'the same authorization with another signature',
+        (payload) => ({
+          payload: presentedPayment({
+            nonce: nonceOf(payload),
+            signature: `0x${'2e'.repeat(65)}`,
+            paymentId: ID,
+          }),
+        }),
+      ],
+    ])(
+      'answers 409 for an id already bound to %s, leaving the binding alone',
+      async (_c, other) => {
+        const payload = presentedPayment({ paymentId: ID });
+        const { expiresAt, binding } = facts(payload);
+        await expect(present(v2Header(payload)).outcome).resolves.toBe(true);
+
+        const conflicting = other(payload);
+        const error = await rejectionOf(
+          present(v2Header(conflicting.payload), conflicting.url).outcome,
+        );
+        expectApiError(error, ErrorCode.PaymentIdConflict, 409);
+        expect((error as ApiError).detail).toContain(ID);
+        expect(paywall.verified).toHaveLength(1);
+        expect(await ledger.claimPaymentId(ID, binding, expiresAt)).toEqual({ kind: 'in_flight' });
+      },
+    );
+
+    it('takes the same signature in other letter case as the same payment: 402 in progress, not 409', async () => {
+      const payload = presentedPayment({ paymentId: ID, signature: `0x${'ab'.repeat(65)}` });
+      await expect(present(v2Header(payload)).outcome).resolves.toBe(true);
+      const upperCase = presentedPayment({
+        paymentId: ID,
+        nonce: nonceOf(payload),
+        signature: `0x${'AB'.repeat(65)}`,
+      });
+      expectChallenge(
+        await rejectionOf(present(v2Header(upperCase)).outcome),
+        'payment_in_progress: this payment-identifier is being used by another request',
+      );
+    });
+
+    it('refuses an id whose request is in flight with 402 and leaves its binding alone', async () => {
+      const payload = presentedPayment({ paymentId: ID });
+      const { fingerprint, expiresAt, binding } = facts(payload);
+      await expect(present(v2Header(payload)).outcome).resolves.toBe(true);
+
+      expectChallenge(
+        await rejectionOf(present(v2Header(payload)).outcome),
+        'payment_in_progress: this payment-identifier is being used by another request',
+      );
+      expect(paywall.verified).toHaveLength(1);
+      expect(await ledger.claimPaymentId(ID, binding, expiresAt)).toEqual({ kind: 'in_flight' });
+      expect(await ledger.claim(fingerprint, expiresAt)).toBe('in_flight');
+    });
+
+    it('answers 502, never the in-flight 402, while its uncertain settlement is not yet in the ledger', async () => {
+      const payload = presentedPayment({ paymentId: ID });
+      const { fingerprint } = facts(payload);
+      await expect(present(v2Header(payload)).outcome).resolves.toBe(true);
+      // the settlement's outcome was unknown and the ledger could not record it
+      unrecorded.add(fingerprint);
+
+      const error = await rejectionOf(present(v2Header(payload)).outcome);
+      expectApiError(error, ErrorCode.SettlementUnknown, 502);
+      expect(paywall.challengeReasons).toEqual([]);
+    });
+
+    it('answers an id whose settlement is uncertain with 502 settlement_unknown, never a 402', async () => {
+      const payload = presentedPayment({ paymentId: ID });
+      const { fingerprint, expiresAt, binding } = facts(payload);
+      await expect(present(v2Header(payload)).outcome).resolves.toBe(true);
+      await ledger.markUncertain(uncertainSale(fingerprint, expiresAt, { paymentId: ID }));
+
+      const error = await rejectionOf(present(v2Header(payload)).outcome);
+      expectApiError(error, ErrorCode.SettlementUnknown, 502);
+      expect(paywall.challengeReasons).toEqual([]);
+      expect(await ledger.claimPaymentId(ID, binding, expiresAt)).toEqual({ kind: 'uncertain' });
+    });
+  });
+});
+
+function nonceOf(payload: PaymentPayload): `0x${string}` {
+  return (payload.payload as { authorization: { nonce: `0x${string}` } }).authorization.nonce;
+}

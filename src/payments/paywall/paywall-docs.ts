@@ -1,0 +1,110 @@
+import type { OpenAPIObject } from '@nestjs/swagger';
+import type { PaymentRequired } from '@x402/core/types';
+import { describeRoute } from './discovery.js';
+import { X402_SECURITY, X402_V1_SECURITY } from './paid.decorator.js';
+import type { PaidRoute } from './paid-routes.js';
+import type { PaymentConfig } from '../payments.settings.js';
+import { usdToAtomic } from './usd-amount.js';
+import { toV1PaymentRequired } from './x402-wire.js';
+
+type Json = Record<string, unknown>;
+
+/** The two ways a client presents a payment, as OpenAPI security schemes `@Paid` refers to. */
+export function documentSecuritySchemes(document: OpenAPIObject): void {
+  document.components ??= {};
+  document.components.securitySchemes = {
+    ...document.components.securitySchemes,
+    [X402_SECURITY]: {
+      type: 'apiKey',
+      in: 'header',
+      name: 'PAYMENT-SIGNATURE',
+      description:
+        'x402 v2 payment: base64 JSON PaymentPayload signed for one of the requirements in the ' +
+        '402 `PAYMENT-REQUIRED` header (EIP-3009 transferWithAuthorization of USDC). The receipt ' +
+        'comes back in `PAYMENT-RESPONSE`.',
+    },
+    [X402_V1_SECURITY]: {
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-PAYMENT',
+      description:
+        'x402 v1 payment (`x402-fetch` 1.x): base64 JSON payload for one of the `accepts` in the ' +
+        '402 body. The receipt comes back in `X-PAYMENT-RESPONSE`.',
+    },
+  };
+}
+
+/**
+ * Gives each paid operation its price in the summary (so the operation list shows it) and its
+ * own 402 example: the challenge a request to its example path gets under this configuration.
+ * The decorators cannot: one 402 schema serves every route.
+ */
+export function documentPaidOperations(
+  document: OpenAPIObject,
+  routes: readonly PaidRoute[],
+  payments: PaymentConfig,
+  baseUrl: string,
+): void {
+  for (const route of routes) {
+    const operation = operationOf(document, route);
+    operation.summary =
+      typeof operation.summary === 'string'
+        ? `${operation.summary} (${route.price} per request)`
+        : `${route.price} per request`;
+    const json = ((operation.responses as Json)['402'] as Json | undefined)?.content as
+      Json | undefined;
+    const media = json?.['application/json'] as Json | undefined;
+    if (media === undefined) throw new Error(`${route.handler} documents no JSON 402`);
+    media.example = challengeExample(document, route, payments, baseUrl);
+  }
+}
+
+function challengeExample(
+  document: OpenAPIObject,
+  route: PaidRoute,
+  payments: PaymentConfig,
+  baseUrl: string,
+): ReturnType<typeof toV1PaymentRequired> {
+  const description = describeRoute(document, route);
+  const params = description.pathParamsExample ?? {};
+  const path = route.path.replace(/:([A-Za-z0-9_]+)/g, (_match, name: string) => {
+    const value = params[name];
+    if (value === undefined) throw new Error(`${route.handler} has no example for :${name}`);
+    return value;
+  });
+  const { asset } = payments;
+  const required: PaymentRequired = {
+    x402Version: 2,
+    error: 'Payment required',
+    resource: {
+      url: `${baseUrl}${path}`,
+      description: description.summary,
+      mimeType: 'application/json',
+    },
+    accepts: [
+      {
+        scheme: 'exact',
+        network: payments.network,
+        asset: asset.address,
+        amount: usdToAtomic(route.price, asset.decimals),
+        payTo: payments.payTo,
+        maxTimeoutSeconds: payments.maxTimeoutSeconds,
+        extra: { name: asset.name, version: asset.version },
+      },
+    ],
+  };
+  return toV1PaymentRequired(required, {
+    input: { type: 'http', method: route.method, discoverable: true },
+    output: description.outputSchema,
+  });
+}
+
+function operationOf(document: OpenAPIObject, route: PaidRoute): Json {
+  const openApiPath = route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+  const operation = (document.paths[openApiPath] as Json | undefined)?.[
+    route.method.toLowerCase()
+  ] as Json | undefined;
+  if (operation === undefined)
+    throw new Error(`${route.handler} is missing from the OpenAPI document`);
+  return operation;
+}

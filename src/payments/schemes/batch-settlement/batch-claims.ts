@@ -1,0 +1,347 @@
+import { Logger } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { isFacilitatorUnreachable, reasonOf } from '../../facilitator/facilitator-client.js';
+import { isReserved } from './seller-batch-scheme.js';
+import type {
+  BatchSettlementChannelManager,
+  Channel,
+  ChannelStorage,
+  ClaimResult,
+} from '@x402/evm/batch-settlement/server';
+import { remoteText } from '../../../common/remote-text.js';
+
+/** Channels idle this long are refunded to their payers (claiming their last voucher first). */
+const IDLE_REFUND_MS = 24 * 60 * 60 * 1000;
+/** A channel whose vouchers the chain refused is left out of claims this long, then tried again. */
+export const PARK_MS = 60 * 60 * 1000;
+/**
+ * How long a channel being refunded takes no voucher: far longer than a refund transaction takes
+ * to land or fail, and, after a refund whose outcome is unknown, long enough for the chain to
+ * show it (the channel's on-chain state is read again before its next voucher).
+ */
+export const REFUND_HOLD_MS = 10 * 60 * 1000;
+/** The reservation id of a refund hold (the SDK's vouchers reserve with UUIDs). */
+const REFUND_HOLD = 'refund:';
+/** A channel whose refund failed is not tried again before this (the chain may say why). */
+export const REFUND_RETRY_MS = 6 * 60 * 60 * 1000;
+
+/** What one claim round did. */
+export interface ClaimRound {
+  /** Vouchers claimed, over all claim transactions of the round. */
+  readonly vouchers: number;
+  /** The settle transaction that paid the claims to X402_PAY_TO, when one ran. */
+  readonly settled: string | undefined;
+  /** Channels set aside in this round because the chain refused their vouchers. */
+  readonly parked: readonly string[];
+}
+
+export interface BatchClaimsOptions {
+  readonly intervalMs: number;
+  /** Unclaimed atomic units on one channel that start a round before the timer; 0n: never. */
+  readonly threshold: bigint;
+  readonly now?: () => number;
+}
+
+/**
+ * Claims recorded vouchers and settles the claims to X402_PAY_TO, one round at a time: on a timer,
+ * when a channel's unclaimed amount reaches the threshold, on demand, and once more at shutdown.
+ *
+ * One voucher the chain refuses (its payer withdrew the escrow, say) reverts the whole claim
+ * transaction it is in; claimed naively, it would block every later claim for good. So a refused
+ * claim is split in halves until the refused channel stands alone, and that channel is set aside
+ * for PARK_MS (left out of claims and refunds, and logged) while every other channel is paid. A
+ * facilitator or RPC that does not answer sets nothing aside: the round just fails and the next
+ * one tries again.
+ */
+export class BatchClaims {
+  private readonly logger = new Logger('BatchSettlement');
+  private readonly parked = new Map<string, number>();
+  /** Channels whose refund failed, and when they may be tried again. */
+  private readonly refundRetryAt = new Map<string, number>();
+  private stopped = false;
+  private readonly now: () => number;
+  private queue: Promise<unknown> = Promise.resolve();
+  private pending = 0;
+  /** Claims landed but their settle did not: the next round settles even with nothing new. */
+  private settleOwed = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly manager: BatchSettlementChannelManager,
+    private readonly storage: ChannelStorage,
+    private readonly options: BatchClaimsOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Rounds every interval, each followed by the refunds of channels idle for a day. */
+  start(): void {
+    this.timer = setInterval(() => {
+      if (this.pending > 0) return;
+      void this.roundLogged('timer');
+      void this.refundIdle().catch((error: unknown) => {
+        this.logger.error(`refund round failed: ${reasonOf(error)}`);
+      });
+    }, this.options.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the timer, then claims and settles what is left (the caller bounds the wait). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.roundLogged('final');
+  }
+
+  /**
+   * Refunds the channels idle for a day, one at a time, after any running round, giving way to
+   * any claim round that comes up meanwhile (the rest wait for the next tick: claims must keep
+   * their period, well inside the payers' withdraw delay). Each channel is held first (a
+   * reservation in its record, renewed while its refund is out, so a voucher or deposit arriving
+   * meanwhile is refused as busy on every instance): the refund gives back what the chain holds
+   * over the charged total, so a voucher accepted while it is out would be refunded to its
+   * payer and never claimed. A refunded channel's record is deleted; a failed refund keeps the
+   * hold until it expires and is not tried again for REFUND_RETRY_MS.
+   */
+  refundIdle(): Promise<void> {
+    const refunds = this.queue.then(
+      () => this.refundHeldChannels(),
+      () => this.refundHeldChannels(),
+    );
+    this.queue = refunds.catch(() => undefined);
+    return refunds;
+  }
+
+  private async refundHeldChannels(): Promise<void> {
+    for (const channel of await this.storage.list()) {
+      if (this.stopped || this.pending > 0) return;
+      if (!this.refundable(channel)) continue;
+      const held = await this.hold(channel);
+      if (held === undefined) continue;
+      const renewal = setInterval(() => {
+        void this.renew(held).catch((error: unknown) => {
+          this.logger.warn(
+            `could not renew the refund hold of ${held.channelId}: ${remoteText(error)}`,
+          );
+        });
+      }, REFUND_HOLD_MS / 4);
+      renewal.unref();
+      try {
+        const result = await refunder(this.manager).refundChannel(held);
+        this.logger.log(`refunded idle channel ${result.channel} in ${result.transaction}`);
+      } catch (error) {
+        this.refundRetryAt.set(channel.channelId.toLowerCase(), this.now() + REFUND_RETRY_MS);
+        this.logger.error(
+          `refund of channel ${channel.channelId} failed (${reasonOf(error)}); it takes no ` +
+            `voucher for ${REFUND_HOLD_MS / 60_000} min, then its on-chain state is read again`,
+        );
+        continue;
+      } finally {
+        clearInterval(renewal);
+      }
+      await this.forgetRefunded(held);
+    }
+  }
+
+  /** Pushes the hold's expiry out while its refund is still out (the SDK deletes an unheld record). */
+  private async renew(held: Channel): Promise<void> {
+    const holdId = held.pendingRequest?.pendingId;
+    await this.storage.updateChannel(held.channelId, (current) =>
+      current?.pendingRequest?.pendingId !== holdId || current?.pendingRequest === undefined
+        ? current
+        : {
+            ...current,
+            pendingRequest: { ...current.pendingRequest, expiresAt: this.now() + REFUND_HOLD_MS },
+          },
+    );
+  }
+
+  /** The channel, reserved for its refund if it is still what was listed; undefined if it moved. */
+  private async hold(listed: Channel): Promise<Channel | undefined> {
+    const holdId = `${REFUND_HOLD}${randomUUID()}`;
+    const { channel } = await this.storage.updateChannel(listed.channelId, (current) =>
+      current === undefined ||
+      current.chargedCumulativeAmount !== listed.chargedCumulativeAmount ||
+      !this.refundable(current)
+        ? current
+        : {
+            ...current,
+            // read the chain again before this channel's next voucher, whatever became of the refund
+            onchainSyncedAt: undefined,
+            pendingRequest: {
+              pendingId: holdId,
+              signedMaxClaimable: current.signedMaxClaimable,
+              expiresAt: this.now() + REFUND_HOLD_MS,
+            },
+          },
+    );
+    return channel?.pendingRequest?.pendingId === holdId ? channel : undefined;
+  }
+
+  /**
+   * After its refund landed, the record goes. Only if the hold was lost (this process stalled
+   * past its expiry) can the channel have moved meanwhile: then it is kept and logged.
+   */
+  private async forgetRefunded(held: Channel): Promise<void> {
+    const holdId = held.pendingRequest?.pendingId;
+    const { channel } = await this.storage.updateChannel(held.channelId, (current) =>
+      current?.pendingRequest?.pendingId === holdId ? undefined : current,
+    );
+    if (channel !== undefined) {
+      this.logger.error(
+        `channel ${held.channelId} was refunded after its hold expired and is kept (charged ` +
+          `${held.chargedCumulativeAmount} when held, ${channel.chargedCumulativeAmount} now): ` +
+          'vouchers accepted since were refunded to the payer',
+      );
+    }
+  }
+
+  /** One round after any running one: everything recorded so far is claimed and settled. */
+  claimAndSettle(): Promise<ClaimRound> {
+    this.pending += 1;
+    const round = this.queue.then(
+      () => this.round(),
+      () => this.round(),
+    );
+    this.queue = round.finally(() => {
+      this.pending -= 1;
+    });
+    return round;
+  }
+
+  /**
+   * After a voucher was recorded: a round now when the channel's unclaimed amount reached the
+   * threshold and no round is already waiting.
+   */
+  claimIfOverThreshold(charged: bigint, claimed: bigint): void {
+    const { threshold } = this.options;
+    if (threshold === 0n || this.pending > 0 || charged - claimed < threshold) return;
+    void this.roundLogged('threshold');
+  }
+
+  /** Whether the chain refused this channel's vouchers lately (left out of claims and refunds). */
+  isParked(channelId: string): boolean {
+    const until = this.parked.get(channelId.toLowerCase());
+    if (until === undefined) return false;
+    if (until > this.now()) return true;
+    this.parked.delete(channelId.toLowerCase());
+    return false;
+  }
+
+  private async roundLogged(why: string): Promise<void> {
+    try {
+      await this.claimAndSettle();
+    } catch (error) {
+      const reason = reasonOf(error);
+      // the timer and a threshold round may both settle: finding nothing left is no error
+      if (reason.includes('nothing_to_settle')) this.logger.debug(`${why} round: ${reason}`);
+      else this.logger.error(`${why} claim round failed: ${reason}`);
+    }
+  }
+
+  private async round(): Promise<ClaimRound> {
+    const parked: string[] = [];
+    const claims = await this.claimAll(parked);
+    const vouchers = claims.reduce((sum, claim) => sum + claim.vouchers, 0);
+    for (const claim of claims) {
+      this.logger.log(`claimed ${claim.vouchers} vouchers in ${claim.transaction}`);
+    }
+    if (claims.length > 0) this.settleOwed = true;
+    if (!this.settleOwed) return { vouchers, settled: undefined, parked };
+    const settled = await this.manager.settle();
+    this.settleOwed = false;
+    this.logger.log(`settled the claims to X402_PAY_TO in ${settled.transaction}`);
+    return { vouchers, settled: settled.transaction, parked };
+  }
+
+  private async claimAll(parked: string[]): Promise<ClaimResult[]> {
+    const selectClaimChannels = (channels: Channel[]): Channel[] =>
+      channels.filter((channel) => !this.isParked(channel.channelId));
+    try {
+      return await this.manager.claim({ selectClaimChannels });
+    } catch (error) {
+      if (!isChannelFault(error)) throw error;
+      // batches of 100 before the refused one may have landed: their claims are owed a settle
+      this.settleOwed = true;
+      this.logger.warn(`a claim was refused (${reasonOf(error)}); finding the channel at fault`);
+    }
+    // the batches before the refused one landed and are recorded; the rest is split in halves
+    // until each refused channel stands alone: a few transactions, not one per channel
+    const claims: ClaimResult[] = [];
+    const unclaimed = (await this.storage.list())
+      .filter(
+        (channel) =>
+          BigInt(channel.chargedCumulativeAmount) > BigInt(channel.totalClaimed) &&
+          !this.isParked(channel.channelId),
+      )
+      .map((channel) => channel.channelId.toLowerCase());
+    await this.claimGroup(unclaimed, claims, parked);
+    return claims;
+  }
+
+  private async claimGroup(ids: string[], claims: ClaimResult[], parked: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const group = new Set(ids);
+    try {
+      claims.push(
+        ...(await this.manager.claim({
+          selectClaimChannels: (channels) =>
+            channels.filter((channel) => group.has(channel.channelId.toLowerCase())),
+        })),
+      );
+      return;
+    } catch (error) {
+      if (!isChannelFault(error)) throw error;
+      const [only] = ids;
+      if (ids.length === 1 && only !== undefined) {
+        this.parked.set(only, this.now() + PARK_MS);
+        parked.push(only);
+        this.logger.error(
+          `the chain refused the vouchers of channel ${only} (${reasonOf(error)}); ` +
+            `left out of claims for ${PARK_MS / 60_000} min while the other channels are paid`,
+        );
+        return;
+      }
+    }
+    const half = Math.ceil(ids.length / 2);
+    await this.claimGroup(ids.slice(0, half), claims, parked);
+    await this.claimGroup(ids.slice(half), claims, parked);
+  }
+
+  private refundable(channel: Channel): boolean {
+    return (
+      BigInt(channel.balance) > BigInt(channel.chargedCumulativeAmount) &&
+      !isReserved(channel, this.now()) &&
+      (this.refundRetryAt.get(channel.channelId.toLowerCase()) ?? 0) <= this.now() &&
+      this.now() - channel.lastRequestTimestamp >= IDLE_REFUND_MS &&
+      !this.isParked(channel.channelId)
+    );
+  }
+}
+
+/** A refund result: the channel and the refund transaction. */
+interface Refund {
+  readonly channel: string;
+  readonly transaction: string;
+}
+
+/**
+ * The SDK manager's refund of one given channel. Private in its types but a plain method: its
+ * public `refund(ids)` skips a channel with a live reservation, which a held channel has.
+ */
+function refunder(manager: BatchSettlementChannelManager): {
+  refundChannel(target: Channel): Promise<Refund>;
+} {
+  return manager as unknown as { refundChannel(target: Channel): Promise<Refund> };
+}
+
+/**
+ * The claim failed because of its rows: the chain (or the facilitator's simulation of it)
+ * reverted, or the claim could not even be built from a record. Not a fault of the rows, and no
+ * reason to set a channel aside: the facilitator or its RPC did not answer.
+ */
+function isChannelFault(error: unknown): boolean {
+  if (!(error instanceof Error) || isFacilitatorUnreachable(error)) return false;
+  if (error.message.startsWith('Claim failed:')) return /revert/i.test(error.message);
+  return true;
+}

@@ -1,0 +1,307 @@
+import { randomUUID } from 'node:crypto';
+import type {
+  AfterVerifyHook,
+  BeforeVerifyHook,
+  VerifyContext,
+  VerifyResultContext,
+} from '@x402/core/server';
+import type { PaymentPayload, SettleResponse } from '@x402/core/types';
+import {
+  BatchSettlementEvmScheme,
+  type BatchSettlementEvmSchemeServerConfig,
+  type Channel,
+} from '@x402/evm/batch-settlement/server';
+import type { Hex } from 'viem';
+import { isRecord } from '../../../common/json.js';
+import { reasonOf } from '../../facilitator/facilitator-client.js';
+import { voucherSigner } from './voucher-signature.js';
+
+/** The payer started a timed withdrawal: the channel takes no new voucher until it is finalized. */
+export const WITHDRAWAL_PENDING = 'invalid_batch_settlement_evm_withdrawal_pending';
+/** The SDK's reason for "your voucher is not the next cumulative amount": its clients resync on it. */
+export const CUMULATIVE_MISMATCH = 'invalid_batch_settlement_evm_cumulative_amount_mismatch';
+const INVALID_VOUCHER_SIGNATURE = 'invalid_batch_settlement_evm_voucher_signature';
+const CUMULATIVE_EXCEEDS_BALANCE = 'invalid_batch_settlement_evm_cumulative_exceeds_balance';
+const CUMULATIVE_BELOW_CLAIMED = 'invalid_batch_settlement_evm_cumulative_below_claimed';
+/** The channel storage failed while a voucher was being recorded: nothing was charged. */
+export const CHANNEL_STATE_UNAVAILABLE =
+  'invalid_batch_settlement_evm_verification_state_unavailable';
+/** The channel storage failed while a voucher was being recorded, and it may have been. */
+export const CHANNEL_STATE_UNCERTAIN = 'channel_state_uncertain';
+/** The chain refused this channel's last claim: it sells nothing until that is cleared up. */
+export const CHANNEL_SET_ASIDE = 'invalid_batch_settlement_evm_channel_set_aside';
+
+/**
+ * How old a channel's on-chain state may be when a voucher is checked locally against it; older,
+ * the facilitator reads the chain again. A withdrawal started on chain is seen within this time,
+ * and the claim period (X402_BATCH_SETTLE_INTERVAL_MS, at most 10 min) claims every voucher
+ * accepted before then well inside the shortest withdraw delay (15 min). The SDK's default is
+ * up to 5 min, which leaves no margin.
+ */
+const CHAIN_STATE_TTL_MS = 60_000;
+
+type AfterVerifyResult = Awaited<ReturnType<AfterVerifyHook>>;
+type BeforeVerifyResult = Awaited<ReturnType<BeforeVerifyHook>>;
+
+/**
+ * The SDK's batch-settlement server scheme with two rules of this seller, checked after a
+ * voucher or deposit verified and before the SDK reserves the channel for it:
+ *
+ * - a channel whose payer started a timed withdrawal takes no new voucher: the withdrawal could
+ *   finalize before the voucher is claimed, and a claim over the remaining balance reverts;
+ * - a voucher must add at least the price over what the chain shows already claimed. With the
+ *   channel's record the SDK checks the exact next amount; without one (lost, or deleted after a
+ *   refund) it infers the base from the voucher itself, so a voucher one unit over the claimed
+ *   total would pass for a whole price. Refused as a cumulative mismatch carrying the claimed
+ *   total, from which the buyer's client signs the right amount.
+ */
+export class SellerBatchScheme extends BatchSettlementEvmScheme {
+  /**
+   * `isSetAside`: whether the chain refused a claim of this channel lately (BatchClaims sets such
+   * a channel aside). Its vouchers cannot be paid, so it takes no new one (nor a deposit) until
+   * then: selling on it would serve calls nobody pays for.
+   */
+  constructor(
+    receiver: `0x${string}`,
+    config: BatchSettlementEvmSchemeServerConfig,
+    private readonly isSetAside: (channelId: string) => boolean = () => false,
+  ) {
+    super(receiver, { onchainStateTtlMs: CHAIN_STATE_TTL_MS, ...config });
+    const {
+      onBeforeVerify: beforeVerify,
+      onAfterVerify: afterVerify,
+      onBeforeSettle: beforeSettle,
+    } = this.schemeHooks;
+    this.schemeHooks.onBeforeVerify = async (context) =>
+      this.setAside(context) ??
+      (await this.checkVoucherLocally(context)) ??
+      (await beforeVerify?.(context));
+    this.schemeHooks.onAfterVerify = async (context) =>
+      (await this.refusal(context)) ?? (await afterVerify?.(context));
+    // A voucher is recorded in this hook. @x402/core only logs a hook that throws and goes on to
+    // the facilitator, which refuses a voucher: a storage fault would read as a 402 refusal.
+    this.schemeHooks.onBeforeSettle = async (context) => {
+      try {
+        return await beforeSettle?.(context);
+      } catch (error) {
+        return {
+          abort: true,
+          reason: await this.afterStorageFault(context.paymentPayload as PaymentPayload),
+          message: `The channel state could not be recorded: ${reasonOf(error)}`,
+        };
+      }
+    };
+  }
+
+  /**
+   * After the storage failed while recording a voucher: did the write land? A store can apply a
+   * write and still fail its answer (a Redis connection dropping mid-reply). The channel still
+   * held by this request → nothing was recorded: the hold is let go and the answer is
+   * CHANNEL_STATE_UNAVAILABLE. Anything else, the record unreadable included → the charge may be
+   * recorded: CHANNEL_STATE_UNCERTAIN.
+   */
+  private async afterStorageFault(payload: PaymentPayload): Promise<string> {
+    const pendingId = this.readRequestContext(payload)?.pendingId;
+    const raw = payload.payload;
+    const voucher = isRecord(raw) ? raw['voucher'] : undefined;
+    const channelId = isRecord(voucher) ? voucher['channelId'] : undefined;
+    if (pendingId === undefined || typeof channelId !== 'string') return CHANNEL_STATE_UNCERTAIN;
+    try {
+      const { status } = await this.getStorage().updateChannel(channelId, (current) =>
+        current?.pendingRequest?.pendingId === pendingId
+          ? { ...current, pendingRequest: undefined }
+          : current,
+      );
+      return status === 'updated' ? CHANNEL_STATE_UNAVAILABLE : CHANNEL_STATE_UNCERTAIN;
+    } catch {
+      return CHANNEL_STATE_UNCERTAIN;
+    }
+  }
+
+  private setAside(context: VerifyContext): BeforeVerifyResult {
+    const raw = (context.paymentPayload as PaymentPayload).payload;
+    const voucher = isRecord(raw) ? raw['voucher'] : undefined;
+    const channelId = isRecord(voucher) ? voucher['channelId'] : undefined;
+    if (typeof channelId !== 'string' || !this.isSetAside(channelId)) return undefined;
+    return {
+      abort: true,
+      reason: CHANNEL_SET_ASIDE,
+      message:
+        "The chain refused this channel's last claim, so it takes no new voucher for now; pay from a new channel",
+    };
+  }
+
+  /**
+   * A voucher on a channel whose record is fresh, checked here without a chain call, as the SDK
+   * would check it locally but about thirty times cheaper: the signer is recovered natively
+   * (voucher-signature.ts) and the channel id, config and signature shape were already checked
+   * by acceptBatchPayment. Anything else (a deposit, no record, stale on-chain state) goes the
+   * SDK's way, to the facilitator.
+   */
+  private async checkVoucherLocally(context: VerifyContext): Promise<BeforeVerifyResult> {
+    const payload = context.paymentPayload as PaymentPayload;
+    const { requirements } = context;
+    const raw = payload.payload;
+    if (!isRecord(raw) || raw['type'] !== 'voucher') return undefined;
+    const voucher = raw['voucher'] as VoucherFields;
+    const config = raw['channelConfig'] as Channel['channelConfig'];
+    const channel = await this.getStorage().get(voucher.channelId);
+    const now = Date.now();
+    if (
+      channel === undefined ||
+      channel.onchainSyncedAt === undefined ||
+      now - channel.onchainSyncedAt > this.getOnchainStateTtlMs()
+    )
+      return undefined;
+    const signed = BigInt(voucher.maxClaimableAmount);
+    if (signed !== BigInt(channel.chargedCumulativeAmount) + BigInt(requirements.amount)) {
+      this.rememberChannelSnapshot(payload, channel);
+      return {
+        abort: true,
+        reason: CUMULATIVE_MISMATCH,
+        message: 'Client voucher base does not match server state',
+      };
+    }
+    this.mergeRequestContext(payload, {
+      channelId: voucher.channelId,
+      pendingId: randomUUID(),
+      channelSnapshot: channel,
+      localVerify: true,
+    });
+    const invalid = (reason: string) => ({
+      skip: true as const,
+      result: { isValid: false, invalidReason: reason, payer: config.payer },
+    });
+    const signer = voucherSigner(
+      voucher.channelId as Hex,
+      signed,
+      chainIdOf(requirements.network),
+      voucher.signature as Hex,
+    );
+    if (signer?.toLowerCase() !== config.payerAuthorizer.toLowerCase()) {
+      return invalid(INVALID_VOUCHER_SIGNATURE);
+    }
+    if (signed > BigInt(channel.balance)) return invalid(CUMULATIVE_EXCEEDS_BALANCE);
+    if (signed <= BigInt(channel.totalClaimed)) return invalid(CUMULATIVE_BELOW_CLAIMED);
+    return {
+      skip: true,
+      result: {
+        isValid: true,
+        payer: config.payer,
+        extra: {
+          channelId: voucher.channelId,
+          balance: channel.balance,
+          totalClaimed: channel.totalClaimed,
+          withdrawRequestedAt: channel.withdrawRequestedAt,
+          refundNonce: String(channel.refundNonce),
+        },
+      },
+    };
+  }
+
+  private async refusal(context: VerifyResultContext): Promise<AfterVerifyResult> {
+    const { result, requirements } = context;
+    const payload = context.paymentPayload as PaymentPayload;
+    const raw = payload.payload;
+    if (
+      !result.isValid ||
+      !isRecord(raw) ||
+      (raw['type'] !== 'voucher' && raw['type'] !== 'deposit')
+    )
+      return undefined;
+    const state = onChainState(result.extra);
+    if (state === undefined) return undefined;
+    if (state.withdrawRequestedAt > 0) {
+      return {
+        abort: true,
+        reason: WITHDRAWAL_PENDING,
+        message:
+          'The payer started a withdrawal from this channel: it takes vouchers again once the withdrawal is finalized; or pay from a new channel',
+      };
+    }
+    const voucher = raw['voucher'] as VoucherFields;
+    const signed = BigInt(voucher.maxClaimableAmount);
+    if (signed - BigInt(requirements.amount) >= state.totalClaimed) return undefined;
+    // Recorded at the claimed total, so the refusal carries it (the SDK reads the record when it
+    // explains a mismatch) and the next voucher is checked against it. The signature is the
+    // buyer's own: its client accepts a correction that signature covers.
+    const claimed = state.totalClaimed.toString();
+    await this.getStorage().updateChannel(voucher.channelId, (current) => {
+      if (current === undefined) {
+        return {
+          channelId: voucher.channelId,
+          channelConfig: raw['channelConfig'] as Channel['channelConfig'],
+          chargedCumulativeAmount: claimed,
+          signedMaxClaimable: voucher.maxClaimableAmount,
+          signature: voucher.signature,
+          balance: state.balance.toString(),
+          totalClaimed: claimed,
+          withdrawRequestedAt: state.withdrawRequestedAt,
+          refundNonce: state.refundNonce,
+          onchainSyncedAt: Date.now(),
+          lastRequestTimestamp: Date.now(),
+        };
+      }
+      if (BigInt(current.chargedCumulativeAmount) >= state.totalClaimed) return current;
+      return { ...current, chargedCumulativeAmount: claimed, totalClaimed: claimed };
+    });
+    return {
+      abort: true,
+      reason: CUMULATIVE_MISMATCH,
+      message: `The voucher adds less than the price to the ${state.totalClaimed} already claimed on chain`,
+    };
+  }
+}
+
+interface VoucherFields {
+  readonly channelId: string;
+  readonly maxClaimableAmount: string;
+  readonly signature: string;
+}
+
+interface OnChainState {
+  readonly balance: bigint;
+  readonly totalClaimed: bigint;
+  readonly withdrawRequestedAt: number;
+  readonly refundNonce: number;
+}
+
+/** The channel's on-chain state a verification reports (the facilitator's read, or the record's). */
+function onChainState(extra: unknown): OnChainState | undefined {
+  if (!isRecord(extra)) return undefined;
+  const { balance, totalClaimed, withdrawRequestedAt, refundNonce } = extra;
+  if (typeof balance !== 'string' || typeof totalClaimed !== 'string') return undefined;
+  if (!/^\d+$/.test(balance) || !/^\d+$/.test(totalClaimed)) return undefined;
+  const requested = Number(withdrawRequestedAt ?? 0);
+  const nonce = Number(refundNonce ?? 0);
+  return {
+    balance: BigInt(balance),
+    totalClaimed: BigInt(totalClaimed),
+    withdrawRequestedAt: Number.isFinite(requested) ? requested : 0,
+    refundNonce: Number.isSafeInteger(nonce) ? nonce : 0,
+  };
+}
+
+/** `eip155:84532` → 84532. */
+function chainIdOf(network: string): number {
+  return Number(network.slice(network.indexOf(':') + 1));
+}
+
+/**
+ * Whether a successful batch settlement recorded this voucher's charge: the channel state it
+ * reports (the SDK's, read back from the record after its update) carries the voucher's signed
+ * cumulative amount as the charged total.
+ */
+export function chargeRecorded(settlement: SettleResponse, maxClaimableAmount: string): boolean {
+  const extra: unknown = settlement.extra;
+  const state = isRecord(extra) ? extra['channelState'] : undefined;
+  return isRecord(state) && state['chargedCumulativeAmount'] === maxClaimableAmount;
+}
+
+/**
+ * Whether a request (a voucher, a deposit, a refund hold) holds the channel now: the SDK's
+ * reservation rule, which answers any other request on the channel `channel_busy`.
+ */
+export function isReserved(channel: Channel, now = Date.now()): boolean {
+  return channel.pendingRequest !== undefined && channel.pendingRequest.expiresAt > now;
+}

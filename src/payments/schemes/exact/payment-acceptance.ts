@@ -1,0 +1,188 @@
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import { isRecord } from '../../../common/json.js';
+import { MalformedPaymentError } from '../../paywall/x402-wire.js';
+
+/** The EIP-3009 authorization an `exact` EVM payment carries, exactly as it will be settled. */
+export interface ExactEvmAuthorization {
+  readonly from: `0x${string}`;
+  readonly to: `0x${string}`;
+  readonly value: string;
+  readonly validAfter: string;
+  readonly validBefore: string;
+  readonly nonce: `0x${string}`;
+}
+
+/**
+ * A payment this service sells: one offered requirement (the service's own object, never the
+ * client's copy) and the signed EIP-3009 transfer, rebuilt from exactly the fields it checked.
+ */
+export interface AcceptedPayment {
+  readonly payload: PaymentPayload;
+  readonly requirement: PaymentRequirements;
+  readonly authorization: ExactEvmAuthorization;
+  readonly signature: `0x${string}`;
+}
+
+/** A well-formed payment for something this route does not sell: a 402 with the reason. */
+export class PaymentRefusedError extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'PaymentRefusedError';
+  }
+}
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+/** Canonical decimals only: "02000" would be a second spelling of one amount. */
+const UINT = /^(0|[1-9]\d{0,77})$/;
+const AUTHORIZATION_FIELDS: Readonly<Record<keyof ExactEvmAuthorization, RegExp>> = {
+  from: ADDRESS,
+  to: ADDRESS,
+  value: UINT,
+  validAfter: UINT,
+  validBefore: UINT,
+  nonce: /^0x[0-9a-fA-F]{64}$/,
+};
+/** 65-byte ECDSA, or longer for smart-wallet (ERC-1271 / ERC-6492) signatures. */
+const SIGNATURE = /^0x(?:[0-9a-fA-F]{2}){65,}$/;
+const V2_PAYLOAD_KEYS = new Set(['x402Version', 'accepted', 'payload', 'resource', 'extensions']);
+const EXACT_EVM_KEYS = ['authorization', 'signature'] as const;
+
+/** Allowance for a buyer's clock running ahead of ours when checking validBefore. */
+const CLOCK_SKEW_S = 300;
+
+/**
+ * Accepts a payment only in the exact shape of an offered requirement: `accepted` equal to one
+ * of `offered`, and for `exact` on EVM exactly `{signature, authorization}` with the six
+ * EIP-3009 fields, paying the offered amount to the offered address. Any other key, transfer
+ * method (a Permit2 payload, say) or scheme is refused here, before a facilitator sees it,
+ * because the facilitator picks its transfer method from the payload's shape. An authorization
+ * valid for longer than the offered `maxTimeoutSeconds` (plus clock skew) is refused too: the
+ * ledger and the reconciler keep a payment until it can no longer settle, and that must be soon.
+ */
+export function acceptPayment(
+  presented: PaymentPayload,
+  offered: readonly PaymentRequirements[],
+  nowMs: number = Date.now(),
+): AcceptedPayment {
+  const requirement = offeredRequirement(presented, offered);
+  if (requirement.scheme !== 'exact' || !requirement.network.startsWith('eip155:')) {
+    throw new PaymentRefusedError(`unsupported_scheme: ${requirement.scheme}`);
+  }
+  const { authorization, signature } = exactEvmPayload(presented.payload);
+  if (authorization.to.toLowerCase() !== requirement.payTo.toLowerCase()) {
+    throw new PaymentRefusedError(
+      'invalid_exact_evm_recipient_mismatch: the authorization pays someone else',
+    );
+  }
+  if (authorization.value !== requirement.amount) {
+    throw new PaymentRefusedError(
+      `invalid_exact_evm_payload_authorization_value_mismatch: the price is ${requirement.amount}, the authorization is for ${authorization.value}`,
+    );
+  }
+  const latestValidBefore = Math.floor(nowMs / 1000) + requirement.maxTimeoutSeconds + CLOCK_SKEW_S;
+  if (BigInt(authorization.validBefore) > BigInt(latestValidBefore)) {
+    throw new PaymentRefusedError(
+      `invalid_exact_evm_payload_authorization_valid_before: an authorization may stay valid for at most ${requirement.maxTimeoutSeconds} s`,
+    );
+  }
+  const payload: PaymentPayload = {
+    x402Version: 2,
+    accepted: requirement,
+    payload: { signature, authorization: { ...authorization } },
+    ...(presented.resource === undefined ? {} : { resource: presented.resource }),
+    ...(presented.extensions === undefined ? {} : { extensions: presented.extensions }),
+  };
+  return { payload, requirement, authorization, signature };
+}
+
+/**
+ * The offered requirement a payment's `accepted` is, field by field (400 for a top-level key
+ * the protocol does not have, 402 when it is not one of `offered`).
+ */
+export function offeredRequirement(
+  presented: PaymentPayload,
+  offered: readonly PaymentRequirements[],
+): PaymentRequirements {
+  const extraKey = Object.keys(presented).find((key) => !V2_PAYLOAD_KEYS.has(key));
+  if (extraKey !== undefined) throw new MalformedPaymentError(`unexpected field \`${extraKey}\``);
+  const requirement = offered.find((candidate) => sameRequirement(presented.accepted, candidate));
+  if (requirement === undefined) {
+    throw new PaymentRefusedError(
+      'payment_not_offered: `accepted` is not one of the requirements this resource is sold for',
+    );
+  }
+  return requirement;
+}
+
+/** `{signature, authorization}` and nothing else; each field in its one canonical spelling. */
+export function exactEvmPayload(schemePayload: unknown): {
+  authorization: ExactEvmAuthorization;
+  signature: `0x${string}`;
+} {
+  if (!isRecord(schemePayload)) throw new MalformedPaymentError('payload must be an object');
+  exactKeys(schemePayload, EXACT_EVM_KEYS, 'payload');
+  const { authorization, signature } = schemePayload;
+  if (typeof signature !== 'string' || !SIGNATURE.test(signature)) {
+    throw new MalformedPaymentError('payload.signature must be a 0x-prefixed hex signature');
+  }
+  if (!isRecord(authorization)) throw new MalformedPaymentError('payload.authorization is missing');
+  const fields = Object.keys(AUTHORIZATION_FIELDS) as (keyof ExactEvmAuthorization)[];
+  exactKeys(authorization, fields, 'payload.authorization');
+  for (const field of fields) {
+    const value = authorization[field];
+    if (typeof value !== 'string' || !AUTHORIZATION_FIELDS[field].test(value)) {
+      throw new MalformedPaymentError(`payload.authorization.${field} is malformed`);
+    }
+  }
+  return {
+    authorization: authorization as unknown as ExactEvmAuthorization,
+    signature: signature as `0x${string}`,
+  };
+}
+
+/**
+ * Identity of a payment: what the token itself makes single-use (network, token, payer,
+ * EIP-3009 nonce), so re-encoding one authorization (letter case, the other protocol header)
+ * cannot turn it into a second payment.
+ */
+export function paymentFingerprint(payment: AcceptedPayment): string {
+  const { network, asset } = payment.requirement;
+  const { from, nonce } = payment.authorization;
+  return [network, asset, from, nonce].map((part) => part.toLowerCase()).join('|');
+}
+
+/** Until when a payment could still settle (its validBefore), plus a minute for clock skew. */
+export function paymentExpiry(payment: AcceptedPayment): number {
+  return Number(payment.authorization.validBefore) * 1000 + 60_000;
+}
+
+function exactKeys(record: Record<string, unknown>, keys: readonly string[], where: string): void {
+  const extra = Object.keys(record).find((key) => !keys.includes(key));
+  if (extra !== undefined) throw new MalformedPaymentError(`unexpected field ${where}.${extra}`);
+}
+
+/** Field by field, addresses in any letter case, `extra` and every other field exactly. */
+function sameRequirement(presented: unknown, offered: PaymentRequirements): boolean {
+  if (!isRecord(presented)) return false;
+  const keys = Object.keys(offered);
+  if (Object.keys(presented).length !== keys.length) return false;
+  return keys.every((key) => {
+    const mine = (offered as unknown as Record<string, unknown>)[key];
+    const theirs = presented[key];
+    if (typeof mine === 'string' && ADDRESS.test(mine)) {
+      return typeof theirs === 'string' && theirs.toLowerCase() === mine.toLowerCase();
+    }
+    return canonicalJson(theirs) === canonicalJson(mine);
+  });
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (isRecord(value)) {
+    const entries = Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return value === undefined ? 'undefined' : JSON.stringify(value);
+}
