@@ -403,7 +403,12 @@ describe('loadConfig', () => {
           X402_FACILITATOR_URL: 'https://facilitator.example',
         }).payments.schemes,
       ).toEqual(['exact']);
-      expect(problemsOf({ X402_SCHEMES: 'exact,upto' })[0]).toContain('X402_SCHEMES');
+      // a list of names; which names exist is the registered schemes' question (SchemeRegistry)
+      expect(problemsOf({ X402_SCHEMES: 'exact;upto' })[0]).toContain('X402_SCHEMES');
+      expect(loadConfig({ X402_SCHEMES: ' exact , upto ' }).payments.schemes).toEqual([
+        'exact',
+        'upto',
+      ]);
       // claims must land before a payer's shortest timed withdrawal (15 min) can finalize
       expect(problemsOf({ X402_BATCH_SETTLE_INTERVAL_MS: '900000' })[0]).toContain(
         'X402_BATCH_SETTLE_INTERVAL_MS',

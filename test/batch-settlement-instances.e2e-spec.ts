@@ -7,7 +7,7 @@
 import { encodePaymentSignatureHeader } from '@x402/core/http';
 import { signVoucher } from '@x402/evm/batch-settlement/client';
 import { privateKeyToAccount } from 'viem/accounts';
-import { X402Paywall } from '../src/payments/paywall/x402-paywall.js';
+import { BatchChannels } from '../src/payments/schemes/batch-settlement/batch-channels.js';
 import { startLocalChain, type LocalChain } from './support/chain.js';
 import { FakeMarkets } from './support/fake-markets.js';
 import { startRedisServer, type RedisServer } from './support/redis-server.js';
@@ -99,7 +99,7 @@ describeWithRedis('batch settlement across instances sharing Redis', () => {
     sold += 1n;
 
     // one claim from either instance: exactly what was sold
-    await a.app.get(X402Paywall).claimAndSettle();
+    await a.app.get(BatchChannels).claimAndSettle();
     const { totalClaimed } = await channelOnChain(chain, channelId);
     expect(totalClaimed).toBe(sold * PRICE);
     expect(await chain.usdcBalance(PAY_TO)).toBe(sold * PRICE);

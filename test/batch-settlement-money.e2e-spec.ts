@@ -12,7 +12,7 @@ import { signVoucher } from '@x402/evm/batch-settlement/client';
 import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { createWalletClient, http, publicActions, type Hex } from 'viem';
 import type { ChannelConfig } from '../src/payments/schemes/batch-settlement/batch-acceptance.js';
-import { X402Paywall } from '../src/payments/paywall/x402-paywall.js';
+import { BatchChannels } from '../src/payments/schemes/batch-settlement/batch-channels.js';
 import {
   batchBuyer,
   WITHDRAW_ABI,
@@ -32,7 +32,7 @@ describe('batch settlement: money when something goes wrong', () => {
   let stack: PaidApp;
   let dataDir: string;
   let storage: ChannelStorage;
-  let paywall: X402Paywall;
+  let channels: BatchChannels;
 
   /** A buyer with USDC, and ETH when `key` is one of anvil's funded accounts. */
   const newBuyer = (key?: Hex): Promise<BatchBuyer> =>
@@ -105,8 +105,8 @@ describe('batch settlement: money when something goes wrong', () => {
         ...CLAIMS_BY_HAND,
       },
     });
-    paywall = stack.service.app.get(X402Paywall);
-    storage = paywall.channels()!;
+    channels = stack.service.app.get(BatchChannels);
+    storage = channels.channels();
   });
 
   afterAll(async () => {
@@ -119,7 +119,7 @@ describe('batch settlement: money when something goes wrong', () => {
     const buyer = await newBuyer();
     await buy(buyer, 2);
     const { channelConfig, voucher } = lastVoucher(buyer);
-    await paywall.claimAndSettle();
+    await channels.claimAndSettle();
     expect((await onChain(voucher.channelId)).totalClaimed).toBe(2n * PRICE);
     // the record is lost (or was deleted by a refund): only the chain remembers the channel
     await storage.updateChannel(voucher.channelId, () => undefined);
@@ -158,7 +158,7 @@ describe('batch settlement: money when something goes wrong', () => {
     // the buyer's client signs the claimed total plus the price, and that is sold
     await buy(buyer, 1);
     expect(lastVoucher(buyer).voucher.maxClaimableAmount).toBe((3n * PRICE).toString());
-    await paywall.claimAndSettle();
+    await channels.claimAndSettle();
     expect((await onChain(voucher.channelId)).totalClaimed).toBe(3n * PRICE);
     expect((await stack.balances()).payTo - balances.payTo).toBe(PRICE);
   });
@@ -232,7 +232,7 @@ describe('batch settlement: money when something goes wrong', () => {
     const buyer = await newBuyer(stack.chain.accounts[7]);
     await buy(buyer, 1);
     const { voucher } = lastVoucher(buyer);
-    await paywall.claimAndSettle();
+    await channels.claimAndSettle();
     await asPayer(buyer, 'initiateWithdraw');
     // the server reads a channel's state from the chain at most once a minute: age it
     await storage.updateChannel(voucher.channelId, (current) =>
@@ -243,7 +243,7 @@ describe('batch settlement: money when something goes wrong', () => {
     expect(refused.status).toBe(402);
     expect(paymentRequiredOf(refused).error).toContain('withdrawal_pending');
     expect((await storage.get(voucher.channelId))?.chargedCumulativeAmount).toBe(PRICE.toString());
-    expect(await paywall.claimAndSettle()).toMatchObject({ vouchers: 0, parked: [] });
+    expect(await channels.claimAndSettle()).toMatchObject({ vouchers: 0, parked: [] });
   });
 
   it('keeps claiming every other channel when the chain refuses one channel’s vouchers, and sets that one aside', async () => {
@@ -264,9 +264,9 @@ describe('batch settlement: money when something goes wrong', () => {
     expect(await onChain(payerChannel)).toEqual({ balance: 0n, totalClaimed: 0n });
     const balances = await stack.balances();
 
-    const round = await paywall.claimAndSettle();
-    expect(round?.parked).toEqual([payerChannel]);
-    expect(round?.settled).toMatch(/^0x[0-9a-f]{64}$/);
+    const round = await channels.claimAndSettle();
+    expect(round.parked).toEqual([payerChannel]);
+    expect(round.settled).toMatch(/^0x[0-9a-f]{64}$/);
     expect((await onChain(honestChannel)).totalClaimed).toBe(2n * PRICE);
     expect((await stack.balances()).payTo - balances.payTo).toBe(2n * PRICE);
 
@@ -276,7 +276,7 @@ describe('batch settlement: money when something goes wrong', () => {
     expect(unpaid.status).toBe(402);
     expect(paymentRequiredOf(unpaid).error).toContain('channel_set_aside');
     await buy(honest, 1);
-    expect(await paywall.claimAndSettle()).toMatchObject({ vouchers: 1, parked: [] });
+    expect(await channels.claimAndSettle()).toMatchObject({ vouchers: 1, parked: [] });
     expect((await onChain(honestChannel)).totalClaimed).toBe(3n * PRICE);
   });
 });
@@ -312,7 +312,7 @@ describe('batch settlement: a deposit slower than X402_SETTLE_TIMEOUT_MS', () =>
 
   it('answers settlement_unknown, and when the deposit lands after all the unanswered call is not charged', async () => {
     const { fetch: buyer, sent } = await batchBuyer(stack.chain, { depositMultiplier: 10 });
-    const storage = slow.app.get(X402Paywall).channels()!;
+    const storage = slow.app.get(BatchChannels).channels();
     const rpc = (method: string, params: unknown[] = []) =>
       stack.chain.publicClient.request({ method: method as never, params: params as never });
 
@@ -344,7 +344,7 @@ describe('batch settlement: a deposit slower than X402_SETTLE_TIMEOUT_MS', () =>
     const balances = await stack.balances();
     const answered = await buyer(`${slow.url}${TICKER}`);
     expect(answered.status).toBe(200);
-    await slow.app.get(X402Paywall).claimAndSettle();
+    await slow.app.get(BatchChannels).claimAndSettle();
     const { totalClaimed } = await channelOnChain(stack.chain, channelId);
     expect(totalClaimed).toBe(PRICE);
     expect((await stack.balances()).payTo - balances.payTo).toBe(PRICE);

@@ -10,7 +10,7 @@ import { encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { signVoucher } from '@x402/evm/batch-settlement/client';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { X402Paywall } from '../src/payments/paywall/x402-paywall.js';
+import { BatchChannels } from '../src/payments/schemes/batch-settlement/batch-channels.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
 import { USDC } from './support/paying-clients.js';
 import { startApp } from './support/test-app.js';
@@ -29,7 +29,7 @@ describe('batch settlement: paid calls without a chain round trip', () => {
   let dataDir: string;
   let serviceUrl: string;
   let closeService: () => Promise<void>;
-  let paywall: X402Paywall;
+  let channels: BatchChannels;
 
   const newBuyer = (): Promise<BatchBuyer> => batchBuyer(stack.chain, { depositMultiplier: 10 });
 
@@ -70,7 +70,7 @@ describe('batch settlement: paid calls without a chain round trip', () => {
     });
     serviceUrl = stack.service.url;
     closeService = () => stack.service.close();
-    paywall = stack.service.app.get(X402Paywall);
+    channels = stack.service.app.get(BatchChannels);
   });
 
   afterAll(async () => {
@@ -129,7 +129,7 @@ describe('batch settlement: paid calls without a chain round trip', () => {
     expect(await stack.chain.usdcBalance(stack.payTo)).toBe(before.payTo);
     expect(await stack.chain.usdcBalance(buyer.account.address)).toBe(USDC - deposited);
 
-    await paywall.claimAndSettle();
+    await channels.claimAndSettle();
     expect(await stack.chain.usdcBalance(stack.payTo)).toBe(before.payTo + owed);
     expect(await channel(channelId)).toEqual({ balance: deposited, totalClaimed: owed });
   });
@@ -227,12 +227,12 @@ describe('batch settlement: paid calls without a chain round trip', () => {
     await restarted.refresh();
     serviceUrl = restarted.url;
     closeService = () => restarted.close();
-    paywall = restarted.app.get(X402Paywall);
+    channels = restarted.app.get(BatchChannels);
 
     for (let i = 0; i < 2; i += 1) {
       expect((await buyer.fetch(`${serviceUrl}/v1/ticker/BTC`)).status).toBe(200);
     }
-    await paywall.claimAndSettle();
+    await channels.claimAndSettle();
     expect((await channel(channelId)).totalClaimed).toBe(5n * TICKER_PRICE);
   });
 });

@@ -19,6 +19,15 @@ import { SettlementReconciler } from './schemes/exact/settlement-reconciler.js';
 import { SoldAnswers } from './paywall/sold-answers.js';
 import { SettlementInterceptor } from './paywall/settlement.interceptor.js';
 import { X402Paywall } from './paywall/x402-paywall.js';
+import { channelStorageProvider } from './channels/channel-storage.js';
+import { PaymentIdentifiers } from './paywall/payment-identifiers.js';
+import { PaymentVerification } from './paywall/payment-verification.js';
+import { SchemeRegistry } from './paywall/scheme-registry.js';
+import { BatchChannels } from './schemes/batch-settlement/batch-channels.js';
+import { BatchSettlement } from './schemes/batch-settlement/batch-settlement.js';
+import { BatchSettlementScheme } from './schemes/batch-settlement/batch-settlement.scheme.js';
+import { ExactSettlement } from './schemes/exact/exact-settlement.js';
+import { ExactScheme } from './schemes/exact/exact.scheme.js';
 
 /** x402 for every module: any controller method marked `@Paid(price)` is sold per request. */
 @Global()
@@ -65,22 +74,34 @@ import { X402Paywall } from './paywall/x402-paywall.js';
         }
       },
     },
+    channelStorageProvider,
     PaidRouteExplorer,
+    SchemeRegistry,
     X402Paywall,
-    PaymentSettler,
+    PaymentVerification,
+    PaymentIdentifiers,
     SoldAnswers,
-    SettlementReconciler,
     PaymentGuard,
     SettlementInterceptor,
+    // the schemes: one line each (see paywall/seller-scheme.ts); X402_SCHEMES picks among them
+    ExactScheme,
+    BatchSettlementScheme,
+    // what the schemes use
+    PaymentSettler,
+    ExactSettlement,
+    SettlementReconciler,
+    BatchChannels,
+    BatchSettlement,
   ],
   exports: [
     X402Paywall,
+    SchemeRegistry,
     PAYMENT_LEDGER,
     PaymentGuard,
+    PaymentVerification,
+    PaymentIdentifiers,
     SettlementInterceptor,
-    PaymentSettler,
     SoldAnswers,
-    SettlementReconciler,
   ],
 })
 export class PaymentsModule {}

@@ -45,7 +45,8 @@ export interface PaymentConfig {
   readonly batch: BatchSettlementConfig;
 }
 
-export type PaymentScheme = 'exact' | 'batch-settlement';
+/** An x402 scheme id, as X402_SCHEMES lists it (`exact`, `batch-settlement`). */
+export type PaymentScheme = string;
 const BATCH: PaymentScheme = 'batch-settlement';
 
 /** Batch settlement: vouchers recorded locally, claimed and settled on chain later. */
@@ -140,13 +141,15 @@ class PaymentVariables {
   X402_MAX_TIMEOUT_SECONDS = 60;
 
   /**
-   * Comma list of `exact` and `batch-settlement`; every paid route offers each, same price.
-   * Unset: both with the embedded facilitator, `exact` alone with a remote or CDP one (a
-   * facilitator that cannot do batch-settlement fails start-up when it is asked for).
+   * Comma list of registered schemes (`exact`, `batch-settlement`, or one an extending module
+   * registers); every paid route offers each, same price. A name no scheme implements stops
+   * start-up (SchemeRegistry). Unset: both with the embedded facilitator, `exact` alone with a
+   * remote or CDP one (a facilitator that cannot do batch-settlement fails start-up when it is
+   * asked for).
    */
   @IsOptional()
-  @Matches(/^\s*(exact|batch-settlement)\s*(,\s*(exact|batch-settlement)\s*)*$/, {
-    message: 'X402_SCHEMES must be a comma list of exact and batch-settlement',
+  @Matches(/^\s*[a-z0-9][a-z0-9-]*\s*(,\s*[a-z0-9][a-z0-9-]*\s*)*$/, {
+    message: 'X402_SCHEMES must be a comma list of scheme names, such as exact,batch-settlement',
   })
   X402_SCHEMES?: string;
 
@@ -331,5 +334,5 @@ function parseFacilitator(
  */
 function offeredSchemes(list: string | undefined, facilitator: string): PaymentScheme[] {
   if (list === undefined) return facilitator === 'embedded' ? ['exact', BATCH] : ['exact'];
-  return [...new Set(list.split(',').map((scheme) => scheme.trim() as PaymentScheme))];
+  return [...new Set(list.split(',').map((scheme) => scheme.trim()))];
 }

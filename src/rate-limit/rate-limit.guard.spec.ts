@@ -106,7 +106,7 @@ describe('RateLimiter: a payment whose client hangs up counts', () => {
   it('but not when the client stayed for a paid answer', async () => {
     await withServer(
       (response) => {
-        const sale = { ...WITH_PAYMENT, x402Payment: {} } as unknown as FastifyRequest;
+        const sale = { ...WITH_PAYMENT, x402Sale: {} } as unknown as FastifyRequest;
         void limiter.verdict(sale, true, { raw: response } as FastifyReply);
         response.end('{}');
       },
@@ -168,7 +168,7 @@ describe('RateLimiter on paid routes: only what buys nothing counts', () => {
 
   /** A payment the payment guard verified and claimed (it marks the request so), then sold. */
   function sale(): Promise<unknown> {
-    return answered({ ...junk(), x402Payment: {} } as unknown as FastifyRequest, 200);
+    return answered({ ...junk(), x402Sale: {} } as unknown as FastifyRequest, 200);
   }
 
   it('a client that pays each 402 it gets is never limited', async () => {
@@ -217,7 +217,7 @@ describe('RateLimiter on paid routes: only what buys nothing counts', () => {
 
   it('a sale lifts the limit once its 402 given back brings the count under it', async () => {
     const reply = new TestReply();
-    const paying = { ...junk(), x402Payment: {} } as unknown as FastifyRequest;
+    const paying = { ...junk(), x402Sale: {} } as unknown as FastifyRequest;
     expect(await limiter.verdict(paying, true, reply.reply)).toBeUndefined();
     for (let index = 0; index < 3; index += 1) await limiter.verdict(UNPAID, true, OPEN_REPLY);
     expect(await answered(junk(), 404)).toBeInstanceOf(ApiError);

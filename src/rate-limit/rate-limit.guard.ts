@@ -184,8 +184,7 @@ export class RateLimitGuard implements CanActivate {
  * payment-identifier is not one: it carries no new payment.
  */
 function sold(request: FastifyRequest, reply: FastifyReply): boolean {
-  const { x402Payment, x402BatchPayment } = request as RequestWithPayment;
-  if (x402Payment === undefined && x402BatchPayment === undefined) return false;
+  if ((request as RequestWithPayment).x402Sale === undefined) return false;
   const status = reply.raw.statusCode;
   return reply.raw.writableFinished && status >= 200 && status < 300;
 }

@@ -4,6 +4,7 @@ import { HTTP_SETTINGS, type HttpSettings } from '../../common/server.settings.j
 import { PaidRouteExplorer } from './paid-routes.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from '../payments.settings.js';
 import { documentPaidOperations, documentSecuritySchemes } from './paywall-docs.js';
+import { SchemeRegistry } from './scheme-registry.js';
 import { X402Paywall } from './x402-paywall.js';
 
 /**
@@ -19,7 +20,7 @@ export function installPaywall(app: INestApplication, document: OpenAPIObject): 
   documentPaidOperations(
     document,
     app.get(PaidRouteExplorer).explore(),
-    payments,
+    { payments, schemes: app.get(SchemeRegistry).offered() },
     payments.publicUrl ?? `http://localhost:${http.port}`,
   );
   app.get(X402Paywall).describe(document);

@@ -3,34 +3,12 @@ import type { FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from '../../common/api-error.js';
 import { PreparedResponseException } from '../../common/prepared-response.exception.js';
 import { FacilitatorUnavailableError } from '../facilitator/facilitator-client.js';
-import type { AcceptedBatchPayment } from '../schemes/batch-settlement/batch-acceptance.js';
-import type { AcceptedPayment } from '../schemes/exact/payment-acceptance.js';
-import type { PaymentChallenge, VerifiedPayment } from './x402-paywall.js';
-import { MalformedPaymentError, type ProtocolVersion } from './x402-wire.js';
+import type { OpenSale } from './seller-scheme.js';
+import type { PaymentChallenge } from './x402-paywall.js';
+import { MalformedPaymentError } from './x402-wire.js';
 
-/** What the payment guard leaves on the request for the settlement interceptor. */
-export interface PaymentInProgress {
-  readonly accepted: AcceptedPayment;
-  readonly payment: VerifiedPayment;
-  readonly version: ProtocolVersion;
-  readonly fingerprint: string;
-  readonly expiresAt: number;
-  readonly paymentId: string | undefined;
-}
-
-/** A batch-settlement payment the guard verified (its channel reserved) for the interceptor. */
-export interface BatchPaymentInProgress {
-  readonly accepted: AcceptedBatchPayment;
-  readonly payment: VerifiedPayment;
-  /** The channel and cumulative amount: one voucher, whoever presents it. */
-  readonly fingerprint: string;
-  readonly paymentId: string | undefined;
-}
-
-export type RequestWithPayment = FastifyRequest & {
-  x402Payment?: PaymentInProgress;
-  x402BatchPayment?: BatchPaymentInProgress;
-};
+/** A paid request after the payment guard: the sale its scheme opened, for the interceptor. */
+export type RequestWithPayment = FastifyRequest & { x402Sale?: OpenSale };
 
 /** The paid route's pattern (`/v1/ticker/:symbol`), as metrics and payment logs name it. */
 export function routeOf(request: FastifyRequest): string {

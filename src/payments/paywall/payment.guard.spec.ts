@@ -26,6 +26,18 @@ import {
 import { challengeResponse } from './payment-errors.js';
 import { InMemoryPaymentLedger } from '../ledger/payment-ledger.js';
 import { PaymentGuard } from './payment.guard.js';
+import type { FacilitatorClient } from '@x402/core/server';
+import type { ExactSettlement, PaymentInProgress } from '../schemes/exact/exact-settlement.js';
+import { ExactScheme, type ExactSale } from '../schemes/exact/exact.scheme.js';
+import { PaymentIdentifiers } from './payment-identifiers.js';
+import { PaymentVerification } from './payment-verification.js';
+import type { SchemeRegistry } from './scheme-registry.js';
+import type { RequestWithPayment } from './payment-errors.js';
+
+/** The `exact` payment the guard left on the request for the interceptor, if any. */
+function inProgressOf(request: RequestWithPayment): PaymentInProgress | undefined {
+  return (request.x402Sale as ExactSale | undefined)?.inProgress;
+}
 import type { PaymentConfig } from '../payments.settings.js';
 
 const ID = 'order-0000000000000001';
@@ -73,12 +85,25 @@ describe('PaymentGuard', () => {
     const reconciler = {
       holdsUnrecorded: (fingerprint: string) => unrecorded.has(fingerprint),
     } as unknown as SettlementReconciler;
+    const metrics = detachedMetrics();
+    const verification = new PaymentVerification(paywall.asPaywall(), metrics, {
+      verifyTimeoutMs,
+    } as PaymentConfig);
+    const identifiers = new PaymentIdentifiers(ledger, verification);
+    const exact = new ExactScheme(
+      {} as FacilitatorClient,
+      ledger,
+      verification,
+      identifiers,
+      reconciler,
+      {} as ExactSettlement,
+    );
+    const schemes = { named: (scheme: string) => (scheme === 'exact' ? exact : undefined) };
     return new PaymentGuard(
       paywall.asPaywall(),
-      ledger,
-      { verifyTimeoutMs } as PaymentConfig,
-      detachedMetrics(),
-      reconciler,
+      schemes as unknown as SchemeRegistry,
+      verification,
+      metrics,
     );
   }
 
@@ -103,7 +128,7 @@ describe('PaymentGuard', () => {
       expectChallenge(error, 'Payment required');
       expect(paywall.challengeReasons).toEqual([undefined]);
       expect(paywall.verified).toEqual([]);
-      expect(request.x402Payment).toBeUndefined();
+      expect(inProgressOf(request)).toBeUndefined();
     });
   });
 
@@ -115,7 +140,7 @@ describe('PaymentGuard', () => {
 
       await expect(outcome).resolves.toBe(true);
       expect(paywall.verified).toEqual([accepted.payload]);
-      expect(request.x402Payment).toEqual({
+      expect(inProgressOf(request)).toEqual({
         accepted,
         payment: verifiedPayment(accepted.payload),
         version: 2,
@@ -138,9 +163,9 @@ describe('PaymentGuard', () => {
 
       const { accepted } = facts(payload);
       expect(paywall.verified).toEqual([accepted.payload, accepted.payload]);
-      expect(v1.request.x402Payment?.version).toBe(1);
-      expect(v2.request.x402Payment?.version).toBe(2);
-      expect(v1.request.x402Payment?.fingerprint).toBe(v2.request.x402Payment?.fingerprint);
+      expect(inProgressOf(v1.request)?.version).toBe(1);
+      expect(inProgressOf(v2.request)?.version).toBe(2);
+      expect(inProgressOf(v1.request)?.fingerprint).toBe(inProgressOf(v2.request)?.fingerprint);
     });
 
     it('treats one payment under both headers as one payment: the v2 copy of a v1 payment in flight is refused', async () => {
@@ -161,7 +186,7 @@ describe('PaymentGuard', () => {
         'X-PAYMENT': 'not base64!',
       });
       await expect(outcome).resolves.toBe(true);
-      expect(request.x402Payment?.version).toBe(2);
+      expect(inProgressOf(request)?.version).toBe(2);
     });
   });
 
@@ -323,7 +348,7 @@ describe('PaymentGuard', () => {
       paywall.verdict = (verified) => Promise.resolve(verifiedPayment(verified));
       const { request, outcome } = present(v2Header(payload));
       await expect(outcome).resolves.toBe(true);
-      expect(request.x402Payment?.paymentId).toBe(ID);
+      expect(inProgressOf(request)?.paymentId).toBe(ID);
       expect(paywall.verified).toHaveLength(2);
     });
 
@@ -370,7 +395,7 @@ describe('PaymentGuard', () => {
       const { request, outcome } = present(v2Header(payload));
 
       await expect(outcome).resolves.toBe(true);
-      expect(request.x402Payment?.paymentId).toBe(ID);
+      expect(inProgressOf(request)?.paymentId).toBe(ID);
       expect(await ledger.claimPaymentId(ID, binding, expiresAt)).toEqual({ kind: 'in_flight' });
     });
 
@@ -380,7 +405,7 @@ describe('PaymentGuard', () => {
       });
       const { request, outcome } = present(v2Header(payload));
       await expect(outcome).resolves.toBe(true);
-      expect(request.x402Payment?.paymentId).toBeUndefined();
+      expect(inProgressOf(request)?.paymentId).toBeUndefined();
     });
 
     it('replays the response stored under the id, free, without verifying again', async () => {

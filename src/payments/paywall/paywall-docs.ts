@@ -4,7 +4,8 @@ import { describeRoute } from './discovery.js';
 import { X402_SECURITY, X402_V1_SECURITY } from './paid.decorator.js';
 import type { PaidRoute } from './paid-routes.js';
 import type { PaymentConfig } from '../payments.settings.js';
-import { usdToAtomic } from './usd-amount.js';
+import { offerFor, requirementOf } from './route-offers.js';
+import type { SellerSchemePlugin } from './seller-scheme.js';
 import { toV1PaymentRequired } from './x402-wire.js';
 
 type Json = Record<string, unknown>;
@@ -42,7 +43,7 @@ export function documentSecuritySchemes(document: OpenAPIObject): void {
 export function documentPaidOperations(
   document: OpenAPIObject,
   routes: readonly PaidRoute[],
-  payments: PaymentConfig,
+  sale: { readonly payments: PaymentConfig; readonly schemes: readonly SellerSchemePlugin[] },
   baseUrl: string,
 ): void {
   for (const route of routes) {
@@ -55,14 +56,14 @@ export function documentPaidOperations(
       Json | undefined;
     const media = json?.['application/json'] as Json | undefined;
     if (media === undefined) throw new Error(`${route.handler} documents no JSON 402`);
-    media.example = challengeExample(document, route, payments, baseUrl);
+    media.example = challengeExample(document, route, sale, baseUrl);
   }
 }
 
 function challengeExample(
   document: OpenAPIObject,
   route: PaidRoute,
-  payments: PaymentConfig,
+  { payments, schemes }: Parameters<typeof documentPaidOperations>[2],
   baseUrl: string,
 ): ReturnType<typeof toV1PaymentRequired> {
   const description = describeRoute(document, route);
@@ -72,7 +73,6 @@ function challengeExample(
     if (value === undefined) throw new Error(`${route.handler} has no example for :${name}`);
     return value;
   });
-  const { asset } = payments;
   const required: PaymentRequired = {
     x402Version: 2,
     error: 'Payment required',
@@ -81,22 +81,16 @@ function challengeExample(
       description: description.summary,
       mimeType: 'application/json',
     },
-    accepts: [
-      {
-        scheme: 'exact',
-        network: payments.network,
-        asset: asset.address,
-        amount: usdToAtomic(route.price, asset.decimals),
-        payTo: payments.payTo,
-        maxTimeoutSeconds: payments.maxTimeoutSeconds,
-        extra: { name: asset.name, version: asset.version },
-      },
-    ],
+    accepts: schemes.map(({ scheme }) => requirementOf(offerFor(route, scheme, payments))),
   };
-  return toV1PaymentRequired(required, {
-    input: { type: 'http', method: route.method, discoverable: true },
-    output: description.outputSchema,
-  });
+  return toV1PaymentRequired(
+    required,
+    {
+      input: { type: 'http', method: route.method, discoverable: true },
+      output: description.outputSchema,
+    },
+    new Set(schemes.filter((plugin) => plugin.offeredToV1).map((plugin) => plugin.scheme)),
+  );
 }
 
 function operationOf(document: OpenAPIObject, route: PaidRoute): Json {

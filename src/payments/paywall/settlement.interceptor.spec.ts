@@ -28,7 +28,16 @@ import {
   paymentExpiry,
   paymentFingerprint,
 } from '../schemes/exact/payment-acceptance.js';
-import type { BatchPaymentInProgress, PaymentInProgress } from './payment-errors.js';
+import type { BatchChannels } from '../schemes/batch-settlement/batch-channels.js';
+import {
+  BatchSettlement,
+  type BatchPaymentInProgress,
+} from '../schemes/batch-settlement/batch-settlement.js';
+import { BatchSale } from '../schemes/batch-settlement/batch-settlement.scheme.js';
+import { ExactSettlement, type PaymentInProgress } from '../schemes/exact/exact-settlement.js';
+import { ExactSale } from '../schemes/exact/exact.scheme.js';
+import { PaymentIdentifiers } from './payment-identifiers.js';
+import { PaymentVerification } from './payment-verification.js';
 import {
   InMemoryPaymentLedger,
   type PaymentIdBinding,
@@ -163,15 +172,29 @@ describe('SettlementInterceptor', () => {
   let handled: number;
 
   function interceptor(): SettlementInterceptor {
-    return new SettlementInterceptor(
+    return new SettlementInterceptor();
+  }
+
+  function identifiers(): PaymentIdentifiers {
+    const config = { verifyTimeoutMs: 10_000 } as PaymentConfig;
+    return new PaymentIdentifiers(
+      ledger,
+      new PaymentVerification(paywall.asPaywall(), detachedMetrics(), config),
+    );
+  }
+
+  /** The `exact` sale the guard would have opened for this payment. */
+  function exactSale(payment: PaymentInProgress): ExactSale {
+    const settlement = new ExactSettlement(
       paywall.asPaywall(),
       settler as unknown as PaymentSettler,
       reconciler as unknown as SettlementReconciler,
       sold,
+      identifiers(),
       ledger,
       detachedMetrics(),
-      { settleTimeoutMs: 15_000 } as PaymentConfig,
     );
+    return new ExactSale(payment, settlement);
   }
 
   beforeEach(() => {
@@ -230,7 +253,7 @@ describe('SettlementInterceptor', () => {
     answer: () => Observable<unknown> = () => of(BODY),
   ): Promise<unknown> {
     const request = paidRequest();
-    request.x402Payment = payment;
+    request.x402Sale = payment === undefined ? undefined : exactSale(payment);
     const context = httpContext(request, reply);
     return lastValueFrom(interceptor().intercept(context, handler(answer)));
   }
@@ -507,7 +530,7 @@ describe('SettlementInterceptor', () => {
     const CHANNEL = `0x${'cc'.repeat(32)}` as const;
     const SIGNATURE = `0x${'5a'.repeat(65)}` as const;
     let storage: InMemoryChannelStorage;
-    /** What the paywall's settleBatch answers; it runs inside the settlement's trace, if any. */
+    /** What the paywall's settleWithState answers; it runs inside the settlement's trace, if any. */
     let settleBatch: () => Promise<SettleResponse>;
     /** Channels whose possibly recorded charge the paywall was asked to take back. */
     const takenBack: string[] = [];
@@ -516,13 +539,7 @@ describe('SettlementInterceptor', () => {
       storage = new InMemoryChannelStorage();
       settleBatch = () => Promise.resolve(batchSettled('4000'));
       takenBack.length = 0;
-      Object.assign(paywall, {
-        settleBatch: () => settleBatch(),
-        channels: () => storage,
-        claimIfOverThreshold: () => undefined,
-        takeBackUncertainCharge: (_payment: unknown, accepted: AcceptedBatchPayment) =>
-          takenBack.push(accepted.channelId),
-      });
+      Object.assign(paywall, { settleWithState: () => settleBatch() });
     });
 
     /** The SDK's answer: the channel's charged total after this settlement, when it recorded one. */
@@ -555,8 +572,22 @@ describe('SettlementInterceptor', () => {
     }
 
     function runBatch(payment: BatchPaymentInProgress): Promise<unknown> {
+      const channels = {
+        channels: () => storage,
+        claimIfOverThreshold: () => undefined,
+        takeBackUncertainCharge: (_payment: unknown, accepted: AcceptedBatchPayment) =>
+          takenBack.push(accepted.channelId),
+      } as unknown as BatchChannels;
+      const settlement = new BatchSettlement(
+        paywall.asPaywall(),
+        channels,
+        sold,
+        identifiers(),
+        detachedMetrics(),
+        { settleTimeoutMs: 15_000 } as PaymentConfig,
+      );
       const request = paidRequest();
-      request.x402BatchPayment = payment;
+      request.x402Sale = new BatchSale(payment, settlement);
       return lastValueFrom(
         interceptor().intercept(
           httpContext(request, reply),

@@ -101,14 +101,15 @@ export function decodeV1Payment(
 export function toV1PaymentRequired(
   required: PaymentRequired,
   outputSchema: Record<string, unknown>,
+  v1Schemes: ReadonlySet<string>,
 ) {
   return {
     x402Version: 1 as const,
     error: required.error ?? 'Payment required',
-    // v1 clients know `exact` only (x402-fetch 1.x rejects the whole 402 on another scheme);
-    // batch settlement is offered to v2 clients in the PAYMENT-REQUIRED header
+    // only what v1 clients know (x402-fetch 1.x rejects the whole 402 on a scheme it does
+    // not); the other schemes are offered to v2 clients in the PAYMENT-REQUIRED header
     accepts: required.accepts
-      .filter((accept) => accept.scheme === 'exact')
+      .filter((accept) => v1Schemes.has(accept.scheme))
       .map((accept) => ({
         scheme: accept.scheme,
         network: v1NetworkName(accept.network),

@@ -6,7 +6,7 @@ import {
   isBatchPayment,
   type ChannelConfig,
 } from './batch-acceptance.js';
-import { PaymentRefusedError } from '../exact/payment-acceptance.js';
+import { PaymentRefusedError } from '../../paywall/offered-requirement.js';
 import { MalformedPaymentError } from '../../paywall/x402-wire.js';
 
 const exact: PaymentRequirements = {

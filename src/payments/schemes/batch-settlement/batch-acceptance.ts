@@ -2,7 +2,7 @@ import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { computeChannelId } from '@x402/evm/batch-settlement/client';
 import { getAddress, isAddress } from 'viem';
 import { isRecord } from '../../../common/json.js';
-import { PaymentRefusedError, offeredRequirement } from '../exact/payment-acceptance.js';
+import { PaymentRefusedError, offeredRequirement } from '../../paywall/offered-requirement.js';
 import { isCanonicalSignature } from '../../../chain/ecdsa.js';
 import { MalformedPaymentError } from '../../paywall/x402-wire.js';
 

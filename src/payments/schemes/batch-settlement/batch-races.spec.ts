@@ -18,7 +18,7 @@ import {
   SellerBatchScheme,
   chargeRecorded,
 } from './seller-batch-scheme.js';
-import { takeBackPrice } from '../../paywall/x402-paywall.js';
+import { takeBackPrice } from './batch-take-backs.js';
 
 const NETWORK = 'eip155:84532';
 const CHAIN_ID = 84532;

@@ -1,10 +1,6 @@
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
-import {
-  PaymentRefusedError,
-  acceptPayment,
-  paymentExpiry,
-  paymentFingerprint,
-} from './payment-acceptance.js';
+import { PaymentRefusedError } from '../../paywall/offered-requirement.js';
+import { acceptPayment, paymentExpiry, paymentFingerprint } from './payment-acceptance.js';
 import { MalformedPaymentError } from '../../paywall/x402-wire.js';
 
 const offered: PaymentRequirements = {

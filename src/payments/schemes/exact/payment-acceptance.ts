@@ -1,6 +1,7 @@
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { isRecord } from '../../../common/json.js';
 import { MalformedPaymentError } from '../../paywall/x402-wire.js';
+import { PaymentRefusedError, offeredRequirement } from '../../paywall/offered-requirement.js';
 
 /** The EIP-3009 authorization an `exact` EVM payment carries, exactly as it will be settled. */
 export interface ExactEvmAuthorization {
@@ -23,14 +24,6 @@ export interface AcceptedPayment {
   readonly signature: `0x${string}`;
 }
 
-/** A well-formed payment for something this route does not sell: a 402 with the reason. */
-export class PaymentRefusedError extends Error {
-  constructor(readonly reason: string) {
-    super(reason);
-    this.name = 'PaymentRefusedError';
-  }
-}
-
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 /** Canonical decimals only: "02000" would be a second spelling of one amount. */
 const UINT = /^(0|[1-9]\d{0,77})$/;
@@ -44,7 +37,6 @@ const AUTHORIZATION_FIELDS: Readonly<Record<keyof ExactEvmAuthorization, RegExp>
 };
 /** 65-byte ECDSA, or longer for smart-wallet (ERC-1271 / ERC-6492) signatures. */
 const SIGNATURE = /^0x(?:[0-9a-fA-F]{2}){65,}$/;
-const V2_PAYLOAD_KEYS = new Set(['x402Version', 'accepted', 'payload', 'resource', 'extensions']);
 const EXACT_EVM_KEYS = ['authorization', 'signature'] as const;
 
 /** Allowance for a buyer's clock running ahead of ours when checking validBefore. */
@@ -64,7 +56,15 @@ export function acceptPayment(
   offered: readonly PaymentRequirements[],
   nowMs: number = Date.now(),
 ): AcceptedPayment {
-  const requirement = offeredRequirement(presented, offered);
+  return acceptExactPayment(presented, offeredRequirement(presented, offered), nowMs);
+}
+
+/** `acceptPayment` once the offered requirement the payment's `accepted` is has been found. */
+export function acceptExactPayment(
+  presented: PaymentPayload,
+  requirement: PaymentRequirements,
+  nowMs: number = Date.now(),
+): AcceptedPayment {
   if (requirement.scheme !== 'exact' || !requirement.network.startsWith('eip155:')) {
     throw new PaymentRefusedError(`unsupported_scheme: ${requirement.scheme}`);
   }
@@ -93,25 +93,6 @@ export function acceptPayment(
     ...(presented.extensions === undefined ? {} : { extensions: presented.extensions }),
   };
   return { payload, requirement, authorization, signature };
-}
-
-/**
- * The offered requirement a payment's `accepted` is, field by field (400 for a top-level key
- * the protocol does not have, 402 when it is not one of `offered`).
- */
-export function offeredRequirement(
-  presented: PaymentPayload,
-  offered: readonly PaymentRequirements[],
-): PaymentRequirements {
-  const extraKey = Object.keys(presented).find((key) => !V2_PAYLOAD_KEYS.has(key));
-  if (extraKey !== undefined) throw new MalformedPaymentError(`unexpected field \`${extraKey}\``);
-  const requirement = offered.find((candidate) => sameRequirement(presented.accepted, candidate));
-  if (requirement === undefined) {
-    throw new PaymentRefusedError(
-      'payment_not_offered: `accepted` is not one of the requirements this resource is sold for',
-    );
-  }
-  return requirement;
 }
 
 /** `{signature, authorization}` and nothing else; each field in its one canonical spelling. */
@@ -159,30 +140,4 @@ export function paymentExpiry(payment: AcceptedPayment): number {
 function exactKeys(record: Record<string, unknown>, keys: readonly string[], where: string): void {
   const extra = Object.keys(record).find((key) => !keys.includes(key));
   if (extra !== undefined) throw new MalformedPaymentError(`unexpected field ${where}.${extra}`);
-}
-
-/** Field by field, addresses in any letter case, `extra` and every other field exactly. */
-function sameRequirement(presented: unknown, offered: PaymentRequirements): boolean {
-  if (!isRecord(presented)) return false;
-  const keys = Object.keys(offered);
-  if (Object.keys(presented).length !== keys.length) return false;
-  return keys.every((key) => {
-    const mine = (offered as unknown as Record<string, unknown>)[key];
-    const theirs = presented[key];
-    if (typeof mine === 'string' && ADDRESS.test(mine)) {
-      return typeof theirs === 'string' && theirs.toLowerCase() === mine.toLowerCase();
-    }
-    return canonicalJson(theirs) === canonicalJson(mine);
-  });
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (isRecord(value)) {
-    const entries = Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return value === undefined ? 'undefined' : JSON.stringify(value);
 }

@@ -16,6 +16,7 @@ import { receiptProvesPayment, type ReceiptEvidence } from '../../../chain/settl
 import { X402Paywall, type VerifiedPayment } from '../../paywall/x402-paywall.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from '../../payments.settings.js';
 import { remoteText } from '../../../common/remote-text.js';
+import { DEADLINE, withDeadline } from '../../../common/deadline.js';
 
 /**
  * How a settlement ended, as far as the seller can prove it:
@@ -67,41 +68,8 @@ const PRE_BROADCAST_REASONS: ReadonlySet<string> = new Set([
   'invalid_batch_settlement_evm_receive_authorization_signature',
 ]);
 
-const DEADLINE = Symbol('deadline');
 /** How long the last look at a settlement's receipt may take once its deadline has come. */
 const LAST_LOOK_MS = 500;
-
-/**
- * Runs `work`, or stops waiting for it after `ms` or when `stop` aborts, whichever comes first
- * (it keeps running; its failure is then ignored).
- */
-export async function withDeadline<T>(
-  work: Promise<T>,
-  ms: number,
-  stop?: AbortSignal,
-): Promise<T | typeof DEADLINE> {
-  let timer: NodeJS.Timeout | undefined;
-  let onAbort: (() => void) | undefined;
-  const deadline = new Promise<typeof DEADLINE>((resolve) => {
-    timer = setTimeout(() => {
-      resolve(DEADLINE);
-    }, ms);
-    onAbort = () => {
-      resolve(DEADLINE);
-    };
-    if (stop?.aborted === true) onAbort();
-    else stop?.addEventListener('abort', onAbort, { once: true });
-  });
-  work.catch(() => {
-    // given up on at the deadline: its late failure is nobody's answer
-  });
-  try {
-    return await Promise.race([work, deadline]);
-  } finally {
-    clearTimeout(timer);
-    if (onAbort !== undefined) stop?.removeEventListener('abort', onAbort);
-  }
-}
 
 /**
  * Settles a verified payment within X402_SETTLE_TIMEOUT_MS and says what can be proven about

@@ -1,0 +1,63 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { PaymentPayload } from '@x402/core/types';
+import type { FastifyRequest } from 'fastify';
+import { MetricsService } from '../../metrics/metrics.service.js';
+import { FacilitatorUnavailableError } from '../facilitator/facilitator-client.js';
+import { PAYMENT_SETTINGS, type PaymentConfig } from '../payments.settings.js';
+import { withDeadline } from '../../common/deadline.js';
+import { challengeResponse, routeOf } from './payment-errors.js';
+import { X402Paywall, type VerifiedPayment } from './x402-paywall.js';
+
+/**
+ * The facilitator's verdict on a payment within X402_VERIFY_TIMEOUT_MS, and the 402 that
+ * refuses one, counted in the metrics the same way for every scheme.
+ */
+@Injectable()
+export class PaymentVerification {
+  private readonly verifyTimeoutMs: number;
+
+  constructor(
+    private readonly paywall: X402Paywall,
+    private readonly metrics: MetricsService,
+    @Inject(PAYMENT_SETTINGS.token) payments: PaymentConfig,
+  ) {
+    this.verifyTimeoutMs = payments.verifyTimeoutMs;
+  }
+
+  /** A refusal throws its 402; no answer in time a FacilitatorUnavailableError. */
+  async verify(request: FastifyRequest, payload: PaymentPayload): Promise<VerifiedPayment> {
+    const started = performance.now();
+    const seconds = (): number => (performance.now() - started) / 1000;
+    try {
+      const verdict = await withDeadline(
+        this.paywall.verify(request, payload),
+        this.verifyTimeoutMs,
+      );
+      if (typeof verdict === 'symbol') {
+        throw new FacilitatorUnavailableError(
+          'verify',
+          new Error(`no verdict within X402_VERIFY_TIMEOUT_MS (${this.verifyTimeoutMs} ms)`),
+        );
+      }
+      if (verdict.kind === 'challenge') {
+        this.metrics.verificationFailed('refused', seconds());
+        this.metrics.paymentRefused(routeOf(request), verdict.body.error);
+        throw challengeResponse(verdict);
+      }
+      this.metrics.paymentVerified(routeOf(request), seconds());
+      return verdict;
+    } catch (error) {
+      if (error instanceof FacilitatorUnavailableError) {
+        this.metrics.verificationFailed('error', seconds());
+        this.metrics.facilitatorError('verify');
+      }
+      throw error;
+    }
+  }
+
+  /** Refuses the payment with the route's 402 naming `reason`; nothing is charged. */
+  async refuse(request: FastifyRequest, reason: string): Promise<never> {
+    this.metrics.paymentRefused(routeOf(request), reason);
+    throw challengeResponse(await this.paywall.challenge(request, reason));
+  }
+}

@@ -1,0 +1,62 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DiscoveryService, Reflector } from '@nestjs/core';
+import { StartupError } from '../../common/startup-error.js';
+import { PAYMENT_SETTINGS, type PaymentConfig } from '../payments.settings.js';
+import { SELLER_SCHEME, type SellerSchemePlugin } from './seller-scheme.js';
+
+/**
+ * The schemes the service sells with: every `@SellerScheme()` provider in the app, offered in
+ * X402_SCHEMES order. A name in X402_SCHEMES that no provider implements stops start-up.
+ */
+@Injectable()
+export class SchemeRegistry {
+  private offeredSchemes: readonly SellerSchemePlugin[] | undefined;
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly reflector: Reflector,
+    @Inject(PAYMENT_SETTINGS.token) private readonly payments: PaymentConfig,
+  ) {}
+
+  /** The offered schemes, in X402_SCHEMES order (found once, on first use). */
+  offered(): readonly SellerSchemePlugin[] {
+    this.offeredSchemes ??= this.discover();
+    return this.offeredSchemes;
+  }
+
+  /** The offered scheme a payment names, if any. */
+  named(scheme: unknown): SellerSchemePlugin | undefined {
+    return this.offered().find((plugin) => plugin.scheme === scheme);
+  }
+
+  /** The scheme ids v1 clients are offered. */
+  offeredToV1(): ReadonlySet<string> {
+    return new Set(
+      this.offered()
+        .filter((plugin) => plugin.offeredToV1)
+        .map((plugin) => plugin.scheme),
+    );
+  }
+
+  private discover(): readonly SellerSchemePlugin[] {
+    const registered = new Map<string, SellerSchemePlugin>();
+    for (const wrapper of this.discovery.getProviders()) {
+      const metatype = wrapper.metatype;
+      const instance: unknown = wrapper.instance;
+      if (typeof metatype !== 'function' || instance === undefined || instance === null) continue;
+      if (this.reflector.get<boolean | undefined>(SELLER_SCHEME, metatype) !== true) continue;
+      const plugin = instance as SellerSchemePlugin;
+      registered.set(plugin.scheme, plugin);
+    }
+    return this.payments.schemes.map((scheme) => {
+      const plugin = registered.get(scheme);
+      if (plugin === undefined) {
+        throw new StartupError(
+          `Cannot start: X402_SCHEMES names ${scheme}, which no registered scheme implements ` +
+            `(registered: ${[...registered.keys()].join(', ') || 'none'}).`,
+        );
+      }
+      return plugin;
+    });
+  }
+}

@@ -1,0 +1,92 @@
+import { Logger } from '@nestjs/common';
+import type { SchemeNetworkServer } from '@x402/core/types';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { asPaymentError } from '../../paywall/payment-errors.js';
+import { PaymentIdentifiers, paymentIdOf } from '../../paywall/payment-identifiers.js';
+import { PaymentVerification } from '../../paywall/payment-verification.js';
+import {
+  SellerScheme,
+  type AbandonReason,
+  type OpenSale,
+  type PresentedPayment,
+  type SellerSchemePlugin,
+} from '../../paywall/seller-scheme.js';
+import { BATCH_SETTLEMENT, acceptBatchPayment } from './batch-acceptance.js';
+import { BatchChannels } from './batch-channels.js';
+import { BatchSettlement, type BatchPaymentInProgress } from './batch-settlement.js';
+
+/**
+ * `batch-settlement` on EVM: the buyer deposits into a payment channel once, then signs a
+ * cumulative voucher per call; vouchers are recorded in the channel state (no chain call) and
+ * claimed on chain in rounds. v2 clients only. No ledger claim: the channel state serializes a
+ * channel's vouchers (the server scheme reserves the channel under its lock, and a second
+ * voucher on the same base is stale).
+ */
+@SellerScheme()
+export class BatchSettlementScheme implements SellerSchemePlugin {
+  readonly scheme = BATCH_SETTLEMENT;
+  readonly offeredToV1 = false;
+  private readonly logger = new Logger(BatchSettlementScheme.name);
+
+  constructor(
+    private readonly channels: BatchChannels,
+    private readonly verification: PaymentVerification,
+    private readonly identifiers: PaymentIdentifiers,
+    private readonly settlement: BatchSettlement,
+  ) {}
+
+  serverScheme(): SchemeNetworkServer {
+    return this.channels.scheme;
+  }
+
+  startSelling(): void {
+    this.channels.startClaims();
+  }
+
+  /**
+   * A voucher is checked locally against the channel state; a deposit is verified by the
+   * facilitator. A payment-identifier works as with `exact`: the same voucher presented again
+   * under its id gets the answer it bought, free.
+   */
+  async open(request: FastifyRequest, presented: PresentedPayment): Promise<OpenSale> {
+    const accepted = acceptBatchPayment(presented.payload, presented.requirement);
+    const fingerprint = `${accepted.channelId.toLowerCase()}:${accepted.maxClaimableAmount}`;
+    const paymentId = paymentIdOf(accepted.payload);
+    if (paymentId !== undefined) {
+      const expiresAt = Date.now() + accepted.requirement.maxTimeoutSeconds * 1000;
+      await this.identifiers.claim(request, {
+        paymentId,
+        fingerprint,
+        signature: accepted.signature,
+        expiresAt,
+      });
+    }
+    try {
+      const payment = await this.verification.verify(request, accepted.payload);
+      return new BatchSale({ accepted, payment, fingerprint, paymentId }, this.settlement);
+    } catch (error) {
+      await this.identifiers.release(paymentId);
+      throw asPaymentError(error, this.logger);
+    }
+  }
+}
+
+/** One voucher (or deposit) between its verification and its recording. */
+export class BatchSale implements OpenSale {
+  constructor(
+    readonly inProgress: BatchPaymentInProgress,
+    private readonly settlement: BatchSettlement,
+  ) {}
+
+  get requirement(): PresentedPayment['requirement'] {
+    return this.inProgress.accepted.requirement;
+  }
+
+  close(request: FastifyRequest, reply: FastifyReply, body: unknown): Promise<unknown> {
+    return this.settlement.close(request, reply, this.inProgress, body);
+  }
+
+  abandon(reason: AbandonReason): Promise<void> {
+    return this.settlement.giveBack(this.inProgress, reason);
+  }
+}

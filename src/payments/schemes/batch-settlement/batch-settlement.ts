@@ -1,0 +1,168 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { SettleResponse } from '@x402/core/types';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, ErrorCode } from '../../../common/api-error.js';
+import { withDeadline } from '../../../common/deadline.js';
+import { remoteText } from '../../../common/remote-text.js';
+import { MetricsService } from '../../../metrics/metrics.service.js';
+import { settlementTraces, type SettlementTrace } from '../../facilitator/facilitator-client.js';
+import { PAYMENT_SETTINGS, type PaymentConfig } from '../../payments.settings.js';
+import { clientGone } from '../../paywall/client-connection.js';
+import { asPaymentError, challengeResponse, routeOf } from '../../paywall/payment-errors.js';
+import { PaymentIdentifiers } from '../../paywall/payment-identifiers.js';
+import type { AbandonReason } from '../../paywall/seller-scheme.js';
+import { SoldAnswers } from '../../paywall/sold-answers.js';
+import { X402Paywall, type VerifiedPayment } from '../../paywall/x402-paywall.js';
+import { receiptHeader } from '../../paywall/x402-wire.js';
+import { mayHaveSent } from '../exact/payment-settler.js';
+import type { AcceptedBatchPayment } from './batch-acceptance.js';
+import { BatchChannels } from './batch-channels.js';
+import {
+  CHANNEL_STATE_UNAVAILABLE,
+  CHANNEL_STATE_UNCERTAIN,
+  chargeRecorded,
+} from './seller-batch-scheme.js';
+
+/** A batch-settlement payment verified (its channel reserved), waiting for the handler. */
+export interface BatchPaymentInProgress {
+  readonly accepted: AcceptedBatchPayment;
+  readonly payment: VerifiedPayment;
+  /** The channel and cumulative amount: one voucher, whoever presents it. */
+  readonly fingerprint: string;
+  readonly paymentId: string | undefined;
+}
+
+/**
+ * Settles a batch-settlement sale: the voucher is recorded in the channel state (the charge is
+ * owed to X402_PAY_TO from then on, claimed on chain later) before any byte of the body goes
+ * out; a deposit first lands on chain through the facilitator. Refused → 402 with the reason, the
+ * channel left as it was. A deposit that may have been sent, or a settlement that reports
+ * success without this voucher's charge recorded (the SDK only logs a failure of its own
+ * after-settle step, e.g. a deposit that outlived its channel reservation), is a 502: not a
+ * 402 inviting a second deposit, and not a 200 nobody is charged for.
+ */
+@Injectable()
+export class BatchSettlement {
+  private readonly logger = new Logger(BatchSettlement.name);
+  private readonly settleTimeoutMs: number;
+
+  constructor(
+    private readonly paywall: X402Paywall,
+    private readonly channels: BatchChannels,
+    private readonly sold: SoldAnswers,
+    private readonly identifiers: PaymentIdentifiers,
+    private readonly metrics: MetricsService,
+    @Inject(PAYMENT_SETTINGS.token) payments: PaymentConfig,
+  ) {
+    this.settleTimeoutMs = payments.settleTimeoutMs;
+  }
+
+  async close(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    inProgress: BatchPaymentInProgress,
+    body: unknown,
+  ): Promise<unknown> {
+    if (clientGone(reply)) {
+      await this.giveBack(inProgress, 'handler_failed');
+      throw new ApiError(
+        ErrorCode.ClientClosedRequest,
+        'The client closed the connection before settlement; nothing was charged.',
+      );
+    }
+    let settlement: SettleResponse | symbol;
+    const route = routeOf(request);
+    const started = performance.now();
+    const seconds = (): number => (performance.now() - started) / 1000;
+    const { kind, channelId } = inProgress.accepted;
+    // a deposit's chain calls are watched (like an `exact` settlement's); a voucher makes none
+    const trace: SettlementTrace = { observed: false, broadcast: false };
+    const settling =
+      kind === 'deposit'
+        ? settlementTraces.run(trace, () => this.paywall.settleWithState(inProgress.payment))
+        : this.paywall.settleWithState(inProgress.payment);
+    try {
+      settlement = await withDeadline(settling, this.settleTimeoutMs);
+    } catch (error) {
+      await this.giveBack(inProgress, 'handler_failed');
+      if (kind === 'deposit') {
+        // the deposit transaction may have gone out before the failure: money may have moved
+        this.metrics.settlementNotProven(route, 'unknown', String(error), seconds());
+        this.logger.error(`batch settlement: deposit on ${channelId} failed: ${remoteText(error)}`);
+        throw channelPaymentUnknown();
+      }
+      this.metrics.settlementNotProven(route, 'unavailable', String(error), seconds());
+      throw asPaymentError(error, this.logger);
+    }
+    if (typeof settlement === 'symbol') {
+      this.metrics.settlementNotProven(route, 'unknown', 'settle_timeout', seconds());
+      this.logger.error(
+        `batch settlement: ${kind} on ${channelId} not settled within X402_SETTLE_TIMEOUT_MS`,
+      );
+      // still running: if it lands, this unanswered call's price comes off the channel's charge
+      this.channels.takeBackLateCharge(inProgress.payment, inProgress.accepted, settling);
+      await this.identifiers.release(inProgress.paymentId);
+      throw channelPaymentUnknown();
+    }
+    const reason = settlement.errorReason ?? 'settlement_failed';
+    const unknown = settlement.success
+      ? !chargeRecorded(settlement, inProgress.accepted.maxClaimableAmount) && 'charge_not_recorded'
+      : reason === CHANNEL_STATE_UNCERTAIN
+        ? reason
+        : kind === 'deposit' && mayHaveSent(settlement, trace, reason) && reason;
+    if (unknown !== false) {
+      this.metrics.settlementNotProven(route, 'unknown', unknown, seconds());
+      this.logger.error(
+        `batch settlement: ${kind} on ${channelId} ended without this call's charge recorded (${unknown}); answered 502, nothing charged`,
+      );
+      // the storage may have recorded it before failing: then its price comes off again
+      if (unknown === CHANNEL_STATE_UNCERTAIN) {
+        this.channels.takeBackUncertainCharge(inProgress.payment, inProgress.accepted);
+      }
+      await this.identifiers.release(inProgress.paymentId);
+      throw channelPaymentUnknown();
+    }
+    if (!settlement.success && reason === CHANNEL_STATE_UNAVAILABLE) {
+      this.metrics.settlementNotProven(route, 'unavailable', reason, seconds());
+      this.logger.error(`batch settlement: ${kind} on ${channelId}: ${reason}`);
+      await this.identifiers.release(inProgress.paymentId);
+      throw new ApiError(
+        ErrorCode.SharedStateUnavailable,
+        'The payment channel state could not be recorded; nothing was charged.',
+        { 'retry-after': '5' },
+      );
+    }
+    if (!settlement.success) {
+      this.metrics.settlementNotProven(route, 'refused', reason, seconds());
+      await this.identifiers.release(inProgress.paymentId);
+      const challenge = await this.paywall.challenge(request, `settlement_failed: ${reason}`);
+      throw challengeResponse(challenge);
+    }
+    // owed to X402_PAY_TO by a recorded voucher, claimed on chain by the next claim round
+    this.metrics.paymentSettled(route, inProgress.accepted.requirement, seconds());
+    this.channels.claimIfOverThreshold(settlement);
+    const [name, value] = receiptHeader(2, settlement);
+    const headers = { [name]: value, 'cache-control': 'private, no-store' };
+    if (inProgress.paymentId !== undefined)
+      await this.sold.storeForRetries(inProgress.paymentId, inProgress.fingerprint, headers, body);
+    void reply.headers(headers);
+    return body;
+  }
+
+  /** Nothing was sold: the channel's reservation and the payment-identifier are given back. */
+  async giveBack(inProgress: BatchPaymentInProgress, reason: AbandonReason): Promise<void> {
+    await inProgress.payment.cancel(reason);
+    await this.identifiers.release(inProgress.paymentId);
+  }
+}
+
+/** A batch payment whose outcome is not known: the call is not charged, a deposit stays the buyer's. */
+function channelPaymentUnknown(): ApiError {
+  return new ApiError(
+    ErrorCode.SettlementUnknown,
+    'The payment into your channel could not be confirmed. This call is not charged: if it ' +
+      'lands after all, its price is taken back off the channel, and a deposit stays yours in ' +
+      'the channel (refundable, or withdrawable after the channel delay). Retry in a few seconds.',
+    { 'retry-after': '5' },
+  );
+}

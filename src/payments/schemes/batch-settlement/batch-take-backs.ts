@@ -1,0 +1,131 @@
+import type { Logger } from '@nestjs/common';
+import type { SettleResponse } from '@x402/core/types';
+import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
+import { reasonOf } from '../../facilitator/facilitator-client.js';
+import type { VerifiedPayment } from '../../paywall/x402-paywall.js';
+import { chargeRecorded, isReserved } from './seller-batch-scheme.js';
+
+/**
+ * Taking a price back off a channel's charge when its call was not answered with a 200: the
+ * charge may have been recorded after all (a slow deposit, a store that applied the write and
+ * lost the answer). Never below what was claimed on chain: that is logged with the payer to refund.
+ */
+
+/**
+ * A batch settlement its request stopped waiting for (the deposit was slow): that call was
+ * answered with an error, so when the settlement lands after all with its charge recorded, the
+ * price is taken back off the channel's charge; the deposit itself stays the buyer's in the
+ * channel. A settlement that landed without recording its charge (its reservation expired and
+ * another voucher was sold on that base meanwhile) has nothing to take back. If a claim took
+ * the price on chain first, it cannot be taken back: that is logged with the payer to refund.
+ */
+export function takeBackLateCharge(
+  storage: ChannelStorage,
+  logger: Logger,
+  payment: VerifiedPayment,
+  { channelId, maxClaimableAmount }: { channelId: string; maxClaimableAmount: string },
+  settling: Promise<SettleResponse>,
+): void {
+  const price = BigInt(payment.requirements.amount);
+  void settling
+    .then(async (settlement) => {
+      if (!settlement.success) return;
+      if (!chargeRecorded(settlement, maxClaimableAmount)) {
+        logger.warn(
+          `batch settlement: ${channelId} settled after its request gave up, without its charge recorded; nothing to take back`,
+        );
+        return;
+      }
+      const status = await takeBackPrice(storage, channelId, price);
+      if (status === 'updated') {
+        logger.warn(
+          `batch settlement: ${channelId} settled after its request gave up; its price was taken back off the channel's charge`,
+        );
+      } else if (status === 'busy') {
+        logger.error(
+          `batch settlement: ${channelId} settled after its request gave up and stayed busy; refund ${price} to ${settlement.payer ?? 'the payer'}`,
+        );
+      } else {
+        logger.error(
+          `batch settlement: ${channelId} settled after its request gave up and its price was already claimed; refund ${price} to ${settlement.payer ?? 'the payer'}`,
+        );
+      }
+    })
+    .catch((error: unknown) => {
+      logger.error(
+        `batch settlement: could not take back the late charge on ${channelId}: ${reasonOf(error)}`,
+      );
+    });
+}
+
+/**
+ * A voucher whose recording failed in a way that may have recorded it (the store applied the
+ * write and lost the answer): its call was answered 502, so if the channel's record is this
+ * voucher, its price comes off again. Retried while the store does not answer.
+ */
+export function takeBackUncertainCharge(
+  storage: ChannelStorage,
+  logger: Logger,
+  payment: VerifiedPayment,
+  { channelId, signature }: { channelId: string; signature: string },
+): void {
+  const price = BigInt(payment.requirements.amount);
+  const attempt = async (until: number): Promise<void> => {
+    try {
+      const record = await storage.get(channelId);
+      if (record?.signature.toLowerCase() !== signature.toLowerCase()) return;
+      const status = await takeBackPrice(storage, channelId, price);
+      if (status !== 'updated') {
+        logger.error(
+          `batch settlement: ${channelId} may have been charged for a call answered 502 (${status}); refund ${price} to its payer`,
+        );
+      }
+    } catch (error) {
+      if (Date.now() > until) {
+        logger.error(
+          `batch settlement: could not check ${channelId} for a charge answered 502 (${reasonOf(error)}); refund ${price} to its payer if it was recorded`,
+        );
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, TAKE_BACK_RETRY_MS * 4));
+      await attempt(until);
+    }
+  };
+  void attempt(Date.now() + TAKE_BACK_WAIT_MS);
+}
+
+/** How long a late charge waits for a channel's reservation to end before giving up. */
+const TAKE_BACK_WAIT_MS = 120_000;
+const TAKE_BACK_RETRY_MS = 250;
+
+/**
+ * Takes `price` off a channel's charged total once no other request holds a reservation on it:
+ * a voucher in flight adds its price to the total it finds, and taking ours off under it would
+ * leave that voucher's own charge short of what it signed (and its call answered 502 while
+ * charged). Not below the claimed total: a claimed price cannot be taken back.
+ */
+export async function takeBackPrice(
+  storage: ChannelStorage,
+  channelId: string,
+  price: bigint,
+): Promise<'updated' | 'claimed' | 'busy'> {
+  for (const until = Date.now() + TAKE_BACK_WAIT_MS; ;) {
+    const seen = { busy: false };
+    const { status } = await storage.updateChannel(channelId, (current) => {
+      // decided afresh on every run: a store may run this again when its write races another
+      seen.busy = current !== undefined && isReserved(current);
+      if (current === undefined || seen.busy) return current;
+      const charged = BigInt(current.chargedCumulativeAmount) - price;
+      if (charged < BigInt(current.totalClaimed)) return current;
+      // an expired reservation still in the record could commit on the lowered total: void it
+      return {
+        ...current,
+        chargedCumulativeAmount: charged.toString(),
+        pendingRequest: undefined,
+      };
+    });
+    if (!seen.busy) return status === 'updated' ? 'updated' : 'claimed';
+    if (Date.now() > until) return 'busy';
+    await new Promise((resolve) => setTimeout(resolve, TAKE_BACK_RETRY_MS));
+  }
+}

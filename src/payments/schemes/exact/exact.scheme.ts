@@ -1,0 +1,134 @@
+import { Inject, Logger } from '@nestjs/common';
+import type { FacilitatorClient } from '@x402/core/server';
+import type { Network, SchemeNetworkServer } from '@x402/core/types';
+import { ExactEvmScheme } from '@x402/evm/exact/server';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import {
+  EmbeddedFacilitatorClient,
+  FACILITATOR_CLIENT,
+} from '../../facilitator/facilitator-client.js';
+import {
+  PAYMENT_LEDGER,
+  type ClaimResult,
+  type PaymentLedger,
+} from '../../ledger/payment-ledger.js';
+import { asPaymentError, settlementStillUnknown } from '../../paywall/payment-errors.js';
+import { PaymentIdentifiers, paymentIdOf } from '../../paywall/payment-identifiers.js';
+import { PaymentVerification } from '../../paywall/payment-verification.js';
+import {
+  SellerScheme,
+  type AbandonReason,
+  type OpenSale,
+  type PresentedPayment,
+  type SellerSchemePlugin,
+} from '../../paywall/seller-scheme.js';
+import { ExactSettlement, type PaymentInProgress } from './exact-settlement.js';
+import { acceptExactPayment, paymentExpiry, paymentFingerprint } from './payment-acceptance.js';
+import { SellerExactScheme } from './seller-exact-scheme.js';
+import { SettlementReconciler } from './settlement-reconciler.js';
+
+const CLAIM_REFUSALS: Readonly<Record<Exclude<ClaimResult, 'claimed' | 'uncertain'>, string>> = {
+  in_flight: 'payment_in_progress: this payment is already being used by another request',
+  settled: 'payment_already_used: this payment has already been settled',
+};
+
+/**
+ * `exact` on EVM: one EIP-3009 `transferWithAuthorization` of the price per request, settled on
+ * chain before the answer goes out. A payment is claimed in the ledger (its identity is what the
+ * token makes single-use) so no copy runs concurrently, then verified within
+ * X402_VERIFY_TIMEOUT_MS; ExactSettlement settles it once the handler answered.
+ */
+@SellerScheme()
+export class ExactScheme implements SellerSchemePlugin {
+  readonly scheme = 'exact';
+  readonly offeredToV1 = true;
+  private readonly logger = new Logger(ExactScheme.name);
+
+  constructor(
+    @Inject(FACILITATOR_CLIENT) private readonly facilitator: FacilitatorClient,
+    @Inject(PAYMENT_LEDGER) private readonly ledger: PaymentLedger,
+    private readonly verification: PaymentVerification,
+    private readonly identifiers: PaymentIdentifiers,
+    private readonly reconciler: SettlementReconciler,
+    private readonly settlement: ExactSettlement,
+  ) {}
+
+  /** With the facilitator in this process, verified with one chain call (SellerExactScheme). */
+  serverScheme(_network: Network): SchemeNetworkServer {
+    const { facilitator } = this;
+    return facilitator instanceof EmbeddedFacilitatorClient
+      ? new SellerExactScheme((asset, authorization, signature) =>
+          facilitator.wouldTransfer(asset, authorization, signature),
+        )
+      : new ExactEvmScheme();
+  }
+
+  async open(request: FastifyRequest, presented: PresentedPayment): Promise<OpenSale> {
+    const accepted = acceptExactPayment(presented.payload, presented.requirement);
+    const { payload } = accepted;
+    const fingerprint = paymentFingerprint(accepted);
+    const expiresAt = paymentExpiry(accepted);
+    const paymentId = paymentIdOf(payload);
+    if (paymentId !== undefined) {
+      await this.identifiers.claim(
+        request,
+        { paymentId, fingerprint, signature: accepted.signature, expiresAt },
+        () => this.reconciler.holdsUnrecorded(fingerprint, paymentId),
+      );
+    }
+    try {
+      const claim = await this.ledger.claim(fingerprint, expiresAt);
+      if (
+        claim === 'uncertain' ||
+        (claim === 'in_flight' && this.reconciler.holdsUnrecorded(fingerprint))
+      ) {
+        // never a 402 for a payment whose settlement is unknown: it would invite a second one
+        throw settlementStillUnknown();
+      }
+      if (claim !== 'claimed')
+        return await this.verification.refuse(request, CLAIM_REFUSALS[claim]);
+      const payment = await this.verified(request, payload, fingerprint);
+      return new ExactSale(
+        { accepted, payment, version: presented.version, fingerprint, expiresAt, paymentId },
+        this.settlement,
+      );
+    } catch (error) {
+      await this.identifiers.release(paymentId);
+      throw error;
+    }
+  }
+
+  /** The facilitator's verdict; a refusal, an outage or no answer gives the claim back. */
+  private async verified(
+    request: FastifyRequest,
+    payload: PresentedPayment['payload'],
+    fingerprint: string,
+  ): Promise<PaymentInProgress['payment']> {
+    try {
+      return await this.verification.verify(request, payload);
+    } catch (error) {
+      await this.ledger.release(fingerprint);
+      throw asPaymentError(error, this.logger);
+    }
+  }
+}
+
+/** One `exact` payment between its verification and its settlement. */
+export class ExactSale implements OpenSale {
+  constructor(
+    readonly inProgress: PaymentInProgress,
+    private readonly settlement: ExactSettlement,
+  ) {}
+
+  get requirement(): PresentedPayment['requirement'] {
+    return this.inProgress.accepted.requirement;
+  }
+
+  close(request: FastifyRequest, reply: FastifyReply, body: unknown): Promise<unknown> {
+    return this.settlement.close(request, reply, this.inProgress, body);
+  }
+
+  abandon(_reason: AbandonReason): Promise<void> {
+    return this.settlement.giveBack(this.inProgress);
+  }
+}
