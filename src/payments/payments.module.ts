@@ -16,7 +16,7 @@ import {
   RedisReconcileClaims,
 } from './schemes/exact/reconcile-claims.js';
 import { SettlementReconciler } from './schemes/exact/settlement-reconciler.js';
-import { SoldAnswers } from './paywall/sold-answers.js';
+import { SoldAnswers } from './schemes/exact/sold-answers.js';
 import { SettlementInterceptor } from './paywall/settlement.interceptor.js';
 import { X402Paywall } from './paywall/x402-paywall.js';
 import { channelStorageProvider } from './channels/channel-storage.js';

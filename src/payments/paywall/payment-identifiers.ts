@@ -1,14 +1,18 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { PaymentPayload } from '@x402/core/types';
 import { PAYMENT_IDENTIFIER, validatePaymentIdentifier } from '@x402/extensions/payment-identifier';
 import type { FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from '../../common/api-error.js';
 import { isRecord } from '../../common/json.js';
+import { remoteText } from '../../common/remote-text.js';
 import { PreparedResponseException } from '../../common/prepared-response.exception.js';
 import { PAYMENT_LEDGER, type PaymentLedger } from '../ledger/payment-ledger.js';
 import { settlementStillUnknown } from './payment-errors.js';
 import { PaymentVerification } from './payment-verification.js';
+
+/** How long a response sold under a payment-identifier is served again for free. */
+const STORED_RESPONSE_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** One payment a payment-identifier is bound to: its scheme's fingerprint and signature. */
 export interface IdentifiedPayment {
@@ -22,10 +26,13 @@ export interface IdentifiedPayment {
 /**
  * The payment-identifier extension, the same for every scheme: an id is bound to one payment
  * for one resource. Bound and answered → the stored response again, free; bound to something
- * else → 409; still in flight → 402 (or 502 while its outcome is unknown).
+ * else → 409; still in flight → 402 (or 502 while its outcome is unknown). A sold answer is
+ * stored under its id for a day.
  */
 @Injectable()
 export class PaymentIdentifiers {
+  private readonly logger = new Logger(PaymentIdentifiers.name);
+
   constructor(
     @Inject(PAYMENT_LEDGER) private readonly ledger: PaymentLedger,
     private readonly verification: PaymentVerification,
@@ -70,6 +77,27 @@ export class PaymentIdentifiers {
           request,
           'payment_in_progress: this payment-identifier is being used by another request',
         );
+    }
+  }
+
+  /** The money has moved: failing to store the response for retries must not cost the client its 200. */
+  async storeAnswer(
+    paymentId: string,
+    fingerprint: string,
+    headers: Record<string, string>,
+    body: unknown,
+  ): Promise<void> {
+    try {
+      await this.ledger.storeResponse(
+        paymentId,
+        fingerprint,
+        { status: 200, headers, body },
+        Date.now() + STORED_RESPONSE_TTL_MS,
+      );
+    } catch (error) {
+      this.logger.error(
+        `could not store the response for payment-identifier ${paymentId}: ${remoteText(error)}`,
+      );
     }
   }
 

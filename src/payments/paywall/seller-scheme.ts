@@ -25,6 +25,8 @@ export type AbandonReason = 'handler_threw' | 'handler_failed';
 export interface OpenSale {
   /** The offered requirement the payment answers (the service's own object). */
   readonly requirement: PaymentRequirements;
+  /** Who pays (an address on the requirement's network), for the access log. */
+  readonly payer: string;
   /**
    * The handler answered `body`: settle (or record what is owed), put the receipt headers on
    * `reply` and give back the body to send; throw what to answer instead (a 402 with the reason,

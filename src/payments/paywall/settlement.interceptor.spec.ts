@@ -50,7 +50,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import type { SettlementTrace } from '../facilitator/facilitator-client.js';
 import { LocalReconcileClaims } from '../schemes/exact/reconcile-claims.js';
 import { SettlementReconciler } from '../schemes/exact/settlement-reconciler.js';
-import { SoldAnswers } from './sold-answers.js';
+import { SoldAnswers } from '../schemes/exact/sold-answers.js';
 import type { PaymentConfig } from '../payments.settings.js';
 import { SettlementInterceptor } from './settlement.interceptor.js';
 import type { ProtocolVersion } from './x402-wire.js';
@@ -205,7 +205,7 @@ describe('SettlementInterceptor', () => {
       () => sold,
     );
     ledger = new InMemoryPaymentLedger();
-    sold = new SoldAnswers(ledger, detachedMetrics());
+    sold = new SoldAnswers(detachedMetrics(), identifiers());
     reply = new FakeReply();
     handled = 0;
   });
@@ -581,7 +581,6 @@ describe('SettlementInterceptor', () => {
       const settlement = new BatchSettlement(
         paywall.asPaywall(),
         channels,
-        sold,
         identifiers(),
         detachedMetrics(),
         { settleTimeoutMs: 15_000 } as PaymentConfig,

@@ -6,12 +6,14 @@ import {
 } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { catchError, from, mergeMap, type Observable } from 'rxjs';
+import { noteSale } from '../../logging/request-log.js';
 import type { RequestWithPayment } from './payment-errors.js';
+import type { OpenSale } from './seller-scheme.js';
 
 /**
  * Closes the sale the payment guard opened, after the handler succeeded and before any byte of
  * the body is sent: the scheme settles (or records what is owed) and the body goes out with the
- * receipt, or the scheme's error is the answer. A handler that fails sells nothing: the sale is
+ * receipt (and the sale on the request's access line), or the scheme's error is the answer. A handler that fails sells nothing: the sale is
  * abandoned and what it reserved given back. A request that reaches it without an open sale is
  * refused.
  */
@@ -33,7 +35,20 @@ export class SettlementInterceptor implements NestInterceptor {
         await sale.abandon('handler_threw');
         throw error;
       }),
-      mergeMap((body) => from(sale.close(request, reply, body))),
+      mergeMap((body) => from(this.close(sale, request, reply, body))),
     );
+  }
+
+  /** The scheme's settlement; a sale is noted on the request's access line. */
+  private async close(
+    sale: OpenSale,
+    request: RequestWithPayment,
+    reply: FastifyReply,
+    body: unknown,
+  ): Promise<unknown> {
+    const sold = await sale.close(request, reply, body);
+    const { amount, network } = sale.requirement;
+    noteSale({ payer: sale.payer, amount, network });
+    return sold;
   }
 }

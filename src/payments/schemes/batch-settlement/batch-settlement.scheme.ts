@@ -82,6 +82,10 @@ export class BatchSale implements OpenSale {
     return this.inProgress.accepted.requirement;
   }
 
+  get payer(): string {
+    return this.inProgress.accepted.payer;
+  }
+
   close(request: FastifyRequest, reply: FastifyReply, body: unknown): Promise<unknown> {
     return this.settlement.close(request, reply, this.inProgress, body);
   }

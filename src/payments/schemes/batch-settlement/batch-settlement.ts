@@ -11,7 +11,6 @@ import { clientGone } from '../../paywall/client-connection.js';
 import { asPaymentError, challengeResponse, routeOf } from '../../paywall/payment-errors.js';
 import { PaymentIdentifiers } from '../../paywall/payment-identifiers.js';
 import type { AbandonReason } from '../../paywall/seller-scheme.js';
-import { SoldAnswers } from '../../paywall/sold-answers.js';
 import { X402Paywall, type VerifiedPayment } from '../../paywall/x402-paywall.js';
 import { receiptHeader } from '../../paywall/x402-wire.js';
 import { mayHaveSent } from '../exact/payment-settler.js';
@@ -49,7 +48,6 @@ export class BatchSettlement {
   constructor(
     private readonly paywall: X402Paywall,
     private readonly channels: BatchChannels,
-    private readonly sold: SoldAnswers,
     private readonly identifiers: PaymentIdentifiers,
     private readonly metrics: MetricsService,
     @Inject(PAYMENT_SETTINGS.token) payments: PaymentConfig,
@@ -144,7 +142,12 @@ export class BatchSettlement {
     const [name, value] = receiptHeader(2, settlement);
     const headers = { [name]: value, 'cache-control': 'private, no-store' };
     if (inProgress.paymentId !== undefined)
-      await this.sold.storeForRetries(inProgress.paymentId, inProgress.fingerprint, headers, body);
+      await this.identifiers.storeAnswer(
+        inProgress.paymentId,
+        inProgress.fingerprint,
+        headers,
+        body,
+      );
     void reply.headers(headers);
     return body;
   }

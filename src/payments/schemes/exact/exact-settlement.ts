@@ -13,7 +13,7 @@ import {
   settlementUnknown,
 } from '../../paywall/payment-errors.js';
 import { PaymentIdentifiers } from '../../paywall/payment-identifiers.js';
-import { SoldAnswers } from '../../paywall/sold-answers.js';
+import { SoldAnswers } from './sold-answers.js';
 import type { VerifiedPayment } from '../../paywall/x402-paywall.js';
 import { X402Paywall } from '../../paywall/x402-paywall.js';
 import { receiptHeader, type ProtocolVersion } from '../../paywall/x402-wire.js';
@@ -134,7 +134,12 @@ export class ExactSettlement {
     }
     const headers = this.sold.receiptHeaders(inProgress.version, settlement);
     if (inProgress.paymentId !== undefined)
-      await this.sold.storeForRetries(inProgress.paymentId, inProgress.fingerprint, headers, body);
+      await this.identifiers.storeAnswer(
+        inProgress.paymentId,
+        inProgress.fingerprint,
+        headers,
+        body,
+      );
     void reply.headers(headers);
     return body;
   }

@@ -124,6 +124,10 @@ export class ExactSale implements OpenSale {
     return this.inProgress.accepted.requirement;
   }
 
+  get payer(): string {
+    return this.inProgress.accepted.authorization.from;
+  }
+
   close(request: FastifyRequest, reply: FastifyReply, body: unknown): Promise<unknown> {
     return this.settlement.close(request, reply, this.inProgress, body);
   }

@@ -15,7 +15,7 @@ import { LocalReconcileClaims, type ReconcileClaims } from './reconcile-claims.j
 import type { SettlementChain } from '../../../chain/settlement-chain.js';
 import type { ReceiptEvidence } from '../../../chain/settlement-proof.js';
 import { SWEEP_EVERY_MS, SettlementReconciler } from './settlement-reconciler.js';
-import type { SoldAnswers } from '../../paywall/sold-answers.js';
+import type { SoldAnswers } from './sold-answers.js';
 
 const TX = `0x${'11'.repeat(32)}` as const;
 const OTHER_TX = `0x${'22'.repeat(32)}` as const;

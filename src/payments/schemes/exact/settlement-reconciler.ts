@@ -26,7 +26,7 @@ import {
   transactionPaid,
   type SettlementChain,
 } from '../../../chain/settlement-chain.js';
-import { SoldAnswers } from '../../paywall/sold-answers.js';
+import { SoldAnswers } from './sold-answers.js';
 
 export type Reconciliation = 'settled' | 'pending' | 'not_settled';
 
