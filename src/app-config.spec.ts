@@ -63,19 +63,25 @@ describe('loadConfig', () => {
       },
       payments: {
         payTo: PAY_TO,
-        network: 'eip155:84532',
-        asset: {
-          address: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-          name: 'USDC',
-          version: '2',
-          decimals: 6,
-        },
+        networks: [
+          {
+            network: 'eip155:84532',
+            chainId: 84532,
+            asset: {
+              address: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+              name: 'USDC',
+              version: '2',
+              decimals: 6,
+            },
+            rpcUrl: undefined,
+            facilitatorUrl: undefined,
+          },
+        ],
         facilitator: { mode: 'remote', url: 'https://x402.org/facilitator', timeoutMs: 15_000 },
         publicUrl: undefined,
         maxTimeoutSeconds: 60,
         settleTimeoutMs: 15_000,
         verifyTimeoutMs: 10_000,
-        rpcUrl: undefined,
         // batch-settlement is opt-in
         schemes: ['exact'],
         batch: {
@@ -279,15 +285,76 @@ describe('loadConfig', () => {
 
   describe('payments', () => {
     it('resolves the network aliases and their USDC', () => {
-      expect(loadConfig({ X402_NETWORK: 'base' }).payments).toMatchObject({
-        network: 'eip155:8453',
-        asset: {
-          address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
-          name: 'USD Coin',
-          version: '2',
+      expect(loadConfig({ X402_NETWORK: 'base' }).payments.networks).toMatchObject([
+        {
+          network: 'eip155:8453',
+          chainId: 8453,
+          asset: {
+            address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+            name: 'USD Coin',
+            version: '2',
+            decimals: 6,
+          },
         },
+      ]);
+      expect(loadConfig({ X402_NETWORK: 'base-sepolia' }).payments.networks[0].network).toBe(
+        'eip155:84532',
+      );
+    });
+
+    it('sells on every network of X402_NETWORKS, each with its own token, chain and facilitator', () => {
+      const { networks } = loadConfig({
+        X402_NETWORKS: 'base, polygon ,eip155:42161,eip155:31338',
+        X402_RPC_URL: 'http://127.0.0.1:8545',
+        X402_RPC_URL_137: 'http://127.0.0.1:8546/',
+        X402_FACILITATOR_URL_42161: 'http://127.0.0.1:4021',
+        X402_ASSET_ADDRESS_31338: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
+        X402_ASSET_NAME_31338: 'Test USD',
+        X402_ASSET_VERSION_31338: '1',
+        X402_ASSET_DECIMALS_31338: '18',
+      }).payments;
+      expect(
+        networks.map(({ network, rpcUrl, facilitatorUrl }) => [network, rpcUrl, facilitatorUrl]),
+      ).toEqual([
+        ['eip155:8453', 'http://127.0.0.1:8545', undefined],
+        ['eip155:137', 'http://127.0.0.1:8546', undefined],
+        ['eip155:42161', undefined, 'http://127.0.0.1:4021'],
+        ['eip155:31338', undefined, undefined],
+      ]);
+      // known networks take @x402/evm's default stablecoin
+      expect(networks[1]?.asset).toEqual({
+        address: '0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359',
+        name: 'USD Coin',
+        version: '2',
+        decimals: 6,
       });
-      expect(loadConfig({ X402_NETWORK: 'base-sepolia' }).payments.network).toBe('eip155:84532');
+      expect(networks[3]?.asset).toEqual({
+        address: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
+        name: 'Test USD',
+        version: '1',
+        decimals: 18,
+      });
+    });
+
+    it('refuses an unknown network without its asset, a network listed twice, and embedded mode without each RPC', () => {
+      expect(problemsOf({ X402_NETWORKS: 'base,eip155:31338' })).toEqual([
+        'X402_ASSET_ADDRESS_31338, X402_ASSET_NAME_31338, X402_ASSET_VERSION_31338 required: eip155:31338 has no default USDC',
+      ]);
+      expect(problemsOf({ X402_NETWORKS: 'base,eip155:8453' })).toEqual([
+        'X402_NETWORKS lists eip155:8453 twice',
+      ]);
+      expect(problemsOf({ X402_NETWORKS: 'base,nowhere' })[0]).toContain('(got "nowhere")');
+      expect(
+        problemsOf({
+          X402_NETWORKS: 'base,polygon',
+          X402_FACILITATOR: 'embedded',
+          X402_SETTLER_PRIVATE_KEY: SETTLER_KEY,
+          X402_RPC_URL: 'http://127.0.0.1:8545',
+        })[0],
+      ).toContain('and eip155:137 has none');
+      expect(problemsOf({ X402_RPC_URL_137: 'not a url', X402_NETWORKS: 'polygon' })).toEqual([
+        'X402_RPC_URL_137 must be an http(s) URL',
+      ]);
     });
 
     it('accepts a lower-case X402_PAY_TO and stores it checksummed', () => {
@@ -305,7 +372,7 @@ describe('loadConfig', () => {
         X402_ASSET_VERSION: '1',
         X402_ASSET_DECIMALS: '18',
       });
-      expect(config.payments.asset).toEqual({
+      expect(config.payments.networks[0].asset).toEqual({
         address: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
         name: 'Test USD',
         version: '1',
@@ -334,7 +401,6 @@ describe('loadConfig', () => {
       ).toEqual({
         mode: 'embedded',
         settlerPrivateKey: SETTLER_KEY,
-        rpcUrl: 'http://127.0.0.1:8545',
         receiptMaxWaitMs: undefined,
         receiptTimeoutMs: 15_000,
       });
@@ -357,11 +423,8 @@ describe('loadConfig', () => {
 
     it("bounds settlement and verification, and reads the seller's RPC beside any facilitator", () => {
       const defaults = loadConfig({}).payments;
-      expect(defaults).toMatchObject({
-        settleTimeoutMs: 15_000,
-        verifyTimeoutMs: 10_000,
-        rpcUrl: undefined,
-      });
+      expect(defaults).toMatchObject({ settleTimeoutMs: 15_000, verifyTimeoutMs: 10_000 });
+      expect(defaults.networks[0].rpcUrl).toBeUndefined();
       const tuned = loadConfig({
         X402_SETTLE_TIMEOUT_MS: '3000',
         X402_VERIFY_TIMEOUT_MS: '2000',
@@ -370,9 +433,9 @@ describe('loadConfig', () => {
       expect(tuned).toMatchObject({
         settleTimeoutMs: 3000,
         verifyTimeoutMs: 2000,
-        rpcUrl: 'http://127.0.0.1:8545',
         facilitator: { mode: 'remote' },
       });
+      expect(tuned.networks[0].rpcUrl).toBe('http://127.0.0.1:8545');
       expect(problemsOf({ X402_SETTLE_TIMEOUT_MS: '10' })[0]).toContain('X402_SETTLE_TIMEOUT_MS');
     });
 
@@ -422,7 +485,7 @@ describe('loadConfig', () => {
         { X402_PAY_TO: '0x70997970c51812dc3A010C7d01b50e0d17dc79C8' },
         'X402_PAY_TO has an invalid EIP-55 checksum',
       ],
-      [{ X402_NETWORK: 'ethereum' }, 'X402_NETWORK must be base, base-sepolia or a CAIP-2 id'],
+      [{ X402_NETWORK: 'nowhere' }, 'X402_NETWORK must list base, base-sepolia, a network'],
       [{ X402_FACILITATOR: 'paypal' }, 'X402_FACILITATOR must be one of'],
       [{ X402_FACILITATOR: 'cdp' }, 'CDP_API_KEY_ID and CDP_API_KEY_SECRET are required'],
       [{ X402_FACILITATOR: 'embedded' }, 'X402_SETTLER_PRIVATE_KEY and X402_RPC_URL are required'],

@@ -1,5 +1,5 @@
 import { StartupError } from '../src/common/startup-error.js';
-import { EmbeddedFacilitatorClient } from '../src/payments/facilitator/facilitator-client.js';
+import { EmbeddedFacilitatorClient } from '../src/payments/facilitator/embedded-facilitator.js';
 import { FacilitatorServer } from './support/facilitator-server.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
 import { startApp } from './support/test-app.js';

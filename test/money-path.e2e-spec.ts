@@ -4,7 +4,7 @@ import type { PaymentPayload, SettleResponse } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { appendPaymentIdentifierToExtensions } from '@x402/extensions/payment-identifier';
 import { decodePaymentResponseHeader } from '@x402/fetch';
-import { EmbeddedFacilitatorClient } from '../src/payments/facilitator/facilitator-client.js';
+import { EmbeddedFacilitatorClient } from '../src/payments/facilitator/embedded-facilitator.js';
 import { TickersController } from '../src/tickers/tickers.controller.js';
 import { FacilitatorServer } from './support/facilitator-server.js';
 import { spyOnHandler } from './support/handler-spy.js';

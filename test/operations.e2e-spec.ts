@@ -140,14 +140,15 @@ describe('operations: metrics, request ids, readiness by dependency', () => {
       expect(down.status).toBe(503);
       const body = await responseJson(down);
       expect(body).toMatchObject({ code: 'chain_unavailable' });
-      expect(body['detail']).toContain('chain: eth_blockNumber');
+      // each network whose chain does not answer is named (here the only one)
+      expect(body['detail']).toContain('chain: eip155:84532: eth_blockNumber failed');
       expect(body['detail']).not.toContain(proxy.url);
-      expect(sampleValue(await scrape(), 'x402_chain_rpc_up')).toBe(0);
+      expect(sampleValue(await scrape(), 'x402_chain_rpc_up', { network: 'eip155:84532' })).toBe(0);
     } finally {
       proxy.clear();
     }
     expect((await untilStatus(stack, '/health/ready', 200)).status).toBe(200);
-    expect(sampleValue(await scrape(), 'x402_chain_rpc_up')).toBe(1);
+    expect(sampleValue(await scrape(), 'x402_chain_rpc_up', { network: 'eip155:84532' })).toBe(1);
   }, 60_000);
 });
 

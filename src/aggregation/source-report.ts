@@ -7,7 +7,7 @@ import { waitingState, type VenueState } from './venue-poller.js';
  * The venues' report as the polling instance makes it: /v1/sources without what depends on the
  * instance answering. With several instances it is what the poller publishes for the others.
  */
-export type SourceReport = Omit<SourcesDto, 'poller' | 'notice'> & {
+export type SourceReport = Omit<SourcesDto, 'poller' | 'notice' | 'payments'> & {
   /** The instance that polls the venues; null when none has reported yet. */
   readonly instance: string | null;
 };

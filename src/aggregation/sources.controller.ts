@@ -5,6 +5,8 @@ import { ApiProblemResponses } from '../common/api-problem-responses.js';
 import { DEPLOYMENT_NOTICE, type DeploymentNotice } from '../common/deployment-notice.js';
 import { PriceRefreshService } from './price-refresh.service.js';
 import { SourcesDto } from './sources.dto.js';
+import { networkStates } from '../payments/networks/network-state.dto.js';
+import { NetworkStates } from '../payments/networks/network-states.js';
 
 @ApiTags('sources')
 @Controller('v1/sources')
@@ -12,6 +14,7 @@ export class SourcesController {
   constructor(
     private readonly refresh: PriceRefreshService,
     @Inject(DEPLOYMENT_NOTICE) private readonly notice: DeploymentNotice,
+    private readonly networks: NetworkStates,
   ) {}
 
   @Get()
@@ -23,7 +26,8 @@ export class SourcesController {
       'next, and which served prices its last quotes helped make or were dropped from as outliers. ' +
       'Answered from start-up on, before any venue has answered too. With several instances ' +
       'sharing REDIS_URL one of them polls the venues and the others serve the report it ' +
-      'publishes; `poller` says which and `timestamp` when the report was made.',
+      'publishes; `poller` says which and `timestamp` when the report was made. `payments` gives ' +
+      "this instance's payment networks and whether each is offered in the 402 now.",
   })
   @ApiOkResponse({ type: SourcesDto, description: 'The state of every enabled source.' })
   @ApiProblemResponses({
@@ -43,6 +47,7 @@ export class SourcesController {
       notice: this.notice,
       rates: report.rates,
       sources: report.sources,
+      payments: { networks: await networkStates(this.networks) },
     };
   }
 }

@@ -1,3 +1,4 @@
+import { NetworkStateDto } from '../payments/networks/network-state.dto.js';
 import { ApiProperty } from '@nestjs/swagger';
 import { STREAM_STATES, type StreamState } from '../markets/venue-stream.js';
 import {
@@ -200,6 +201,11 @@ export class PollerDto {
   thisInstance!: boolean;
 }
 
+export class PaymentNetworksDto {
+  @ApiProperty({ type: [NetworkStateDto], description: 'Each network of X402_NETWORKS.' })
+  networks!: NetworkStateDto[];
+}
+
 export class SourcesDto {
   @ApiProperty({
     format: 'date-time',
@@ -242,4 +248,10 @@ export class SourcesDto {
       'Every enabled venue, from start-up on: one never asked yet is `waiting` with no lastError.',
   })
   sources!: SourceDto[];
+
+  @ApiProperty({
+    type: PaymentNetworksDto,
+    description: "This instance's payment networks: whether each is offered in the 402 now.",
+  })
+  payments!: PaymentNetworksDto;
 }

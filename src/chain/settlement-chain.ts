@@ -8,7 +8,23 @@ import {
   type ReceiptEvidence,
 } from './settlement-proof.js';
 
-export const SETTLEMENT_CHAIN = Symbol('SettlementChain');
+/** The SettlementChains of this service: each network's chain, where it can be read. */
+export const SETTLEMENT_CHAINS = Symbol('SettlementChains');
+
+/** The chain of each network the seller reads, null for a network without an RPC. */
+export class SettlementChains {
+  constructor(private readonly byNetwork: ReadonlyMap<string, SettlementChain>) {}
+
+  /** The chain of a payment's network, or null when it cannot be read (no RPC configured). */
+  of(network: string): SettlementChain | null {
+    return this.byNetwork.get(network) ?? null;
+  }
+
+  /** Whether any network's chain can be read. */
+  get any(): boolean {
+    return this.byNetwork.size > 0;
+  }
+}
 
 /** How far back an authorization's use is looked for: hours on Base, far past any validBefore. */
 const LOOKBACK_BLOCKS = 5_000n;

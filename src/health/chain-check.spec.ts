@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { PaymentConfig } from '../payments/payments.settings.js';
+import { loadConfig } from '../app-config.js';
+import { NetworkStates } from '../payments/networks/network-states.js';
 import type { MetricsService } from '../metrics/metrics.service.js';
 import { ChainCheck } from './chain-check.js';
 
@@ -31,11 +32,15 @@ async function fakeRpc(): Promise<{
 function checkFor(rpcUrl: string | undefined): { check: ChainCheck; watched: boolean } {
   let watched = false;
   const metrics = {
-    watchChain: () => {
+    watchChains: () => {
       watched = true;
     },
   } as unknown as MetricsService;
-  const check = new ChainCheck({ rpcUrl } as PaymentConfig, metrics);
+  const { payments } = loadConfig({
+    X402_PAY_TO: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+    ...(rpcUrl === undefined ? {} : { X402_RPC_URL: rpcUrl }),
+  });
+  const check = new ChainCheck(new NetworkStates(payments), metrics);
   return {
     check,
     get watched() {
@@ -72,6 +77,9 @@ describe('ChainCheck', () => {
     try {
       const result = await checkFor(`${rpc.url}/secret-key`).check.check();
       expect(result).toMatchObject({ ok: false, code: 'chain_unavailable', retryAfterSeconds: 2 });
+      expect((result as { reason: string }).reason).toMatch(
+        /^eip155:84532: eth_blockNumber failed/,
+      );
       expect(JSON.stringify(result)).not.toContain('secret-key');
     } finally {
       rpc.server.closeAllConnections();

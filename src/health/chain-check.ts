@@ -1,83 +1,48 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { createPublicClient, type PublicClient } from 'viem';
+import { Injectable } from '@nestjs/common';
 import { ErrorCode } from '../common/api-error.js';
-import { jsonRpcTransport } from '../chain/json-rpc-transport.js';
-import { PAYMENT_SETTINGS, type PaymentConfig } from '../payments/payments.settings.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import {
+  NETWORK_PROBE_INTERVAL_MS,
+  NetworkStates,
+  type NetworkState,
+} from '../payments/networks/network-states.js';
 import { READY, type CheckResult, type ReadinessCheck } from './readiness.js';
-import { RecentAnswer } from './recent-answer.js';
-
-/** A readiness probe must answer fast: the RPC gets this long for one eth_blockNumber. */
-export const CHAIN_CHECK_TIMEOUT_MS = 1000;
-/** Probes more often than this share one answer, so probing never loads the RPC. */
-export const CHAIN_CHECK_CACHE_MS = 2000;
 
 /**
- * The chain RPC a paid request needs (X402_RPC_URL: the embedded facilitator's chain, or the
- * receipt proofs in remote/CDP mode): one cheap `eth_blockNumber`, short time-out, short cache.
+ * The chains a paid request needs (each network's RPC: the embedded facilitator's chain, or the
+ * receipt proofs in remote/CDP mode), as NetworkStates asks them: ready while at least one
+ * network's chain answers (the 402 offers those); every network's state is in the metrics.
  */
 @Injectable()
 export class ChainCheck implements ReadinessCheck {
   readonly name = 'chain';
-  private readonly client: PublicClient | undefined;
-  private readonly recent = new RecentAnswer(CHAIN_CHECK_CACHE_MS, () => this.ask());
 
-  constructor(@Inject(PAYMENT_SETTINGS.token) payments: PaymentConfig, metrics: MetricsService) {
-    this.client =
-      payments.rpcUrl === undefined
-        ? undefined
-        : createPublicClient({
-            transport: jsonRpcTransport(payments.rpcUrl, { timeoutMs: CHAIN_CHECK_TIMEOUT_MS }),
-          });
-    // a scrape asks too (sharing the cache), so the gauges are current without a readiness probe
-    if (this.client !== undefined) metrics.watchChain(() => this.probe());
+  constructor(
+    private readonly networks: NetworkStates,
+    metrics: MetricsService,
+  ) {
+    // a scrape asks too (sharing the states), so the gauges are current without a probe
+    if (networks.checked) metrics.watchChains(() => this.networks.states());
   }
 
   /** Whether a chain is used at all; without one there is nothing to check. */
   get used(): boolean {
-    return this.client !== undefined;
+    return this.networks.checked;
   }
 
   async check(): Promise<CheckResult> {
-    return (await this.probe()).result;
-  }
-
-  /** The last answer if younger than the cache time, else a new ask. */
-  probe(): Promise<ChainProbe> {
-    return this.recent.get();
-  }
-
-  private async ask(): Promise<ChainProbe> {
-    if (this.client === undefined) return { result: READY, seconds: 0 };
-    const started = performance.now();
-    const seconds = (): number => (performance.now() - started) / 1000;
-    try {
-      await this.client.getBlockNumber({ cacheTime: 0 });
-      return { result: READY, seconds: seconds() };
-    } catch (error) {
-      return { result: chainUnavailable(error), seconds: seconds() };
-    }
+    return readiness(await this.networks.states());
   }
 }
 
-/** One look at the chain: the readiness verdict and how long the RPC took. */
-export interface ChainProbe {
-  readonly result: CheckResult;
-  readonly seconds: number;
-}
-
-function chainUnavailable(error: unknown): CheckResult {
+/** Ready while one network's chain answers; else why each does not. */
+export function readiness(states: readonly NetworkState[]): CheckResult {
+  const down = states.filter((state) => state.state === 'down');
+  if (down.length < states.length || down.length === 0) return READY;
   return {
     ok: false,
     code: ErrorCode.ChainUnavailable,
-    // viem's short message: the long one names the RPC URL, which can carry a key
-    reason: `eth_blockNumber to the chain RPC failed within ${CHAIN_CHECK_TIMEOUT_MS} ms: ${shortMessage(error)}`,
-    retryAfterSeconds: Math.ceil(CHAIN_CHECK_CACHE_MS / 1000),
+    reason: down.map((state) => `${state.network}: ${state.reason ?? 'down'}`).join('; '),
+    retryAfterSeconds: Math.ceil(NETWORK_PROBE_INTERVAL_MS / 1000),
   };
-}
-
-function shortMessage(error: unknown): string {
-  if (error !== null && typeof error === 'object' && 'shortMessage' in error)
-    return String(error.shortMessage);
-  return error instanceof Error ? error.name : 'error';
 }

@@ -3,6 +3,8 @@ import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagg
 import { ApiProblemResponses } from '../common/api-problem-responses.js';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { SkipRateLimit } from '../rate-limit/skip-rate-limit.decorator.js';
+import { NetworkStateDto, networkStates } from '../payments/networks/network-state.dto.js';
+import { NetworkStates } from '../payments/networks/network-states.js';
 import { READINESS_CHECKS, type ReadinessCheck } from './readiness.js';
 
 export class HealthDto {
@@ -10,11 +12,19 @@ export class HealthDto {
   status!: 'ok';
 }
 
+export class ReadinessDto extends HealthDto {
+  @ApiProperty({ type: [NetworkStateDto], description: 'Each network of X402_NETWORKS.' })
+  networks!: NetworkStateDto[];
+}
+
 @ApiTags('health')
 @SkipRateLimit()
 @Controller('health')
 export class HealthController {
-  constructor(@Inject(READINESS_CHECKS) private readonly checks: readonly ReadinessCheck[]) {}
+  constructor(
+    @Inject(READINESS_CHECKS) private readonly checks: readonly ReadinessCheck[],
+    private readonly networks: NetworkStates,
+  ) {}
 
   @Get('live')
   @ApiOperation({
@@ -33,11 +43,12 @@ export class HealthController {
     summary: 'Everything a paid request needs is there (free)',
     description:
       'For readiness probes: 200 when a paid request can be served: a snapshot has at least one ' +
-      'price, the payment facilitator has confirmed the paid routes, the chain RPC answers ' +
-      '(when `X402_RPC_URL` is set: embedded mode, or receipt proofs) and the service is not ' +
-      'stopping. Otherwise 503 naming every check that failed and why.',
+      'price, the payment facilitator has confirmed the paid routes, the chain RPC of at least ' +
+      'one network answers (where one is configured: embedded mode, or receipt proofs) and the ' +
+      'service is not stopping; the body lists each network and whether it is offered. ' +
+      'Otherwise 503 naming every check that failed and why.',
   })
-  @ApiOkResponse({ type: HealthDto, description: 'Ready to sell prices.' })
+  @ApiOkResponse({ type: ReadinessDto, description: 'Ready to sell prices.' })
   @ApiProblemResponses({
     503: {
       description:
@@ -54,13 +65,15 @@ export class HealthController {
       ],
     },
   })
-  async ready(): Promise<HealthDto> {
+  async ready(): Promise<ReadinessDto> {
     const results = await Promise.all(
       this.checks.map(async (check) => ({ name: check.name, result: await check.check() })),
     );
     const failed = results.flatMap(({ name, result }) => (result.ok ? [] : [{ name, ...result }]));
     const first = failed[0];
-    if (first === undefined) return { status: 'ok' };
+    if (first === undefined) {
+      return { status: 'ok', networks: await networkStates(this.networks) };
+    }
     throw new ApiError(
       first.code,
       `Not ready: ${failed.map(({ name, reason }) => `${name}: ${reason}`).join('; ')}.`,

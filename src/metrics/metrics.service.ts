@@ -132,25 +132,31 @@ export class MetricsService {
     this.facilitatorErrors.inc({ operation });
   }
 
-  /**
-   * Chain RPC gauges, present only where a chain is used; `probe` (the readiness check's, cached)
-   * is asked at scrape time.
-   */
-  watchChain(probe: () => Promise<{ result: { ok: boolean }; seconds: number }>): void {
+  /** Each network's chain RPC, as the gauges show it (a probe shared with readiness). */
+  watchChains(
+    states: () => Promise<readonly { network: string; state: string; seconds: number }[]>,
+  ): void {
     new Gauge({
       name: 'x402_chain_rpc_up',
-      help: 'Whether the chain RPC (X402_RPC_URL) answers eth_blockNumber (asked at most every 2 s).',
+      help: "Whether each network's chain RPC answers eth_blockNumber (asked at most every 2 s).",
+      labelNames: ['network'],
       registers: [this.registry],
       async collect() {
-        this.set((await probe()).result.ok ? 1 : 0);
+        for (const state of await states()) {
+          if (state.state !== 'unchecked')
+            this.set({ network: state.network }, state.state === 'up' ? 1 : 0);
+        }
       },
     });
     new Gauge({
       name: 'x402_chain_rpc_latency_seconds',
-      help: 'Time the last eth_blockNumber took (answered or failed).',
+      help: "Time each network's last eth_blockNumber took (answered or failed).",
+      labelNames: ['network'],
       registers: [this.registry],
       async collect() {
-        this.set((await probe()).seconds);
+        for (const state of await states()) {
+          if (state.state !== 'unchecked') this.set({ network: state.network }, state.seconds);
+        }
       },
     });
   }

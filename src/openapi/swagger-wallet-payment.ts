@@ -37,8 +37,9 @@ interface SwaggerRequest {
 
 /**
  * Swagger UI's `requestInterceptor`: "Try it out" on a paid operation pays with the browser's
- * EIP-1193 wallet. On a 402 it asks the wallet to sign the EIP-3009 transfer of the offered
- * `exact` requirement (EIP-712 `TransferWithAuthorization`), repeats the request with the
+ * EIP-1193 wallet. On a 402 it asks the wallet to sign the EIP-3009 transfer of an offered
+ * `exact` requirement (EIP-712 `TransferWithAuthorization`; on the wallet's chain when the route
+ * is sold on several networks), repeats the request with the
  * `PAYMENT-SIGNATURE` header and shows the receipt above the page. Without a wallet it uses the
  * local stack's buyer when the page is served by it (`POST /sandbox/wallet`), else shows the 402. Swagger UI receives this function as source text, so it refers to nothing
  * outside itself.
@@ -125,14 +126,18 @@ export function x402RequestInterceptor(request: SwaggerRequest): SwaggerRequest 
         readonly resource?: unknown;
         readonly accepts: readonly Requirement[];
       };
-      const accepted = required.accepts.find(
+      const payable = required.accepts.filter(
         (candidate) => candidate.scheme === 'exact' && candidate.network.startsWith('eip155:'),
       );
+      // on several networks: the one the wallet is on, else the first (the wallet is switched)
+      const walletChain = Number(await wallet.request({ method: 'eth_chainId' }));
+      const accepted =
+        payable.find((candidate) => candidate.network === `eip155:${walletChain}`) ?? payable[0];
       if (accepted === undefined) return first;
       const chainId = Number(accepted.network.slice('eip155:'.length));
       const [from] = (await wallet.request({ method: 'eth_requestAccounts' })) as string[];
       if (from === undefined) throw new Error('the wallet shared no account');
-      if (Number(await wallet.request({ method: 'eth_chainId' })) !== chainId) {
+      if (walletChain !== chainId) {
         await wallet.request({
           method: 'wallet_switchEthereumChain',
           params: [{ chainId: `0x${chainId.toString(16)}` }],

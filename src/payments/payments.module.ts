@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { FACILITATOR_CLIENT, createFacilitatorClient } from './facilitator/facilitator-client.js';
+import { FACILITATORS, createFacilitators } from './facilitator/network-facilitators.js';
 import { PaidRouteExplorer } from './paywall/paid-routes.js';
 import { InMemoryPaymentLedger, PAYMENT_LEDGER } from './ledger/payment-ledger.js';
 import { REDIS_CLIENT, closeRedis, type RedisClient } from '../shared-state/redis-connection.js';
@@ -9,7 +9,11 @@ import { SettlerLease } from './facilitator/settler-lease.js';
 import { PaymentSettler } from './schemes/exact/payment-settler.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from './payments.settings.js';
 import { PaymentGuard } from './paywall/payment.guard.js';
-import { RpcSettlementChain, SETTLEMENT_CHAIN } from '../chain/settlement-chain.js';
+import {
+  RpcSettlementChain,
+  SETTLEMENT_CHAINS,
+  SettlementChains,
+} from '../chain/settlement-chain.js';
 import {
   LocalReconcileClaims,
   RECONCILE_CLAIMS,
@@ -19,6 +23,7 @@ import { SettlementReconciler } from './schemes/exact/settlement-reconciler.js';
 import { SoldAnswers } from './schemes/exact/sold-answers.js';
 import { SettlementInterceptor } from './paywall/settlement.interceptor.js';
 import { X402Paywall } from './paywall/x402-paywall.js';
+import { NetworkStates } from './networks/network-states.js';
 import { channelStorageProvider } from './channels/channel-storage.js';
 import { PaymentIdentifiers } from './paywall/payment-identifiers.js';
 import { PaymentVerification } from './paywall/payment-verification.js';
@@ -35,9 +40,9 @@ import { ExactScheme } from './schemes/exact/exact.scheme.js';
   imports: [DiscoveryModule],
   providers: [
     {
-      provide: FACILITATOR_CLIENT,
+      provide: FACILITATORS,
       inject: [PAYMENT_SETTINGS.token],
-      useFactory: (payments: PaymentConfig) => createFacilitatorClient(payments),
+      useFactory: (payments: PaymentConfig) => createFacilitators(payments),
     },
     {
       // shared by every instance through Redis when REDIS_URL is set, else this process's own
@@ -54,10 +59,17 @@ import { ExactScheme } from './schemes/exact/exact.scheme.js';
         redis === null ? new LocalReconcileClaims() : new RedisReconcileClaims(redis),
     },
     {
-      provide: SETTLEMENT_CHAIN,
+      // each network's chain where it has an RPC: proofs and reconciliation
+      provide: SETTLEMENT_CHAINS,
       inject: [PAYMENT_SETTINGS.token],
       useFactory: (payments: PaymentConfig) =>
-        payments.rpcUrl === undefined ? null : new RpcSettlementChain(payments.rpcUrl),
+        new SettlementChains(
+          new Map(
+            payments.networks.flatMap(({ network, rpcUrl }) =>
+              rpcUrl === undefined ? [] : [[network, new RpcSettlementChain(rpcUrl)] as const],
+            ),
+          ),
+        ),
     },
     {
       // with shared state, one live instance per settlement key (see SettlerLease)
@@ -77,6 +89,7 @@ import { ExactScheme } from './schemes/exact/exact.scheme.js';
     channelStorageProvider,
     PaidRouteExplorer,
     SchemeRegistry,
+    NetworkStates,
     X402Paywall,
     PaymentVerification,
     PaymentIdentifiers,
@@ -95,6 +108,7 @@ import { ExactScheme } from './schemes/exact/exact.scheme.js';
   ],
   exports: [
     X402Paywall,
+    NetworkStates,
     SchemeRegistry,
     PAYMENT_LEDGER,
     PaymentGuard,

@@ -1,7 +1,7 @@
 import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
-import { getAddress, isAddress } from 'viem';
-import { URL_OPTIONS, type SettingsSection } from '../config/settings.js';
-import { knownNetwork, resolveNetwork, type PaymentAsset } from './networks.js';
+import { URL_OPTIONS, type SettingsContext, type SettingsSection } from '../config/settings.js';
+import type { PaymentAsset } from './networks/known-networks.js';
+import { parseAddress, parseNetworks } from './networks/network-settings.js';
 
 export const FACILITATOR_MODES = ['remote', 'cdp', 'embedded'] as const;
 export type FacilitatorMode = (typeof FACILITATOR_MODES)[number];
@@ -15,19 +15,34 @@ export type FacilitatorConfig =
       readonly timeoutMs: number;
     }
   | {
+      /** Settles on each network over its own RPC (PaymentNetwork.rpcUrl, required). */
       readonly mode: 'embedded';
       readonly settlerPrivateKey: `0x${string}`;
-      readonly rpcUrl: string;
       /** Longest wait between receipt asks; undefined: a quarter of the chain's block time. */
       readonly receiptMaxWaitMs: number | undefined;
       readonly receiptTimeoutMs: number;
     };
 
-/** How the service is paid: who receives, on which network, in which token, through whom. */
+/** One network the service sells on, with its token, its chain and its own facilitator if any. */
+export interface PaymentNetwork {
+  readonly network: `eip155:${number}`;
+  readonly chainId: number;
+  readonly asset: PaymentAsset;
+  /**
+   * The chain the seller reads to prove and reconcile settlements, and the embedded
+   * facilitator's: X402_RPC_URL (first network) or X402_RPC_URL_<CHAIN ID> (unset: a remote
+   * facilitator is trusted).
+   */
+  readonly rpcUrl: string | undefined;
+  /** A remote facilitator of this network's own (X402_FACILITATOR_URL_<CHAIN ID>). */
+  readonly facilitatorUrl: string | undefined;
+}
+
+/** How the service is paid: who receives, on which networks, in which tokens, through whom. */
 export interface PaymentConfig {
   readonly payTo: `0x${string}`;
-  readonly network: `eip155:${number}`;
-  readonly asset: PaymentAsset;
+  /** X402_NETWORKS in order (at least one): every paid route offers each. */
+  readonly networks: readonly [PaymentNetwork, ...PaymentNetwork[]];
   readonly facilitator: FacilitatorConfig;
   /** Public base URL for the `resource` of payment requirements (behind a proxy). */
   readonly publicUrl: string | undefined;
@@ -35,11 +50,6 @@ export interface PaymentConfig {
   /** Bounds the whole settlement (broadcast + receipt); past it the outcome is unknown. */
   readonly settleTimeoutMs: number;
   readonly verifyTimeoutMs: number;
-  /**
-   * The chain the seller reads to prove and reconcile settlements: the embedded facilitator's
-   * RPC, or X402_RPC_URL beside a remote/CDP facilitator (unset: that facilitator is trusted).
-   */
-  readonly rpcUrl: string | undefined;
   /** The x402 schemes every paid route offers, in this order (X402_SCHEMES). */
   readonly schemes: readonly PaymentScheme[];
   readonly batch: BatchSettlementConfig;
@@ -61,13 +71,24 @@ export interface BatchSettlementConfig {
   readonly authorizerPrivateKey: `0x${string}` | undefined;
 }
 
-class PaymentVariables {
+export class PaymentVariables {
   @IsOptional()
   @IsString()
   X402_PAY_TO?: string;
 
   @IsString()
   X402_NETWORK = 'eip155:84532';
+
+  /**
+   * Comma list of networks every paid route is sold on (names or CAIP-2 ids); unset: X402_NETWORK
+   * alone. The first takes X402_RPC_URL and X402_ASSET_*; each may be configured by chain id
+   * (X402_RPC_URL_<ID>, X402_ASSET_ADDRESS_<ID>, …, X402_FACILITATOR_URL_<ID>).
+   */
+  @IsOptional()
+  @Matches(/^\s*[a-z0-9:-]+\s*(,\s*[a-z0-9:-]+\s*)*$/, {
+    message: 'X402_NETWORKS must be a comma list of networks, such as base,eip155:137',
+  })
+  X402_NETWORKS?: string;
 
   @IsIn(FACILITATOR_MODES)
   X402_FACILITATOR: FacilitatorMode = 'remote';
@@ -126,10 +147,10 @@ class PaymentVariables {
   @IsString()
   X402_ASSET_VERSION?: string;
 
-  @IsInt()
-  @Min(0)
-  @Max(36)
-  X402_ASSET_DECIMALS = 6;
+  /** Unset: the known stablecoin's (6 for USDC); checked with the network (parseDecimals). */
+  @IsOptional()
+  @IsString()
+  X402_ASSET_DECIMALS?: string;
 
   @IsOptional()
   @IsUrl(URL_OPTIONS)
@@ -195,36 +216,39 @@ export const PAYMENT_SETTINGS: SettingsSection<PaymentVariables, PaymentConfig> 
     // a self-hosted facilitator's URL may carry credentials or a key in its path
     'X402_FACILITATOR_URL',
   ],
-  build: (variables, { problems }) => parsePaymentConfig(variables, problems),
+  build: (variables, context) => parsePaymentConfig(variables, context),
 };
 
 /** Reads the X402_* variables; records a problem (never a secret's value) for each bad one. */
 function parsePaymentConfig(
   variables: PaymentVariables,
-  problems: string[],
+  { env, problems }: SettingsContext,
 ): PaymentConfig | undefined {
   const before = problems.length;
   const payTo = parseAddress('X402_PAY_TO', variables.X402_PAY_TO, problems, true);
-  const network = resolveNetwork(variables.X402_NETWORK);
-  if (network === undefined) {
-    problems.push(
-      `X402_NETWORK must be base, base-sepolia or a CAIP-2 id such as eip155:84532 (got "${variables.X402_NETWORK}")`,
-    );
-  }
-  const asset = network === undefined ? undefined : parseAsset(variables, network, problems);
   const facilitator = parseFacilitator(variables, problems);
-  if (problems.length > before || payTo === undefined || network === undefined) return undefined;
-  if (asset === undefined || facilitator === undefined) return undefined;
+  const networks = parseNetworks(variables, env, problems);
+  if (problems.length > before || payTo === undefined || networks === undefined) return undefined;
+  if (facilitator === undefined) return undefined;
+  if (facilitator.mode === 'embedded') {
+    const withoutRpc = networks.filter((network) => network.rpcUrl === undefined);
+    if (withoutRpc.length > 0) {
+      problems.push(
+        `X402_SETTLER_PRIVATE_KEY and X402_RPC_URL are required when X402_FACILITATOR=embedded: ` +
+          `it settles on each network's chain (X402_RPC_URL for the first, X402_RPC_URL_<CHAIN ID> ` +
+          `for any), and ${withoutRpc.map((n) => n.network).join(', ')} has none`,
+      );
+      return undefined;
+    }
+  }
   return {
     payTo,
-    network,
-    asset,
+    networks,
     facilitator,
     publicUrl: variables.PUBLIC_URL?.replace(/\/+$/, ''),
     maxTimeoutSeconds: variables.X402_MAX_TIMEOUT_SECONDS,
     settleTimeoutMs: variables.X402_SETTLE_TIMEOUT_MS,
     verifyTimeoutMs: variables.X402_VERIFY_TIMEOUT_MS,
-    rpcUrl: variables.X402_RPC_URL,
     schemes: offeredSchemes(variables.X402_SCHEMES, facilitator.mode),
     batch: {
       settleIntervalMs: variables.X402_BATCH_SETTLE_INTERVAL_MS,
@@ -234,55 +258,6 @@ function parsePaymentConfig(
         `0x${string}` | undefined,
     },
   };
-}
-
-function parseAddress(
-  name: string,
-  value: string | undefined,
-  problems: string[],
-  required: boolean,
-): `0x${string}` | undefined {
-  if (value === undefined) {
-    if (required) problems.push(`${name} is required: the address that receives payments`);
-    return undefined;
-  }
-  if (!isAddress(value, { strict: false })) {
-    problems.push(`${name} must be a 0x-prefixed 20-byte address (got "${value}")`);
-    return undefined;
-  }
-  const mixedCase = value !== value.toLowerCase() && value !== `0x${value.slice(2).toUpperCase()}`;
-  if (mixedCase && getAddress(value) !== value) {
-    problems.push(`${name} has an invalid EIP-55 checksum (got "${value}")`);
-    return undefined;
-  }
-  return getAddress(value);
-}
-
-/** The token: Base's USDC by default, every field overridable, all required elsewhere. */
-function parseAsset(
-  variables: PaymentVariables,
-  network: string,
-  problems: string[],
-): PaymentAsset | undefined {
-  const fallback = knownNetwork(network)?.usdc;
-  const address = parseAddress('X402_ASSET_ADDRESS', variables.X402_ASSET_ADDRESS, problems, false);
-  const name = variables.X402_ASSET_NAME ?? fallback?.name;
-  const version = variables.X402_ASSET_VERSION ?? fallback?.version;
-  const resolved = address ?? fallback?.address;
-  if (resolved === undefined || name === undefined || version === undefined) {
-    const missing = [
-      resolved === undefined && variables.X402_ASSET_ADDRESS === undefined
-        ? 'X402_ASSET_ADDRESS'
-        : undefined,
-      name === undefined ? 'X402_ASSET_NAME' : undefined,
-      version === undefined ? 'X402_ASSET_VERSION' : undefined,
-    ].filter((item) => item !== undefined);
-    if (missing.length > 0) {
-      problems.push(`${missing.join(', ')} required: ${network} has no default USDC`);
-    }
-    return undefined;
-  }
-  return { address: resolved, name, version, decimals: variables.X402_ASSET_DECIMALS };
 }
 
 function parseFacilitator(
@@ -304,8 +279,9 @@ function parseFacilitator(
       return { mode: 'cdp', apiKeyId, apiKeySecret, timeoutMs };
     }
     case 'embedded': {
-      const { X402_SETTLER_PRIVATE_KEY: key, X402_RPC_URL: rpcUrl } = variables;
-      if (key === undefined || rpcUrl === undefined) {
+      // the RPC of each network is checked with the networks (parsePaymentConfig)
+      const key = variables.X402_SETTLER_PRIVATE_KEY;
+      if (key === undefined) {
         problems.push(
           'X402_SETTLER_PRIVATE_KEY and X402_RPC_URL are required when X402_FACILITATOR=embedded',
         );
@@ -314,7 +290,6 @@ function parseFacilitator(
       return {
         mode: 'embedded',
         settlerPrivateKey: key as `0x${string}`,
-        rpcUrl,
         receiptMaxWaitMs:
           variables.X402_RECEIPT_POLL_MS === 0 ? undefined : variables.X402_RECEIPT_POLL_MS,
         receiptTimeoutMs: variables.X402_SETTLE_TIMEOUT_MS,

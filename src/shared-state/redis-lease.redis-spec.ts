@@ -16,8 +16,9 @@ describeWithRedis('RedisLease', () => {
     });
 
   it('is held by one holder at a time; release hands it over at once', async () => {
-    const first = lease('lease:one');
-    const second = lease('lease:one');
+    // nothing here waits for expiry: a long TTL keeps a stalled test machine from expiring it
+    const first = lease('lease:one', 10_000);
+    const second = lease('lease:one', 10_000);
     expect(await first.hold()).toBe(true);
     expect(await first.hold()).toBe(true);
     expect(await second.hold()).toBe(false);

@@ -5,7 +5,7 @@ import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import type { Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { LocalChain } from './chain.js';
-import { USDC } from './paying-clients.js';
+import { USDC, onlyTestToken } from './paying-clients.js';
 
 /**
  * Settings for an app whose batch claims the test makes by hand (`claimAndSettle`): no claim
@@ -110,7 +110,8 @@ export interface BatchBuyer {
  */
 export async function batchBuyer(
   chain: LocalChain,
-  options: { key?: Hex; depositMultiplier?: number } = {},
+  /** `network`: the one network the client pays on (a CAIP-2 id); any EVM network by default. */
+  options: { key?: Hex; depositMultiplier?: number; network?: `${string}:${string}` } = {},
 ): Promise<BatchBuyer> {
   const account = privateKeyToAccount(options.key ?? generatePrivateKey());
   await chain.mintUsdc(account.address, USDC);
@@ -127,6 +128,10 @@ export async function batchBuyer(
       ? {}
       : { depositPolicy: { depositMultiplier: options.depositMultiplier } }),
   });
-  const client = new x402Client().register('eip155:*', scheme);
+  const network = options.network ?? 'eip155:*';
+  const client = x402Client.fromConfig({
+    schemes: [{ network, client: scheme }],
+    ...onlyTestToken(chain, network),
+  });
   return { account, fetch: wrapFetchWithPayment(recording, client), sent };
 }

@@ -13,15 +13,44 @@ export interface Buyer {
   readonly fetchV1: typeof fetch;
 }
 
+/**
+ * The official clients pay only in the stablecoins `@x402/evm` knows unless told otherwise: on a
+ * local chain with its own id, the test token is allowed by name.
+ */
+export function onlyTestToken(
+  chain: LocalChain,
+  network: string,
+): { spendControls?: { allowedAssets: { network: `${string}:${string}`; asset: string }[] } } {
+  if (network === 'eip155:*') return {};
+  return {
+    spendControls: {
+      allowedAssets: [{ network: network as `${string}:${string}`, asset: chain.usdcAddress }],
+    },
+  };
+}
+
 /** One USDC in atomic units. */
 export const USDC = 1_000_000n;
 
-export async function fundedBuyer(chain: LocalChain, atomicUsdc = 10n * USDC): Promise<Buyer> {
+/** `network`: the one network the v2 client pays on (a CAIP-2 id); any EVM network by default. */
+export async function fundedBuyer(
+  chain: LocalChain,
+  atomicUsdc = 10n * USDC,
+  network = 'eip155:*',
+): Promise<Buyer> {
   const account = privateKeyToAccount(generatePrivateKey());
   await chain.mintUsdc(account.address, atomicUsdc);
   return {
     account,
-    fetchV2: wrapFetchV2(fetch, new x402Client().register('eip155:*', new ExactEvmScheme(account))),
+    fetchV2: wrapFetchV2(
+      fetch,
+      x402Client.fromConfig({
+        schemes: [
+          { network: network as `${string}:${string}`, client: new ExactEvmScheme(account) },
+        ],
+        ...onlyTestToken(chain, network),
+      }),
+    ),
     fetchV1: wrapFetchV1(fetch, account, USDC / 10n) as typeof fetch,
   };
 }

@@ -4,14 +4,12 @@ import type { HTTPRequestContext } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import type { ChannelConfig } from '../../src/payments/schemes/batch-settlement/batch-acceptance.js';
 import { MetricsService } from '../../src/metrics/metrics.service.js';
+import type { SettlementChain, SettlementChains } from '../../src/chain/settlement-chain.js';
 import type { AcceptedPayment } from '../../src/payments/schemes/exact/payment-acceptance.js';
 import type { RequestWithPayment } from '../../src/payments/paywall/payment-errors.js';
 import type { PaymentIdBinding } from '../../src/payments/ledger/payment-ledger.js';
-import type {
-  PaymentChallenge,
-  VerifiedPayment,
-  X402Paywall,
-} from '../../src/payments/paywall/x402-paywall.js';
+import type { PaymentChallenge } from '../../src/payments/paywall/challenges.js';
+import type { VerifiedPayment, X402Paywall } from '../../src/payments/paywall/x402-paywall.js';
 
 /**
  * Small hand-written doubles for unit tests of the payment guard and the settlement
@@ -193,3 +191,8 @@ export const CHANNEL_CONFIG: ChannelConfig = {
   withdrawDelay: 900,
   salt: `0x${'00'.repeat(32)}`,
 };
+
+/** The same chain (or none) for every network's payments, for a class reading SettlementChains. */
+export function onEveryNetwork(chain: SettlementChain | null): SettlementChains {
+  return { of: () => chain, any: chain !== null } as unknown as SettlementChains;
+}

@@ -108,7 +108,7 @@ export class PrepaidCodeScheme implements SellerSchemePlugin {
     private readonly verification: PaymentVerification,
     @Inject(PAYMENT_SETTINGS.token) payments: PaymentConfig,
   ) {
-    this.codes = new PrepaidCodes(payments.network);
+    this.codes = new PrepaidCodes(payments.networks[0].network);
   }
 
   serverScheme(): SchemeNetworkServer {

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Provider } from '@nestjs/common';
 import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { RedisChannelStorage } from '@x402/evm/batch-settlement/server/redis-storage';
@@ -8,31 +9,67 @@ import { PAYMENT_SETTINGS, type PaymentConfig } from '../payments.settings.js';
 import { LocalChannelStorage } from './local-channel-storage.js';
 
 /**
- * Where batch-settlement channel state lives, behind one token: Redis with REDIS_URL (atomic per
- * channel across instances), else this process's data directory (LocalChannelStorage). Never
- * only in memory: a lost voucher is lost revenue. Null when batch settlement is not offered.
+ * Where batch-settlement channel state lives, behind one token, one store per network (a channel
+ * record does not name its chain, and each network's claims list only its own): Redis with
+ * REDIS_URL (atomic per channel across instances), else this process's data directory
+ * (LocalChannelStorage). Never only in memory: a lost voucher is lost revenue. The first network
+ * keeps the unsuffixed key prefix and directory; another adds its CAIP-2 id. Null when batch
+ * settlement is not offered.
  */
 export const CHANNEL_STORAGE = Symbol('ChannelStorage');
+
+/** Each network's channel store. */
+export class ChannelStores {
+  constructor(private readonly byNetwork: ReadonlyMap<string, ChannelStorage>) {}
+
+  of(network: string): ChannelStorage {
+    const storage = this.byNetwork.get(network);
+    if (storage === undefined) throw new Error(`no channel storage for ${network}`);
+    return storage;
+  }
+
+  all(): ChannelStorage[] {
+    return [...this.byNetwork.values()];
+  }
+}
 
 export const channelStorageProvider: Provider = {
   provide: CHANNEL_STORAGE,
   inject: [PAYMENT_SETTINGS.token, REDIS_CLIENT],
-  useFactory: (payments: PaymentConfig, redis: RedisClient | null): ChannelStorage | null =>
-    payments.schemes.includes('batch-settlement') ? channelStorage(payments, redis) : null,
+  useFactory: (payments: PaymentConfig, redis: RedisClient | null): ChannelStores | null => {
+    if (!payments.schemes.includes('batch-settlement')) return null;
+    return new ChannelStores(
+      new Map(
+        payments.networks.map(({ network }, index) => [
+          network,
+          channelStorage(payments, redis, index === 0 ? undefined : network),
+        ]),
+      ),
+    );
+  },
 };
 
-function channelStorage(payments: PaymentConfig, redis: RedisClient | null): ChannelStorage {
+function channelStorage(
+  payments: PaymentConfig,
+  redis: RedisClient | null,
+  network: string | undefined,
+): ChannelStorage {
   if (redis !== null) {
+    const prefix = 'x402-price-api:batch-settlement';
     return new RedisChannelStorage({
       client: redis,
-      keyPrefix: 'x402-price-api:batch-settlement',
+      keyPrefix: network === undefined ? prefix : `${prefix}:${network}`,
     });
   }
+  const dataDir =
+    network === undefined
+      ? payments.batch.dataDir
+      : path.join(payments.batch.dataDir, 'networks', network.replace(':', '-'));
   try {
-    return new LocalChannelStorage(payments.batch.dataDir);
+    return new LocalChannelStorage(dataDir);
   } catch (error) {
     throw new StartupError(
-      `Cannot start: the batch-settlement channels in X402_BATCH_DATA_DIR (${payments.batch.dataDir}) ` +
+      `Cannot start: the batch-settlement channels in X402_BATCH_DATA_DIR (${dataDir}) ` +
         `cannot be used: ${reasonOf(error)}`,
       { cause: error },
     );

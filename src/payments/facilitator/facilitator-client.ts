@@ -1,46 +1,16 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { x402Facilitator } from '@x402/core/facilitator';
-import {
-  FacilitatorResponseError,
-  HTTPFacilitatorClient,
-  type FacilitatorClient,
-} from '@x402/core/server';
+import { FacilitatorResponseError, type FacilitatorClient } from '@x402/core/server';
 import {
   SettleError,
   VerifyError,
-  type Network,
   type PaymentPayload,
   type PaymentRequirements,
   type SettleResponse,
   type SupportedResponse,
   type VerifyResponse,
 } from '@x402/core/types';
-import { eip3009ABI, toFacilitatorEvmSigner } from '@x402/evm';
-import { BatchSettlementEvmScheme as BatchSettlementFacilitatorScheme } from '@x402/evm/batch-settlement/facilitator';
-import { ExactEvmSchemeV1 } from '@x402/evm/exact/v1/facilitator';
-import { NETWORKS } from '@x402/evm/v1';
-import {
-  BaseError,
-  HttpRequestError,
-  TimeoutError,
-  createWalletClient,
-  defineChain,
-  encodeFunctionData,
-  publicActions,
-  type Hex,
-  type TransactionReceipt,
-} from 'viem';
-import { createNonceManager, jsonRpc } from 'viem/nonce';
-import { jsonRpcTransport } from '../../chain/json-rpc-transport.js';
-import { nativeSigningAccount } from './native-account.js';
-import type { ExactEvmAuthorization } from '../schemes/exact/payment-acceptance.js';
-import { transferWithAuthorizationArgs } from '../schemes/exact/transfer-authorization.js';
-import type { FacilitatorConfig, PaymentConfig } from '../payments.settings.js';
-import { ReceiptPacing, pollReceipt } from '../../chain/receipt-wait.js';
-import { SellerExactFacilitator } from './seller-exact-facilitator.js';
+import { BaseError, type TransactionReceipt } from 'viem';
 import { remoteText } from '../../common/remote-text.js';
-
-export const FACILITATOR_CLIENT = Symbol('FacilitatorClient');
 
 /**
  * What one settlement did on chain, as far as this process could see: the embedded facilitator
@@ -89,13 +59,7 @@ export class SettlementAbandonedError extends Error {
   }
 }
 
-type Operation = 'verify' | 'settle' | 'supported';
-
-/** One facilitator operation in progress: its first unanswered chain call, its memoized reads. */
-interface OperationState {
-  failure?: unknown;
-  reads?: Map<string, Promise<unknown>>;
-}
+export type Operation = 'verify' | 'settle' | 'supported';
 
 /**
  * The facilitator could not be asked (down, unreachable, timing out, answering garbage).
@@ -132,238 +96,12 @@ function describeCause(cause: unknown): string {
   return remoteText(cause instanceof BaseError ? cause.shortMessage : cause);
 }
 
-/** Builds the facilitator for X402_FACILITATOR: remote URL, Coinbase CDP, or in-process. */
-export function createFacilitatorClient(payments: PaymentConfig): Promise<FacilitatorClient> {
-  return facilitatorFor(payments.facilitator, payments.network);
-}
-
-async function facilitatorFor(
-  config: FacilitatorConfig,
-  network: PaymentConfig['network'],
-): Promise<FacilitatorClient> {
-  switch (config.mode) {
-    case 'remote':
-      return new HttpFacilitatorGuard(
-        new HTTPFacilitatorClient({ url: config.url, timeoutMs: config.timeoutMs }),
-      );
-    case 'cdp': {
-      // Loaded only here: the Coinbase SDK behind it weighs tens of MB that no other mode uses.
-      const { createFacilitatorConfig } = await import('@coinbase/x402');
-      return new HttpFacilitatorGuard(
-        new HTTPFacilitatorClient({
-          ...createFacilitatorConfig(config.apiKeyId, config.apiKeySecret),
-          timeoutMs: config.timeoutMs,
-        }),
-      );
-    }
-    case 'embedded':
-      return new EmbeddedFacilitatorClient(config.settlerPrivateKey, config.rpcUrl, network, {
-        receiptMaxWaitMs: config.receiptMaxWaitMs,
-        receiptTimeoutMs: config.receiptTimeoutMs,
-      });
-  }
-}
-
-/** A chain call that never got an answer, as opposed to one the chain answered with an error. */
-function isTransportFailure(error: unknown): boolean {
-  return (
-    error instanceof BaseError &&
-    error.walk((inner) => inner instanceof HttpRequestError || inner instanceof TimeoutError) !==
-      null
-  );
-}
-
-/**
- * The `@x402/evm` facilitator in this process, settling on chain with its own key. One nonce
- * manager per key, so concurrent settlements do not collide on the account nonce. That
- * facilitator turns every failed chain call into a verdict ("invalid signature" when the RPC is
- * down), so chain calls are watched per operation and an unanswered one is reported as an outage.
- */
-export class EmbeddedFacilitatorClient implements FacilitatorClient {
-  private readonly facilitator = new x402Facilitator();
-  private readonly transport = new AsyncLocalStorage<OperationState>();
-  /** An `eth_call` from the settling account. */
-  private readonly callAsSettler: (to: Hex, data: Hex) => Promise<unknown>;
-
-  /**
-   * `receiptMaxWaitMs`: the longest wait between two asks for a settlement's receipt (default:
-   * a quarter of the chain's measured block time; viem's fixed 4 s stalls local chains);
-   * `receiptTimeoutMs`: how long it is waited for at most (viem's default is minutes, long
-   * after every client gave up).
-   */
-  constructor(
-    settlerPrivateKey: `0x${string}`,
-    rpcUrl: string,
-    network: PaymentConfig['network'],
-    {
-      receiptMaxWaitMs,
-      receiptTimeoutMs = 15_000,
-    }: { receiptMaxWaitMs?: number | undefined; receiptTimeoutMs?: number } = {},
-  ) {
-    const chainId = Number(network.split(':')[1]);
-    const account = nativeSigningAccount(settlerPrivateKey, {
-      nonceManager: createNonceManager({ source: jsonRpc() }),
-    });
-    const chain = defineChain({
-      id: chainId,
-      name: network,
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [rpcUrl] } },
-    });
-    const client = createWalletClient({
-      account,
-      chain,
-      transport: jsonRpcTransport(rpcUrl, { timeoutMs: 10_000, onRequest: traceSend }),
-      pollingInterval: receiptMaxWaitMs ?? 250,
-    }).extend(publicActions);
-    type Client = typeof client;
-    this.callAsSettler = (to, data) => client.call({ account, to, data });
-    const fees = new RecentFees(() => client.estimateFeesPerGas());
-    const pacing = new ReceiptPacing(() => blockTimeMs(client), receiptMaxWaitMs);
-    const waitAfter = (attempt: number): number => pacing.waitAfter(attempt);
-    const watch = <T>(call: () => Promise<T>): Promise<T> => this.watched(call);
-    // viem's verifyTypedData parameters are a wider union than the signer interface accepts.
-    const signer = toFacilitatorEvmSigner({
-      address: account.address,
-      readContract: (args) => watch(() => client.readContract(args)),
-      verifyTypedData: (args) =>
-        watch(() => client.verifyTypedData(args as Parameters<Client['verifyTypedData']>[0])),
-      writeContract: (args) =>
-        watch(() =>
-          traceTransaction(
-            async () => {
-              const price = await fees.current();
-              const gas = await client.estimateContractGas({ ...args, ...price, prepare: false });
-              return { ...price, gas, chainId };
-            },
-            (prepared) => client.writeContract({ ...args, ...prepared }),
-          ),
-        ),
-      sendTransaction: (args) =>
-        watch(() =>
-          traceTransaction(
-            async () => {
-              const price = await fees.current();
-              const gas = await client.estimateGas({ ...args, ...price, prepare: false });
-              return { ...price, gas, chainId };
-            },
-            (prepared) => client.sendTransaction({ ...args, ...prepared }),
-          ),
-        ),
-      waitForTransactionReceipt: (args) =>
-        watch(() =>
-          traceReceipt(() =>
-            pollReceipt(
-              (hash) => client.getTransactionReceipt({ hash }),
-              args.hash,
-              waitAfter,
-              receiptTimeoutMs,
-            ),
-          ),
-        ),
-      // The SDK starts this check early and may never await it: a rejection here would be
-      // unhandled and end the process, so a failure is recorded as an outage instead. Its
-      // signature check asks twice for the payer's code within one operation: asked once.
-      getCode: (args) =>
-        this.watchedWithout(() => this.onceInOperation(args.address, () => client.getCode(args))),
-    });
-    // exact: the SDK's scheme, but an EOA's transfer that pays the offer is not verified twice
-    this.facilitator.register(network, new SellerExactFacilitator(signer));
-    // v1's network names (`base-sepolia`), which the SDK's `Network` type does not spell
-    this.facilitator.registerV1(NETWORKS as Network[], new ExactEvmSchemeV1(signer));
-    // batch-settlement: deposits, claims, settlements and refunds go through the same settlement
-    // key, which also signs the claim batches and refunds as the channels' receiver authorizer
-    this.facilitator.register(network, new BatchSettlementFacilitatorScheme(signer, account));
-  }
-
-  verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {
-    return this.reportingOutages('verify', () => this.facilitator.verify(payload, requirements));
-  }
-
-  /**
-   * Whether the token would execute this EIP-3009 transfer now, sent by the settling account
-   * (one `eth_call`: balance, an unused nonce, the validity window and the token's own signature
-   * check, contract payers included): false when it reverts, undefined when the chain did not
-   * answer.
-   */
-  async wouldTransfer(
-    asset: Hex,
-    authorization: ExactEvmAuthorization,
-    signature: Hex,
-  ): Promise<boolean | undefined> {
-    try {
-      await this.callAsSettler(
-        asset,
-        encodeFunctionData({
-          abi: eip3009ABI,
-          functionName: 'transferWithAuthorization',
-          args: transferWithAuthorizationArgs(authorization, signature),
-        }),
-      );
-      return true;
-    } catch (error) {
-      return isTransportFailure(error) ? undefined : false;
-    }
-  }
-
-  settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> {
-    const trace = settlementTraces.getStore();
-    if (trace !== undefined) trace.observed = true;
-    return this.reportingOutages('settle', () => this.facilitator.settle(payload, requirements));
-  }
-
-  getSupported(): Promise<SupportedResponse> {
-    return Promise.resolve(this.facilitator.getSupported() as SupportedResponse);
-  }
-
-  /** Runs a facilitator operation; if any chain call in it went unanswered, that is an outage. */
-  private async reportingOutages<T>(operation: Operation, run: () => Promise<T>): Promise<T> {
-    const watched: OperationState = {};
-    const result = await this.transport.run(watched, run);
-    if (watched.failure !== undefined)
-      throw new FacilitatorUnavailableError(operation, watched.failure);
-    return result;
-  }
-
-  /** `read`, or what it gave for `key` earlier in the same operation (verify or settle). */
-  private onceInOperation<T>(key: string, read: () => Promise<T>): Promise<T> {
-    const operation = this.transport.getStore();
-    if (operation === undefined) return read();
-    operation.reads ??= new Map();
-    const known = operation.reads.get(key.toLowerCase()) as Promise<T> | undefined;
-    if (known !== undefined) return known;
-    const reading = read();
-    operation.reads.set(key.toLowerCase(), reading);
-    return reading;
-  }
-
-  private async watchedWithout<T>(call: () => Promise<T>): Promise<T | undefined> {
-    try {
-      return await call();
-    } catch (error) {
-      const watched = this.transport.getStore();
-      if (watched !== undefined) watched.failure ??= error;
-      return undefined;
-    }
-  }
-
-  private async watched<T>(call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (error) {
-      const watched = this.transport.getStore();
-      if (watched !== undefined && isTransportFailure(error)) watched.failure ??= error;
-      throw error;
-    }
-  }
-}
-
 /**
  * Marks the traced settlement as broadcast the moment a raw transaction leaves for the RPC:
  * from then on a failure cannot prove nothing was sent. Failures before it (gas estimation,
  * nonce) prove the opposite.
  */
-function traceSend(method: string): void {
+export function traceSend(method: string): void {
   const trace = settlementTraces.getStore();
   if (trace !== undefined && method === 'eth_sendRawTransaction') trace.broadcast = true;
 }
@@ -386,7 +124,7 @@ function traceRemoteAnswer(answer: Pick<SettleResponse, 'transaction' | 'errorRe
  * later transaction of the settling key until another one filled it). An abandoned settlement's
  * transaction is not prepared at all.
  */
-async function traceTransaction<P>(
+export async function traceTransaction<P>(
   prepare: () => Promise<P>,
   send: (prepared: P) => Promise<`0x${string}`>,
 ): Promise<`0x${string}`> {
@@ -405,46 +143,9 @@ async function traceTransaction<P>(
   return hash;
 }
 
-/** How long a fee estimate is reused: under a block on Base; viem's 1.2x base-fee margin covers one block's rise. */
-const FEES_TTL_MS = 1000;
-
-/** The chain's current fees per gas, asked at most once a second (concurrent askers share one ask). */
-class RecentFees<T> {
-  private cached: { readonly at: number; readonly fees: Promise<T> } | undefined;
-
-  constructor(private readonly estimate: () => Promise<T>) {}
-
-  current(): Promise<T> {
-    const now = Date.now();
-    if (this.cached === undefined || now - this.cached.at > FEES_TTL_MS) {
-      const fees = this.estimate();
-      this.cached = { at: now, fees };
-      fees.catch(() => {
-        if (this.cached?.fees === fees) this.cached = undefined;
-      });
-    }
-    return this.cached.fees;
-  }
-}
-
-/** How many recent blocks the block time is averaged over. */
-const BLOCK_TIME_SAMPLE = 20n;
-
-/** The average interval of the chain's recent blocks in ms; undefined while it has too few. */
-async function blockTimeMs(client: {
-  getBlock(args: { blockTag: 'latest' } | { blockNumber: bigint }): Promise<{
-    number: bigint | null;
-    timestamp: bigint;
-  }>;
-}): Promise<number | undefined> {
-  const latest = await client.getBlock({ blockTag: 'latest' });
-  if (latest.number === null || latest.number < 2n) return undefined;
-  const span = latest.number < BLOCK_TIME_SAMPLE ? latest.number : BLOCK_TIME_SAMPLE;
-  const earlier = await client.getBlock({ blockNumber: latest.number - span });
-  return (Number(latest.timestamp - earlier.timestamp) * 1000) / Number(span);
-}
-
-async function traceReceipt(wait: () => Promise<TransactionReceipt>): Promise<TransactionReceipt> {
+export async function traceReceipt(
+  wait: () => Promise<TransactionReceipt>,
+): Promise<TransactionReceipt> {
   const receipt = await wait();
   const trace = settlementTraces.getStore();
   if (trace !== undefined && receipt.transactionHash === trace.transaction) trace.receipt = receipt;
@@ -455,7 +156,7 @@ async function traceReceipt(wait: () => Promise<TransactionReceipt>): Promise<Tr
  * For facilitators over HTTP: every failure to get an answer becomes FacilitatorUnavailableError;
  * a verdict sent back with an error status (VerifyError, SettleError) stays a verdict.
  */
-class HttpFacilitatorGuard implements FacilitatorClient {
+export class HttpFacilitatorGuard implements FacilitatorClient {
   constructor(private readonly inner: FacilitatorClient) {}
 
   verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {

@@ -4,7 +4,7 @@ import { ApiError, ErrorCode } from '../../common/api-error.js';
 import { PreparedResponseException } from '../../common/prepared-response.exception.js';
 import { FacilitatorUnavailableError } from '../facilitator/facilitator-client.js';
 import type { OpenSale } from './seller-scheme.js';
-import type { PaymentChallenge } from './x402-paywall.js';
+import type { PaymentChallenge } from './challenges.js';
 import { MalformedPaymentError } from './x402-wire.js';
 
 /** A paid request after the payment guard: the sale its scheme opened, for the interceptor. */

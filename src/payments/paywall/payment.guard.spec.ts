@@ -26,7 +26,7 @@ import {
 import { challengeResponse } from './payment-errors.js';
 import { InMemoryPaymentLedger } from '../ledger/payment-ledger.js';
 import { PaymentGuard } from './payment.guard.js';
-import type { FacilitatorClient } from '@x402/core/server';
+import type { NetworkFacilitators } from '../facilitator/network-facilitators.js';
 import type { ExactSettlement, PaymentInProgress } from '../schemes/exact/exact-settlement.js';
 import { ExactScheme, type ExactSale } from '../schemes/exact/exact.scheme.js';
 import { PaymentIdentifiers } from './payment-identifiers.js';
@@ -91,7 +91,7 @@ describe('PaymentGuard', () => {
     } as PaymentConfig);
     const identifiers = new PaymentIdentifiers(ledger, verification);
     const exact = new ExactScheme(
-      {} as FacilitatorClient,
+      {} as NetworkFacilitators,
       ledger,
       verification,
       identifiers,

@@ -81,7 +81,9 @@ function challengeExample(
       description: description.summary,
       mimeType: 'application/json',
     },
-    accepts: schemes.map(({ scheme }) => requirementOf(offerFor(route, scheme, payments))),
+    accepts: payments.networks.flatMap((network) =>
+      schemes.map(({ scheme }) => requirementOf(offerFor(route, scheme, network, payments))),
+    ),
   };
   return toV1PaymentRequired(
     required,

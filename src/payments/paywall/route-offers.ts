@@ -1,19 +1,28 @@
-import type { PaymentOption } from '@x402/core/http';
+import type { PaymentOption, RouteConfig } from '@x402/core/http';
+import {
+  PAYMENT_IDENTIFIER,
+  declarePaymentIdentifierExtension,
+} from '@x402/extensions/payment-identifier';
+import { bazaarDeclaration, type RouteDescription } from './discovery.js';
 import type { PaymentRequirements } from '@x402/core/types';
-import type { PaymentConfig } from '../payments.settings.js';
+import type { PaymentConfig, PaymentNetwork } from '../payments.settings.js';
 import type { PaidRoute } from './paid-routes.js';
 import { usdToAtomic } from './usd-amount.js';
 
 /**
- * What a paid route offers in one scheme: the route's USD price in the configured token, to
- * X402_PAY_TO on the configured network. Every scheme offers the same price; the 402 and the
- * OpenAPI examples are built from these.
+ * What a paid route offers in one scheme on one network: the route's USD price in the network's
+ * token, to X402_PAY_TO. Every scheme and network offers the same price; the 402 and the OpenAPI
+ * examples are built from these.
  */
-export function offerFor(route: PaidRoute, scheme: string, payments: PaymentConfig): PaymentOption {
-  const { asset } = payments;
+export function offerFor(
+  route: PaidRoute,
+  scheme: string,
+  { network, asset }: PaymentNetwork,
+  payments: PaymentConfig,
+): PaymentOption {
   return {
     scheme,
-    network: payments.network,
+    network,
     payTo: payments.payTo,
     price: {
       amount: usdToAtomic(route.price, asset.decimals),
@@ -35,5 +44,24 @@ export function requirementOf(offer: PaymentOption): PaymentRequirements {
     payTo: offer.payTo as string,
     maxTimeoutSeconds: offer.maxTimeoutSeconds ?? 60,
     extra: price.extra ?? {},
+  };
+}
+
+/** A route as the x402 server sells it: its offers, its summary and its discovery extensions. */
+export function routeConfigFor(
+  route: PaidRoute,
+  description: RouteDescription,
+  offers: readonly PaymentOption[],
+): RouteConfig {
+  const [only] = offers;
+  return {
+    accepts: offers.length === 1 && only !== undefined ? only : [...offers],
+    // the OpenAPI summary, which names the price (documentPaidOperations)
+    description: description.summary,
+    mimeType: 'application/json',
+    extensions: {
+      ...bazaarDeclaration(description),
+      [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false),
+    },
   };
 }

@@ -15,6 +15,7 @@ import {
   presentedPayment,
   rejectionOf,
   verifiedPayment,
+  onEveryNetwork,
 } from '../../../test/support/payment-doubles.js';
 import { ApiError, ErrorCode } from '../../common/api-error.js';
 import { PreparedResponseException } from '../../common/prepared-response.exception.js';
@@ -86,7 +87,7 @@ class RecordingReconciler {
   async hold(sale: UncertainSale, trace?: SettlementTrace): Promise<void> {
     this.tracked.push({ sale, trace });
     const reconciler = new SettlementReconciler(
-      null,
+      onEveryNetwork(null),
       this.ledgerOf(),
       new LocalReconcileClaims(),
       this.soldOf(),

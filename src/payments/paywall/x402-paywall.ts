@@ -7,34 +7,25 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { decodePaymentRequiredHeader } from '@x402/core/http';
+import type { PaymentOption } from '@x402/core/http';
 import {
   x402HTTPResourceServer,
   x402ResourceServer,
-  type FacilitatorClient,
   type HTTPRequestContext,
-  type HTTPResponseInstructions,
   type RouteConfig,
 } from '@x402/core/server';
-import type {
-  PaymentPayload,
-  PaymentRequired,
-  PaymentRequirements,
-  SettleResponse,
-} from '@x402/core/types';
+import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
-import {
-  PAYMENT_IDENTIFIER,
-  declarePaymentIdentifierExtension,
-  paymentIdentifierResourceServerExtension,
-} from '@x402/extensions/payment-identifier';
+import { paymentIdentifierResourceServerExtension } from '@x402/extensions/payment-identifier';
 import type { FastifyRequest } from 'fastify';
 import { StartupError } from '../../common/startup-error.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
-import { FACILITATOR_CLIENT, reasonOf } from '../facilitator/facilitator-client.js';
+import { reasonOf } from '../facilitator/facilitator-client.js';
+import { FACILITATORS, NetworkFacilitators } from '../facilitator/network-facilitators.js';
 import { FacilitatorReadiness } from '../facilitator/facilitator-readiness.js';
+import { NetworkStates } from '../networks/network-states.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from '../payments.settings.js';
-import { bazaarDeclaration, describeRoute, type RouteDescription } from './discovery.js';
+import { describeRoute, type RouteDescription } from './discovery.js';
 import { FastifyHttpAdapter } from './fastify-http-adapter.js';
 import { PaidRouteExplorer, type PaidRoute } from './paid-routes.js';
 import {
@@ -42,19 +33,10 @@ import {
   declaredForPayment,
   type RequestedExtension,
 } from './requested-extensions.js';
-import { offerFor } from './route-offers.js';
+import { offerFor, routeConfigFor } from './route-offers.js';
 import { SchemeRegistry } from './scheme-registry.js';
-import { encodeHeaderJson, PAYMENT_REQUIRED_HEADER, toV1PaymentRequired } from './x402-wire.js';
-
-/** A 402 ready to send: v2 PAYMENT-REQUIRED header and the v1-shaped JSON body. */
-export interface PaymentChallenge {
-  readonly kind: 'challenge';
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: ReturnType<typeof toV1PaymentRequired>;
-  readonly requirements: readonly PaymentRequirements[];
-  /** The v2 PaymentRequired the header encodes. */
-  readonly required: PaymentRequired;
-}
+import { challengeFrom, onNetworks, withReason, type PaymentChallenge } from './challenges.js';
+import { encodeHeaderJson, receiptFields } from './x402-wire.js';
 
 /** At most this many ready 402s are kept (one per route and resource URL; the URL names the symbols). */
 const MAX_CACHED_CHALLENGES = 1000;
@@ -95,9 +77,10 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
 
   constructor(
     @Inject(PAYMENT_SETTINGS.token) private readonly payments: PaymentConfig,
-    @Inject(FACILITATOR_CLIENT) private readonly facilitator: FacilitatorClient,
+    @Inject(FACILITATORS) private readonly facilitators: NetworkFacilitators,
     private readonly explorer: PaidRouteExplorer,
     private readonly schemes: SchemeRegistry,
+    private readonly networks: NetworkStates,
     metrics: MetricsService,
     @Optional()
     @Inject(REQUESTED_EXTENSIONS)
@@ -123,7 +106,7 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
       try {
         const description = describeRoute(document, route);
         this.descriptions.set(routeKey(route), description);
-        routes[routeKey(route)] = this.routeConfig(route, description);
+        routes[routeKey(route)] = routeConfigFor(route, description, this.offersFor(route));
       } catch (error) {
         throw new StartupError(
           `Cannot sell ${route.handler} (${routeKey(route)}): ${reasonOf(error)}`,
@@ -133,14 +116,14 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     }
     const offered = this.schemes.offered();
     this.v1Schemes = this.schemes.offeredToV1();
-    // the configured facilitator first; a scheme settled in this process brings its own
+    // each network's facilitator first; a scheme settled in this process brings its own
     const facilitators = [
-      this.facilitator,
+      ...this.facilitators.all(),
       ...offered.flatMap((plugin) => plugin.ownFacilitator?.() ?? []),
     ];
     const resourceServer = new x402ResourceServer(facilitators);
-    for (const plugin of offered) {
-      resourceServer.register(this.payments.network, plugin.serverScheme(this.payments.network));
+    for (const { network } of this.payments.networks) {
+      for (const plugin of offered) resourceServer.register(network, plugin.serverScheme(network));
     }
     resourceServer
       .registerExtension(bazaarResourceServerExtension)
@@ -182,7 +165,8 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
   private startSelling(): void {
     for (const plugin of this.schemes.offered()) plugin.startSelling?.();
     this.logger.log(
-      `Selling ${Object.keys(this.http().routes).length} routes on ${this.payments.network} ` +
+      `Selling ${Object.keys(this.http().routes).length} routes on ` +
+        `${this.payments.networks.map(({ network }) => network).join(', ')} ` +
         `(${this.payments.schemes.join(', ')}) to ${this.payments.payTo} through the ` +
         `${this.payments.facilitator.mode} facilitator`,
     );
@@ -199,28 +183,43 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     const key = `${request.method} ${request.routeOptions.url ?? ''}`;
     let accepts = this.requirements.get(key);
     if (accepts === undefined) {
-      accepts = (await this.challenge(request)).requirements;
+      accepts = (await this.everyNetworksChallenge(request)).requirements;
       this.requirements.set(key, accepts);
     }
-    return accepts;
+    const offered = this.networks.offered();
+    if (offered.length === this.payments.networks.length) return accepts;
+    return accepts.filter((requirement) => offered.includes(requirement.network));
   }
 
-  /** The 402 for this request, with `error` naming why when a payment was refused. */
+  /**
+   * The 402 for this request, with `error` naming why when a payment was refused; a network whose
+   * chain cannot be reached now is left out while another is offered (NetworkStates).
+   */
   async challenge(request: FastifyRequest, error?: string): Promise<PaymentChallenge> {
+    const unpaid = onNetworks(await this.everyNetworksChallenge(request), this.networks.offered());
+    return error === undefined ? unpaid : withReason(unpaid, error);
+  }
+
+  /** The 402 offering every configured network, built once per route and resource URL. */
+  private async everyNetworksChallenge(request: FastifyRequest): Promise<PaymentChallenge> {
     const context = this.context(request, undefined);
     const key = `${request.method} ${request.routeOptions.url ?? ''} ${context.adapter.getUrl()}`;
     let unpaid = this.challenges.get(key);
     if (unpaid === undefined) {
       const result = await this.sellingServer().processHTTPRequest(context);
       if (result.type !== 'payment-error') throw new Error(`${request.url} is not a paid route`);
-      unpaid = this.toChallenge(request, result.response, undefined);
+      unpaid = challengeFrom(result.response, {
+        method: request.method,
+        outputSchema: this.descriptions.get(routeKeyOf(request))?.outputSchema ?? {},
+        v1Schemes: this.v1Schemes,
+      });
       if (this.challenges.size >= MAX_CACHED_CHALLENGES) {
         const oldest = this.challenges.keys().next();
         if (oldest.done !== true) this.challenges.delete(oldest.value);
       }
       this.challenges.set(key, unpaid);
     }
-    return error === undefined ? unpaid : withReason(unpaid, error);
+    return unpaid;
   }
 
   /** Verifies a payment (already in v2 form) with the facilitator; a refusal is a challenge. */
@@ -249,7 +248,11 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
         };
       }
       case 'payment-error':
-        return this.toChallenge(request, result.response, undefined);
+        return challengeFrom(result.response, {
+          method: request.method,
+          outputSchema: this.descriptions.get(routeKeyOf(request))?.outputSchema ?? {},
+          v1Schemes: this.v1Schemes,
+        });
       case 'no-payment-required':
         throw new Error(`${request.url} is not a paid route`);
     }
@@ -257,7 +260,7 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Settles a verified payment; never throws for a refusal, only when the facilitator is unreachable. */
   async settle(payment: VerifiedPayment): Promise<SettleResponse> {
-    return settleResponse(await this.processSettlement(payment));
+    return receiptFields(await this.processSettlement(payment));
   }
 
   /**
@@ -267,7 +270,7 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
   async settleWithState(payment: VerifiedPayment): Promise<SettleResponse> {
     const result = await this.processSettlement(payment);
     return {
-      ...settleResponse(result),
+      ...receiptFields(result),
       ...(result.amount === undefined ? {} : { amount: result.amount }),
       ...(result.extra === undefined ? {} : { extra: result.extra }),
     };
@@ -284,55 +287,21 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     );
   }
 
+  /**
+   * What a route offers: the same price on every network and in every offered scheme,
+   * X402_NETWORKS × X402_SCHEMES in that order.
+   */
+  private offersFor(route: PaidRoute): PaymentOption[] {
+    return this.payments.networks.flatMap((network) =>
+      this.schemes
+        .offered()
+        .map((plugin) => offerFor(route, plugin.scheme, network, this.payments)),
+    );
+  }
+
   /** Every paid route with its price, for review and the snapshot test. */
   routeTable(): Record<string, RouteConfig> {
     return this.http().routes as Record<string, RouteConfig>;
-  }
-
-  private routeConfig(route: PaidRoute, description: RouteDescription): RouteConfig {
-    // the same price in every offered scheme, in X402_SCHEMES order
-    const offers = this.schemes
-      .offered()
-      .map((plugin) => offerFor(route, plugin.scheme, this.payments));
-    return {
-      accepts: offers.length === 1 && offers[0] !== undefined ? offers[0] : offers,
-      // the OpenAPI summary, which names the price (documentPaidOperations)
-      description: description.summary,
-      mimeType: 'application/json',
-      extensions: {
-        ...bazaarDeclaration(description),
-        [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false),
-      },
-    };
-  }
-
-  private toChallenge(
-    request: FastifyRequest,
-    response: HTTPResponseInstructions,
-    error: string | undefined,
-  ): PaymentChallenge {
-    const encoded = response.headers[PAYMENT_REQUIRED_HEADER];
-    if (encoded === undefined)
-      throw new Error('x402 server answered a payment error without PAYMENT-REQUIRED');
-    const decoded = decodePaymentRequiredHeader(encoded);
-    const required = error === undefined ? decoded : { ...decoded, error };
-    const description = this.descriptions.get(
-      `${request.method} ${request.routeOptions.url ?? ''}`,
-    );
-    const body = toV1PaymentRequired(
-      required,
-      {
-        input: { type: 'http', method: request.method, discoverable: true },
-        output: description?.outputSchema ?? {},
-      },
-      this.v1Schemes,
-    );
-    const headers = { ...response.headers };
-    delete headers['Content-Type'];
-    if (error !== undefined) {
-      headers[PAYMENT_REQUIRED_HEADER] = encodeHeaderJson(required);
-    }
-    return { kind: 'challenge', headers, body, requirements: required.accepts, required };
   }
 
   private context(
@@ -355,35 +324,11 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
   }
 }
 
-/** The same 402 with the reason a payment was refused, in the header and the body. */
-function withReason(challenge: PaymentChallenge, error: string): PaymentChallenge {
-  const required = { ...challenge.required, error };
-  return {
-    ...challenge,
-    required,
-    headers: {
-      ...challenge.headers,
-      [PAYMENT_REQUIRED_HEADER]: encodeHeaderJson(required),
-    },
-    body: { ...challenge.body, error },
-  };
-}
-
 function routeKey(route: PaidRoute): string {
   return `${route.method} ${route.path}`;
 }
 
-/** The settlement as the receipt header carries it: the SDK's answer without its internals. */
-function settleResponse(
-  result: Awaited<ReturnType<x402HTTPResourceServer['processSettlement']>>,
-): SettleResponse {
-  return {
-    success: result.success,
-    transaction: result.transaction,
-    network: result.network,
-    ...(result.payer === undefined ? {} : { payer: result.payer }),
-    ...(result.errorReason === undefined ? {} : { errorReason: result.errorReason }),
-    // what the buyer asked extensions for, such as an offer-receipt receipt
-    ...(result.extensions === undefined ? {} : { extensions: result.extensions }),
-  };
+/** The same key for the route a request matched. */
+function routeKeyOf(request: FastifyRequest): string {
+  return `${request.method} ${request.routeOptions.url ?? ''}`;
 }

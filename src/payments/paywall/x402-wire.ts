@@ -1,6 +1,6 @@
 import type { PaymentPayload, PaymentRequired, SettleResponse } from '@x402/core/types';
 import { isRecord } from '../../common/json.js';
-import { networkFromV1Name, v1NetworkName } from '../networks.js';
+import { networkFromV1Name, v1NetworkName } from '../networks/known-networks.js';
 
 /** Request header names of the two protocol generations, lower-case as Node presents them. */
 export const PAYMENT_SIGNATURE_HEADER = 'payment-signature';
@@ -145,4 +145,22 @@ export function receiptHeader(
     ...(settlement.errorReason === undefined ? {} : { errorReason: settlement.errorReason }),
   };
   return [X_PAYMENT_RESPONSE_HEADER, encodeHeaderJson(v1)];
+}
+
+/** The settlement as the receipt header carries it: the SDK's answer without its internals. */
+export function receiptFields(
+  result: Pick<
+    SettleResponse,
+    'success' | 'transaction' | 'network' | 'payer' | 'errorReason' | 'extensions'
+  >,
+): SettleResponse {
+  return {
+    success: result.success,
+    transaction: result.transaction,
+    network: result.network,
+    ...(result.payer === undefined ? {} : { payer: result.payer }),
+    ...(result.errorReason === undefined ? {} : { errorReason: result.errorReason }),
+    // what the buyer asked extensions for, such as an offer-receipt receipt
+    ...(result.extensions === undefined ? {} : { extensions: result.extensions }),
+  };
 }

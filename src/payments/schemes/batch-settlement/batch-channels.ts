@@ -1,83 +1,96 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import type { FacilitatorClient } from '@x402/core/server';
 import type { SettleResponse } from '@x402/core/types';
 import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { privateKeyToAccount } from 'viem/accounts';
-import { CHANNEL_STORAGE } from '../../channels/channel-storage.js';
+import { CHANNEL_STORAGE, ChannelStores } from '../../channels/channel-storage.js';
 import { LocalChannelStorage } from '../../channels/local-channel-storage.js';
-import { FACILITATOR_CLIENT } from '../../facilitator/facilitator-client.js';
-import { PAYMENT_SETTINGS, type PaymentConfig } from '../../payments.settings.js';
+import { FACILITATORS, NetworkFacilitators } from '../../facilitator/network-facilitators.js';
+import {
+  PAYMENT_SETTINGS,
+  type PaymentConfig,
+  type PaymentNetwork,
+} from '../../payments.settings.js';
 import type { VerifiedPayment } from '../../paywall/x402-paywall.js';
 import { BatchClaims, type ClaimRound } from './batch-claims.js';
 import { takeBackLateCharge, takeBackUncertainCharge } from './batch-take-backs.js';
 import { SellerBatchScheme } from './seller-batch-scheme.js';
 
-/** Shutdown waits at most this long for the last claim and settlement. */
+/** Shutdown waits at most this long for the last claims and settlements. */
 const BATCH_FLUSH_TIMEOUT_MS = 15_000;
 
 /**
- * The seller's side of its payment channels: the SDK's server scheme over the channel storage,
- * the claim rounds that turn recorded vouchers into money on chain, and taking a price back off
- * a channel when its call was not sold.
+ * The seller's side of its payment channels, per network: the SDK's server scheme over that
+ * network's channel store, the claim rounds that turn recorded vouchers into money on its chain,
+ * and taking a price back off a channel when its call was not sold.
  */
 @Injectable()
 export class BatchChannels implements OnModuleDestroy {
   private readonly logger = new Logger(BatchChannels.name);
-  private sdkScheme: SellerBatchScheme | undefined;
-  /** Claims and settles the recorded vouchers, once the facilitator confirmed the routes. */
-  private claims: BatchClaims | undefined;
+  private readonly schemes = new Map<string, SellerBatchScheme>();
+  /** Each network's claims, once the facilitator confirmed the routes. */
+  private readonly claims = new Map<string, BatchClaims>();
   private stopped = false;
 
   constructor(
     @Inject(PAYMENT_SETTINGS.token) private readonly payments: PaymentConfig,
-    @Inject(FACILITATOR_CLIENT) private readonly facilitator: FacilitatorClient,
+    @Inject(FACILITATORS) private readonly facilitators: NetworkFacilitators,
     /** Null when batch settlement is not offered: then nothing here is used. */
-    @Inject(CHANNEL_STORAGE) private readonly storage: ChannelStorage | null,
+    @Inject(CHANNEL_STORAGE) private readonly stores: ChannelStores | null,
   ) {}
 
-  /** The SDK's batch-settlement server scheme (channel state, local voucher checks). */
-  get scheme(): SellerBatchScheme {
-    if (this.sdkScheme !== undefined) return this.sdkScheme;
-    const { authorizerPrivateKey } = this.payments.batch;
-    this.sdkScheme = new SellerBatchScheme(
-      this.payments.payTo,
-      {
-        storage: this.channels(),
-        // the seller's own receiver authorizer: the same on every instance, whichever key settles
-        ...(authorizerPrivateKey === undefined
-          ? {}
-          : { receiverAuthorizerSigner: privateKeyToAccount(authorizerPrivateKey) }),
-      },
-      (channelId) => this.claims?.isParked(channelId) ?? false,
-    );
-    return this.sdkScheme;
+  /** The SDK's batch-settlement server scheme of a network (channel state, local voucher checks). */
+  scheme(network: string): SellerBatchScheme {
+    let scheme = this.schemes.get(network);
+    if (scheme === undefined) {
+      const { authorizerPrivateKey } = this.payments.batch;
+      scheme = new SellerBatchScheme(
+        this.payments.payTo,
+        {
+          storage: this.channels(network),
+          // the seller's own receiver authorizer: the same everywhere, whichever key settles
+          ...(authorizerPrivateKey === undefined
+            ? {}
+            : { receiverAuthorizerSigner: privateKeyToAccount(authorizerPrivateKey) }),
+        },
+        (channelId) => this.claims.get(network)?.isParked(channelId) ?? false,
+      );
+      this.schemes.set(network, scheme);
+    }
+    return scheme;
   }
 
   /**
    * Claims recorded vouchers and settles the claims to X402_PAY_TO every
-   * X402_BATCH_SETTLE_INTERVAL_MS, refunding channels idle for a day.
+   * X402_BATCH_SETTLE_INTERVAL_MS on each network, refunding channels idle for a day.
    */
   startClaims(): void {
-    if (this.claims !== undefined || this.stopped) return;
-    this.claims = this.newClaims();
-    this.claims.start();
+    if (this.stopped) return;
+    for (const network of this.payments.networks) {
+      if (this.claims.has(network.network)) continue;
+      const claims = this.newClaims(network);
+      this.claims.set(network.network, claims);
+      claims.start();
+    }
   }
 
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     await this.flushClaims();
-    if (this.storage instanceof LocalChannelStorage) await this.storage.close();
+    for (const storage of this.stores?.all() ?? []) {
+      if (storage instanceof LocalChannelStorage) await storage.close();
+    }
   }
 
-  /** The channel records (operators and tests). */
-  channels(): ChannelStorage {
-    if (this.storage === null) throw new Error('batch-settlement is not among X402_SCHEMES');
-    return this.storage;
+  /** A network's channel records (operators and tests); the first network's by default. */
+  channels(network: string = this.payments.networks[0].network): ChannelStorage {
+    if (this.stores === null) throw new Error('batch-settlement is not among X402_SCHEMES');
+    return this.stores.of(network);
   }
 
-  /** Claims and settles now (tests, operators); what the round claimed, settled and set aside. */
-  claimAndSettle(): Promise<ClaimRound> {
-    return (this.claims ?? this.newClaims()).claimAndSettle();
+  /** Claims and settles a network's channels now (tests, operators); the first network's by default. */
+  claimAndSettle(network: string = this.payments.networks[0].network): Promise<ClaimRound> {
+    const claims = this.claims.get(network) ?? this.newClaims(this.networkConfig(network));
+    return claims.claimAndSettle();
   }
 
   /**
@@ -90,7 +103,7 @@ export class BatchChannels implements OnModuleDestroy {
     const charged = state?.['chargedCumulativeAmount'];
     const claimed = state?.['totalClaimed'];
     if (typeof charged !== 'string' || typeof claimed !== 'string') return;
-    this.claims?.claimIfOverThreshold(BigInt(charged), BigInt(claimed));
+    this.claims.get(settlement.network)?.claimIfOverThreshold(BigInt(charged), BigInt(claimed));
   }
 
   /** See takeBackLateCharge. */
@@ -99,7 +112,8 @@ export class BatchChannels implements OnModuleDestroy {
     voucher: { channelId: string; maxClaimableAmount: string },
     settling: Promise<SettleResponse>,
   ): void {
-    takeBackLateCharge(this.channels(), this.logger, payment, voucher, settling);
+    const storage = this.channels(payment.requirements.network);
+    takeBackLateCharge(storage, this.logger, payment, voucher, settling);
   }
 
   /** See takeBackUncertainCharge. */
@@ -107,13 +121,24 @@ export class BatchChannels implements OnModuleDestroy {
     payment: VerifiedPayment,
     voucher: { channelId: string; signature: string },
   ): void {
-    takeBackUncertainCharge(this.channels(), this.logger, payment, voucher);
+    const storage = this.channels(payment.requirements.network);
+    takeBackUncertainCharge(storage, this.logger, payment, voucher);
   }
 
-  private newClaims(): BatchClaims {
-    const { network, asset, batch } = this.payments;
-    const manager = this.scheme.createChannelManager(this.facilitator, network, asset.address);
-    return new BatchClaims(manager, this.channels(), {
+  private networkConfig(network: string): PaymentNetwork {
+    const config = this.payments.networks.find((candidate) => candidate.network === network);
+    if (config === undefined) throw new Error(`${network} is not among X402_NETWORKS`);
+    return config;
+  }
+
+  private newClaims({ network, asset }: PaymentNetwork): BatchClaims {
+    const { batch } = this.payments;
+    const manager = this.scheme(network).createChannelManager(
+      this.facilitators.of(network),
+      network,
+      asset.address,
+    );
+    return new BatchClaims(manager, this.channels(network), {
       intervalMs: batch.settleIntervalMs,
       threshold: batch.claimThreshold,
     });
@@ -121,11 +146,11 @@ export class BatchChannels implements OnModuleDestroy {
 
   /** The last vouchers are claimed and settled before the process goes (bounded). */
   private async flushClaims(): Promise<void> {
-    const claims = this.claims;
-    if (claims === undefined) return;
-    this.claims = undefined;
+    const claims = [...this.claims.values()];
+    this.claims.clear();
+    if (claims.length === 0) return;
     let timer: NodeJS.Timeout | undefined;
-    const flushed = claims.stop().then(() => true);
+    const flushed = Promise.all(claims.map((round) => round.stop())).then(() => true);
     const gaveUp = new Promise<false>((resolve) => {
       timer = setTimeout(() => {
         resolve(false);

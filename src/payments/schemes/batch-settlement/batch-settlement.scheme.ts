@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { SchemeNetworkServer } from '@x402/core/types';
+import type { Network, SchemeNetworkServer } from '@x402/core/types';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { asPaymentError } from '../../paywall/payment-errors.js';
 import { PaymentIdentifiers, paymentIdOf } from '../../paywall/payment-identifiers.js';
@@ -35,8 +35,8 @@ export class BatchSettlementScheme implements SellerSchemePlugin {
     private readonly settlement: BatchSettlement,
   ) {}
 
-  serverScheme(): SchemeNetworkServer {
-    return this.channels.scheme;
+  serverScheme(network: Network): SchemeNetworkServer {
+    return this.channels.scheme(network);
   }
 
   startSelling(): void {

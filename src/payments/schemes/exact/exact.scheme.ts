@@ -1,12 +1,9 @@
 import { Inject, Logger } from '@nestjs/common';
-import type { FacilitatorClient } from '@x402/core/server';
 import type { Network, SchemeNetworkServer } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import {
-  EmbeddedFacilitatorClient,
-  FACILITATOR_CLIENT,
-} from '../../facilitator/facilitator-client.js';
+import { EmbeddedFacilitatorClient } from '../../facilitator/embedded-facilitator.js';
+import { FACILITATORS, NetworkFacilitators } from '../../facilitator/network-facilitators.js';
 import {
   PAYMENT_LEDGER,
   type ClaimResult,
@@ -45,7 +42,7 @@ export class ExactScheme implements SellerSchemePlugin {
   private readonly logger = new Logger(ExactScheme.name);
 
   constructor(
-    @Inject(FACILITATOR_CLIENT) private readonly facilitator: FacilitatorClient,
+    @Inject(FACILITATORS) private readonly facilitators: NetworkFacilitators,
     @Inject(PAYMENT_LEDGER) private readonly ledger: PaymentLedger,
     private readonly verification: PaymentVerification,
     private readonly identifiers: PaymentIdentifiers,
@@ -54,8 +51,8 @@ export class ExactScheme implements SellerSchemePlugin {
   ) {}
 
   /** With the facilitator in this process, verified with one chain call (SellerExactScheme). */
-  serverScheme(_network: Network): SchemeNetworkServer {
-    const { facilitator } = this;
+  serverScheme(network: Network): SchemeNetworkServer {
+    const facilitator = this.facilitators.of(network);
     return facilitator instanceof EmbeddedFacilitatorClient
       ? new SellerExactScheme((asset, authorization, signature) =>
           facilitator.wouldTransfer(asset, authorization, signature),

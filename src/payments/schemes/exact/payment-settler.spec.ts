@@ -6,6 +6,7 @@ import {
   PAYER,
   presentedPayment,
   verifiedPayment,
+  onEveryNetwork,
 } from '../../../../test/support/payment-doubles.js';
 import { authorizationUsed, receipt, transfer } from '../../../../test/support/eip3009-receipts.js';
 import { settlementTraces, type SettlementTrace } from '../../facilitator/facilitator-client.js';
@@ -21,7 +22,8 @@ const SETTINGS = {
   settleTimeoutMs: 1000,
   verifyTimeoutMs: 200,
   facilitator: { mode: 'embedded' },
-} as PaymentConfig;
+  networks: [{ network: OFFERED.network }],
+} as unknown as PaymentConfig;
 
 /** A chain whose receipt is whatever the case gives; nothing else is asked in these cases. */
 function chainWithReceipt(receipt: unknown): SettlementChain {
@@ -92,7 +94,7 @@ describe('PaymentSettler', () => {
     const settler = new PaymentSettler(
       paywallSettling(success),
       SETTINGS,
-      chainWithReceipt({ status: 'success' }),
+      onEveryNetwork(chainWithReceipt({ status: 'success' })),
     );
     const outcome = await settler.settle(verifiedPayment(payload), accepted);
     expect(outcome.kind).toBe('unknown');
@@ -104,7 +106,7 @@ describe('PaymentSettler', () => {
     const settler = new PaymentSettler(
       paywallSettling(success),
       SETTINGS,
-      chainWithReceipt({ status: 'success', logs: [] }),
+      onEveryNetwork(chainWithReceipt({ status: 'success', logs: [] })),
     );
     const outcome = await settler.settle(verifiedPayment(payload), accepted);
     expect(outcome).toMatchObject({
@@ -117,7 +119,7 @@ describe('PaymentSettler', () => {
     it('nothing sent within X402_VERIFY_TIMEOUT_MS: unavailable (503), and it never will be sent', async () => {
       const { paywall, seen } = embeddedSettling(success, 2000);
       const started = Date.now();
-      const outcome = await new PaymentSettler(paywall, SETTINGS, null).settle(
+      const outcome = await new PaymentSettler(paywall, SETTINGS, onEveryNetwork(null)).settle(
         verifiedPayment(payload),
         accepted,
       );
@@ -133,7 +135,7 @@ describe('PaymentSettler', () => {
       setTimeout(() => {
         departed.abort();
       }, 20);
-      const outcome = await new PaymentSettler(paywall, SETTINGS, null).settle(
+      const outcome = await new PaymentSettler(paywall, SETTINGS, onEveryNetwork(null)).settle(
         verifiedPayment(payload),
         accepted,
         departed.signal,
@@ -151,7 +153,7 @@ describe('PaymentSettler', () => {
       });
       const departed = new AbortController();
       departed.abort();
-      const outcome = await new PaymentSettler(paywall, SETTINGS, null).settle(
+      const outcome = await new PaymentSettler(paywall, SETTINGS, onEveryNetwork(null)).settle(
         verifiedPayment(payload),
         accepted,
         departed.signal,
@@ -164,7 +166,7 @@ describe('PaymentSettler', () => {
       const { paywall } = embeddedSettling(success, 2000, (trace) => {
         trace.observed = false;
       });
-      const outcome = await new PaymentSettler(paywall, SETTINGS, null).settle(
+      const outcome = await new PaymentSettler(paywall, SETTINGS, onEveryNetwork(null)).settle(
         verifiedPayment(payload),
         accepted,
       );
@@ -196,7 +198,10 @@ describe('PaymentSettler', () => {
       Object.assign(trace, { committed: true, broadcast: true, transaction: TX });
     };
     const settleWith = (paywall: X402Paywall, chain: SettlementChain) =>
-      new PaymentSettler(paywall, SETTINGS, chain).settle(verifiedPayment(payload), accepted);
+      new PaymentSettler(paywall, SETTINGS, onEveryNetwork(chain)).settle(
+        verifiedPayment(payload),
+        accepted,
+      );
 
     it('its deadline came (the process stalled) and one last look finds the receipt: settled', async () => {
       const { paywall } = embeddedSettling(success, 1500, sent);

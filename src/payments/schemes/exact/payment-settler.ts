@@ -8,9 +8,9 @@ import {
 } from '../../facilitator/facilitator-client.js';
 import type { AcceptedPayment } from './payment-acceptance.js';
 import {
-  SETTLEMENT_CHAIN,
+  SETTLEMENT_CHAINS,
+  SettlementChains,
   authorizationUse,
-  type SettlementChain,
 } from '../../../chain/settlement-chain.js';
 import { receiptProvesPayment, type ReceiptEvidence } from '../../../chain/settlement-proof.js';
 import { X402Paywall, type VerifiedPayment } from '../../paywall/x402-paywall.js';
@@ -92,13 +92,14 @@ export class PaymentSettler {
   constructor(
     private readonly paywall: X402Paywall,
     @Inject(PAYMENT_SETTINGS.token) payments: PaymentConfig,
-    @Inject(SETTLEMENT_CHAIN) private readonly chain: SettlementChain | null,
+    @Inject(SETTLEMENT_CHAINS) private readonly chains: SettlementChains,
   ) {
     this.timeoutMs = payments.settleTimeoutMs;
     this.sendTimeoutMs = Math.min(payments.verifyTimeoutMs, payments.settleTimeoutMs);
-    if (chain === null) {
+    const unread = payments.networks.filter(({ network }) => chains.of(network) === null);
+    if (unread.length > 0) {
       this.logger.warn(
-        `X402_RPC_URL is not set: settlements through the ${payments.facilitator.mode} ` +
+        `No RPC for ${unread.map(({ network }) => network).join(', ')} (X402_RPC_URL, X402_RPC_URL_<CHAIN ID>): settlements through the ${payments.facilitator.mode} ` +
           "facilitator are taken on its word (not proven from the chain's receipt) and unknown " +
           'outcomes cannot be reconciled. Set X402_RPC_URL to a Base RPC to check them.',
       );
@@ -155,11 +156,12 @@ export class PaymentSettler {
     reason: string,
   ): Promise<SettlementOutcome | undefined> {
     const { transaction } = trace;
-    if (transaction === undefined || this.chain === null) return undefined;
+    const chain = this.chains.of(payment.requirement.network);
+    if (transaction === undefined || chain === null) return undefined;
     const receipt =
       receiptIn(trace, transaction) ??
       (await withDeadline(
-        this.chain.receipt(transaction).catch(() => undefined),
+        chain.receipt(transaction).catch(() => undefined),
         LAST_LOOK_MS,
       ));
     if (receipt === DEADLINE || receipt === undefined) return undefined;
@@ -200,9 +202,10 @@ export class PaymentSettler {
     trace.transaction ??= transaction;
     let receipt = receiptIn(trace, transaction);
     if (receipt === undefined) {
-      if (this.chain === null) return { kind: 'settled', settlement };
+      const chain = this.chains.of(payment.requirement.network);
+      if (chain === null) return { kind: 'settled', settlement };
       try {
-        receipt = await this.chain.receipt(transaction);
+        receipt = await chain.receipt(transaction);
       } catch (error) {
         return unknown(
           trace,
@@ -239,9 +242,10 @@ export class PaymentSettler {
       return unknown(trace, reason, settlement.transaction);
     }
     const refused: SettlementOutcome = { kind: 'refused', settlement, reason };
-    if (this.chain === null) return refused;
+    const chain = this.chains.of(payment.requirement.network);
+    if (chain === null) return refused;
     try {
-      const use = await authorizationUse(this.chain, payment);
+      const use = await authorizationUse(chain, payment);
       if (use.kind === 'unused') return refused;
       // Used, and not by anything this request sent: by someone holding the signed authorization,
       // or by another instance serving the same payment. Not a refusal (the price may have reached

@@ -10,6 +10,7 @@ import {
   transfer,
   uncertainSale,
 } from '../../../../test/support/eip3009-receipts.js';
+import { onEveryNetwork } from '../../../../test/support/payment-doubles.js';
 import { InMemoryPaymentLedger, type UncertainSale } from '../../ledger/payment-ledger.js';
 import { LocalReconcileClaims, type ReconcileClaims } from './reconcile-claims.js';
 import type { SettlementChain } from '../../../chain/settlement-chain.js';
@@ -109,7 +110,7 @@ describe('SettlementReconciler.check', () => {
     ledger = new InMemoryPaymentLedger();
     sold = new RecordingSold();
     reconciler = new SettlementReconciler(
-      chain,
+      onEveryNetwork(chain),
       ledger,
       new LocalReconcileClaims(),
       sold.asSoldAnswers(),
@@ -218,7 +219,7 @@ describe('SettlementReconciler over time', () => {
     claims: ReconcileClaims = new LocalReconcileClaims(),
   ): SettlementReconciler {
     return new SettlementReconciler(
-      chain,
+      onEveryNetwork(chain),
       ledger,
       claims,
       sold.asSoldAnswers(),

@@ -21,10 +21,10 @@ import {
 } from '../../ledger/payment-ledger.js';
 import { RECONCILE_CLAIMS, type ReconcileClaim, type ReconcileClaims } from './reconcile-claims.js';
 import {
-  SETTLEMENT_CHAIN,
+  SETTLEMENT_CHAINS,
+  SettlementChains,
   authorizationUse,
   transactionPaid,
-  type SettlementChain,
 } from '../../../chain/settlement-chain.js';
 import { SoldAnswers } from './sold-answers.js';
 
@@ -74,7 +74,7 @@ export class SettlementReconciler implements OnApplicationBootstrap, OnApplicati
   private stopped = false;
 
   constructor(
-    @Inject(SETTLEMENT_CHAIN) private readonly chain: SettlementChain | null,
+    @Inject(SETTLEMENT_CHAINS) private readonly chains: SettlementChains,
     @Inject(PAYMENT_LEDGER) private readonly ledger: PaymentLedger,
     @Inject(RECONCILE_CLAIMS) private readonly claims: ReconcileClaims,
     private readonly sold: SoldAnswers,
@@ -94,9 +94,9 @@ export class SettlementReconciler implements OnApplicationBootstrap, OnApplicati
    */
   async hold(sale: UncertainSale, trace?: SettlementTrace): Promise<void> {
     if ((await this.record(sale)) === 'resolved') return;
-    if (this.chain === null) {
+    if (this.chains.of(sale.payment.requirement.network) === null) {
       this.logger.warn(
-        `settlement of ${sale.fingerprint} cannot be reconciled: set X402_RPC_URL to read the chain`,
+        `settlement of ${sale.fingerprint} cannot be reconciled: set an RPC for ${sale.payment.requirement.network} (X402_RPC_URL, X402_RPC_URL_<CHAIN ID>) to read its chain`,
       );
       return;
     }
@@ -105,7 +105,7 @@ export class SettlementReconciler implements OnApplicationBootstrap, OnApplicati
 
   /** One look at the chain; exposed so tests can drive reconciliation step by step. */
   async check(sale: UncertainSale, trace?: SettlementTrace): Promise<Reconciliation> {
-    const chain = this.chain;
+    const chain = this.chains.of(sale.payment.requirement.network);
     if (chain === null) return 'pending';
     await this.retryRecords();
     const known = trace?.transaction ?? sale.transaction;
@@ -131,7 +131,7 @@ export class SettlementReconciler implements OnApplicationBootstrap, OnApplicati
    */
   async sweep(): Promise<void> {
     await this.retryRecords();
-    if (this.chain === null) return;
+    if (!this.chains.any) return;
     let sales: UncertainSale[];
     try {
       sales = await this.ledger.uncertainSales();
@@ -141,6 +141,8 @@ export class SettlementReconciler implements OnApplicationBootstrap, OnApplicati
     }
     for (const sale of sales) {
       if (this.stopped) return;
+      // a sale on a network whose chain this instance cannot read is left to one that can
+      if (this.chains.of(sale.payment.requirement.network) === null) continue;
       if (!this.reconciling.has(sale.fingerprint)) await this.take(sale, undefined);
     }
   }

@@ -1,0 +1,76 @@
+import type { FacilitatorClient } from '@x402/core/server';
+import { HTTPFacilitatorClient } from '@x402/core/server';
+import type { PaymentConfig } from '../payments.settings.js';
+import { EmbeddedFacilitatorClient } from './embedded-facilitator.js';
+import { HttpFacilitatorGuard } from './facilitator-client.js';
+
+/** The NetworkFacilitators of this service (one facilitator client per network). */
+export const FACILITATORS = Symbol('Facilitators');
+
+/** Each network's facilitator; networks may share one (a remote URL, CDP). */
+export class NetworkFacilitators {
+  constructor(private readonly byNetwork: ReadonlyMap<string, FacilitatorClient>) {}
+
+  /** The facilitator of a configured network. */
+  of(network: string): FacilitatorClient {
+    const client = this.byNetwork.get(network);
+    if (client === undefined)
+      throw new Error(`no facilitator for ${network}: not among X402_NETWORKS`);
+    return client;
+  }
+
+  /** Every distinct facilitator, in X402_NETWORKS order. */
+  all(): FacilitatorClient[] {
+    return [...new Set(this.byNetwork.values())];
+  }
+}
+
+/**
+ * The facilitator of each network for X402_FACILITATOR: the remote URL (or the network's own,
+ * X402_FACILITATOR_URL_<CHAIN ID>), Coinbase CDP, or in-process on the network's chain.
+ */
+export async function createFacilitators(payments: PaymentConfig): Promise<NetworkFacilitators> {
+  const config = payments.facilitator;
+  const byNetwork = new Map<string, FacilitatorClient>();
+  let shared: FacilitatorClient | undefined;
+  for (const { network, rpcUrl, facilitatorUrl } of payments.networks) {
+    switch (config.mode) {
+      case 'remote':
+        byNetwork.set(
+          network,
+          facilitatorUrl === undefined
+            ? (shared ??= remoteFacilitator(config.url, config.timeoutMs))
+            : remoteFacilitator(facilitatorUrl, config.timeoutMs),
+        );
+        break;
+      case 'cdp': {
+        // Loaded only here: the Coinbase SDK behind it weighs tens of MB that no other mode uses.
+        const { createFacilitatorConfig } = await import('@coinbase/x402');
+        shared ??= new HttpFacilitatorGuard(
+          new HTTPFacilitatorClient({
+            ...createFacilitatorConfig(config.apiKeyId, config.apiKeySecret),
+            timeoutMs: config.timeoutMs,
+          }),
+        );
+        byNetwork.set(network, shared);
+        break;
+      }
+      case 'embedded':
+        if (rpcUrl === undefined)
+          throw new Error(`${network} has no RPC for the embedded facilitator`);
+        byNetwork.set(
+          network,
+          new EmbeddedFacilitatorClient(config.settlerPrivateKey, rpcUrl, network, {
+            receiptMaxWaitMs: config.receiptMaxWaitMs,
+            receiptTimeoutMs: config.receiptTimeoutMs,
+          }),
+        );
+        break;
+    }
+  }
+  return new NetworkFacilitators(byNetwork);
+}
+
+function remoteFacilitator(url: string, timeoutMs: number): FacilitatorClient {
+  return new HttpFacilitatorGuard(new HTTPFacilitatorClient({ url, timeoutMs }));
+}
