@@ -26,6 +26,7 @@ import { X402Paywall } from './paywall/x402-paywall.js';
 import { NetworkStates } from './networks/network-states.js';
 import { channelStorageProvider } from './channels/channel-storage.js';
 import { PaymentIdentifiers } from './paywall/payment-identifiers.js';
+import { PaymentIntake } from './paywall/payment-intake.js';
 import { PaymentVerification } from './paywall/payment-verification.js';
 import { SchemeRegistry } from './paywall/scheme-registry.js';
 import { BatchChannels } from './schemes/batch-settlement/batch-channels.js';
@@ -93,6 +94,7 @@ import { ExactScheme } from './schemes/exact/exact.scheme.js';
     X402Paywall,
     PaymentVerification,
     PaymentIdentifiers,
+    PaymentIntake,
     SoldAnswers,
     PaymentGuard,
     SettlementInterceptor,
@@ -114,6 +116,7 @@ import { ExactScheme } from './schemes/exact/exact.scheme.js';
     PaymentGuard,
     PaymentVerification,
     PaymentIdentifiers,
+    PaymentIntake,
     SettlementInterceptor,
     SoldAnswers,
   ],

@@ -7,12 +7,23 @@ import type { OpenSale } from './seller-scheme.js';
 import type { PaymentChallenge } from './challenges.js';
 import { MalformedPaymentError } from './x402-wire.js';
 
-/** A paid request after the payment guard: the sale its scheme opened, for the interceptor. */
-export type RequestWithPayment = FastifyRequest & { x402Sale?: OpenSale };
+/** A paid call that is not the HTTP request itself (an MCP tool call on `POST /mcp`). */
+export interface PaidCall {
+  /** How metrics and payment logs name it (`mcp:get_ticker`), as they name a route. */
+  readonly route: string;
+  /** What a payment-identifier is bound to: a tool call is not its HTTP route's resource. */
+  readonly resource: string;
+}
 
-/** The paid route's pattern (`/v1/ticker/:symbol`), as metrics and payment logs name it. */
+/** A paid request after the payment guard: the sale its scheme opened, for the interceptor. */
+export type RequestWithPayment = FastifyRequest & { x402Sale?: OpenSale; x402Call?: PaidCall };
+
+/**
+ * The paid route's pattern (`/v1/ticker/:symbol`), or the tool (`mcp:get_ticker`), as metrics
+ * and payment logs name it.
+ */
 export function routeOf(request: FastifyRequest): string {
-  return request.routeOptions.url ?? request.url;
+  return (request as RequestWithPayment).x402Call?.route ?? request.routeOptions.url ?? request.url;
 }
 
 /** Prepared 402s of the paywall's cached challenges: they never change, so neither does this. */

@@ -8,7 +8,7 @@ import { isRecord } from '../../common/json.js';
 import { remoteText } from '../../common/remote-text.js';
 import { PreparedResponseException } from '../../common/prepared-response.exception.js';
 import { PAYMENT_LEDGER, type PaymentLedger } from '../ledger/payment-ledger.js';
-import { settlementStillUnknown } from './payment-errors.js';
+import { settlementStillUnknown, type RequestWithPayment } from './payment-errors.js';
 import { PaymentVerification } from './payment-verification.js';
 
 /** How long a response sold under a payment-identifier is served again for free. */
@@ -48,7 +48,8 @@ export class PaymentIdentifiers {
     stillUnknown: () => boolean = () => false,
   ): Promise<void> {
     const { paymentId, fingerprint, signature, expiresAt } = payment;
-    const resource = `${request.method} ${request.url}`;
+    const resource =
+      (request as RequestWithPayment).x402Call?.resource ?? `${request.method} ${request.url}`;
     const signatureDigest = createHash('sha256').update(signature.toLowerCase()).digest('hex');
     const claim = await this.ledger.claimPaymentId(
       paymentId,

@@ -30,6 +30,7 @@ import type { NetworkFacilitators } from '../facilitator/network-facilitators.js
 import type { ExactSettlement, PaymentInProgress } from '../schemes/exact/exact-settlement.js';
 import { ExactScheme, type ExactSale } from '../schemes/exact/exact.scheme.js';
 import { PaymentIdentifiers } from './payment-identifiers.js';
+import { PaymentIntake } from './payment-intake.js';
 import { PaymentVerification } from './payment-verification.js';
 import type { SchemeRegistry } from './scheme-registry.js';
 import type { RequestWithPayment } from './payment-errors.js';
@@ -99,12 +100,12 @@ describe('PaymentGuard', () => {
       {} as ExactSettlement,
     );
     const schemes = { named: (scheme: string) => (scheme === 'exact' ? exact : undefined) };
-    return new PaymentGuard(
+    const intake = new PaymentIntake(
       paywall.asPaywall(),
       schemes as unknown as SchemeRegistry,
       verification,
-      metrics,
     );
+    return new PaymentGuard(paywall.asPaywall(), intake, metrics);
   }
 
   beforeEach(() => {

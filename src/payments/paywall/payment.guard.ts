@@ -1,33 +1,21 @@
-import { Injectable, Logger, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { MetricsService } from '../../metrics/metrics.service.js';
-import { PaymentRefusedError, offeredRequirement } from './offered-requirement.js';
-import {
-  asPaymentError,
-  challengeResponse,
-  routeOf,
-  type RequestWithPayment,
-} from './payment-errors.js';
-import { PaymentVerification } from './payment-verification.js';
-import { SchemeRegistry } from './scheme-registry.js';
+import { challengeResponse, routeOf, type RequestWithPayment } from './payment-errors.js';
+import { PaymentIntake } from './payment-intake.js';
 import { X402Paywall } from './x402-paywall.js';
 import { decodeV1Payment, decodeV2Payment, presentedPaymentHeader } from './x402-wire.js';
 
 /**
- * Challenge, or hand the payment to its scheme. No payment → 402 with the requirements. A
- * payment → decoded (v1 or v2; malformed → 400), its `accepted` matched field by field to one of
- * the route's offers (none → 402 with the reason), and given to that offer's scheme, which
- * accepts it only in exactly the offered shape, claims it and has it verified (a refusal → 402
- * with the reason); the handler runs only for a sale the scheme opened. Runs after the route's
- * own validation.
+ * Challenge, or open the sale. No payment → 402 with the requirements (v2 PAYMENT-REQUIRED
+ * header, v1 body). A payment header → decoded (v1 or v2; malformed → 400) and handed to
+ * PaymentIntake, which opens the sale with the offer's scheme (a refusal → 402 with the reason);
+ * the handler runs only for a sale a scheme opened. Runs after the route's own validation.
  */
 @Injectable()
 export class PaymentGuard implements CanActivate {
-  private readonly logger = new Logger(PaymentGuard.name);
-
   constructor(
     private readonly paywall: X402Paywall,
-    private readonly schemes: SchemeRegistry,
-    private readonly verification: PaymentVerification,
+    private readonly intake: PaymentIntake,
     private readonly metrics: MetricsService,
   ) {}
 
@@ -38,24 +26,11 @@ export class PaymentGuard implements CanActivate {
       this.metrics.paymentChallenged(routeOf(request));
       throw challengeResponse(await this.paywall.challenge(request));
     }
-    try {
-      const offered = await this.paywall.requirementsFor(request);
-      const { version, value } = header;
-      const payload = version === 2 ? decodeV2Payment(value) : decodeV1Payment(value, offered);
-      const requirement = offeredRequirement(payload, offered);
-      const scheme = this.schemes.named(requirement.scheme);
-      // v1 clients are offered, and may pay with, only the schemes their 402 body lists
-      if (scheme === undefined || (version === 1 && !scheme.offeredToV1)) {
-        throw new PaymentRefusedError(`unsupported_scheme: ${requirement.scheme}`);
-      }
-      request.x402Sale = await scheme.open(request, { payload, version, requirement });
-      return true;
-    } catch (error) {
-      if (error instanceof PaymentRefusedError) {
-        return this.verification.refuse(request, error.reason);
-      }
-      throw asPaymentError(error, this.logger);
-    }
+    const { version, value } = header;
+    request.x402Sale = await this.intake.open(request, version, (offered) =>
+      version === 2 ? decodeV2Payment(value) : decodeV1Payment(value, offered),
+    );
+    return true;
   }
 }
 
