@@ -1,18 +1,21 @@
-import { type LogLevel, type ModuleMetadata } from '@nestjs/common';
+import { type ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module.js';
 import { loadConfig, type AppConfig } from './app-config.js';
-import { LOG_LEVELS, type LogLevelName } from './common/server.settings.js';
 import { answerFrameworkError } from './common/framework-errors.js';
 import { httpServerOptions, originForm, refuseRequestBodies } from './common/http-server.js';
 import { MethodTable } from './common/method-table.js';
 import { ProblemDetailsFilter } from './common/problem-details.filter.js';
 import { X402_CORS } from './common/cors.js';
 import { installHttpCaching } from './common/http-caching.js';
-import { AppLogger } from './logging/app-logger.js';
-import { installRequestContext, requestIdOf } from './logging/request-context.js';
+import { installAccessLog } from './logging/access-log.js';
+import { createLogs } from './logging/log-output.js';
+import { PinoNestLogger } from './logging/pino-nest-logger.js';
+import { requestIdOf } from './logging/request-id.js';
+import { routeSdkConsole } from './logging/sdk-console.js';
 import { installHttpMetrics } from './metrics/http-metrics.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { buildOpenApiDocument } from './openapi/openapi-document.js';
@@ -33,6 +36,8 @@ export function servedOpenApiDocument(app: NestFastifyApplication): OpenAPIObjec
 export interface CreateAppOptions {
   readonly config?: AppConfig;
   readonly logger?: false;
+  /** Where log lines go instead of standard output (a test reads them there). */
+  readonly logDestination?: DestinationStream;
   /** Feature modules to serve beside the built-in ones; their `@Paid` routes are sold too. */
   readonly features?: NonNullable<ModuleMetadata['imports']>;
   /** The local test stack's notice, on /docs and /v1/sources; none for the service itself. */
@@ -47,6 +52,13 @@ const DOCS_FILES_CACHE = 'public, max-age=3600';
 /** Builds the application exactly as `main` serves it; tests and scripts use this too. */
 export async function createApp(options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   const config = options.config ?? loadConfig(process.env);
+  const logged = options.logger !== false;
+  const logs = createLogs({
+    format: config.logFormat,
+    level: logged ? config.logLevel : 'silent',
+    destination: options.logDestination,
+  });
+  if (logged) routeSdkConsole();
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot(config, options.features, options.notice ?? null),
     new FastifyAdapter({
@@ -58,17 +70,16 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
       // HEAD twins of GET routes; paid ones refuse theirs (MethodTable): a HEAD cannot carry a paid body.
       exposeHeadRoutes: true,
       frameworkErrors: answerFrameworkError,
-      // the caller's X-Request-Id when plain, else a UUID; returned and logged on every line
+      // the caller's X-Request-Id when plain, else a UUID; returned and on every log line
       genReqId: requestIdOf,
     }),
     {
-      logger: options.logger ?? new AppLogger(config.logFormat, levelsFrom(config.logLevel)),
+      logger: logged ? new PinoNestLogger(logs.events) : false,
       abortOnError: false,
     },
   );
   app.getHttpServer().maxConnections = config.http.maxConnections;
   const fastify = app.getHttpAdapter().getInstance();
-  const jsonLogs = config.logFormat === 'json';
   const methods = new MethodTable(
     app
       .get(PaidRouteExplorer)
@@ -78,6 +89,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   );
   // before any route is added (the CORS plugin adds `OPTIONS *`): each route counts its answers
   installHttpMetrics(fastify, app.get(MetricsService), methods);
+  // the request id and log store first, so every later hook and the handler log under it
+  installAccessLog(fastify, logs.access, methods);
   installHttpCaching(fastify, {
     '/openapi.json': DOCS_CACHE,
     '/openapi.yaml': DOCS_CACHE,
@@ -88,7 +101,6 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
     '/docs/*': DOCS_FILES_CACHE,
   });
   app.enableCors(X402_CORS);
-  installRequestContext(fastify, jsonLogs);
   fastify.addHook('onRequest', refuseRequestBodies);
   methods.install(fastify);
   app.useGlobalFilters(new ProblemDetailsFilter(methods));
@@ -102,8 +114,4 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
     swaggerOptions: { requestInterceptor: x402RequestInterceptor },
   });
   return app;
-}
-
-function levelsFrom(level: LogLevelName): LogLevel[] {
-  return LOG_LEVELS.slice(0, LOG_LEVELS.indexOf(level) + 1);
 }

@@ -30,6 +30,8 @@ export interface PaidAppOptions {
   readonly features?: CreateAppOptions['features'];
   /** The chain's extra block every this many seconds (see `StartLocalChainOptions`). */
   readonly intervalMiningSeconds?: number;
+  /** Where the app writes its log lines (none by default). */
+  readonly logDestination?: CreateAppOptions['logDestination'];
 }
 
 /**
@@ -60,6 +62,7 @@ export async function startPaidApp(options: PaidAppOptions = {}): Promise<PaidAp
           ...((await options.beforeApp?.(chain)) ?? {}),
         },
         options.features,
+        options.logDestination,
       ),
     );
     if (options.refresh ?? true) await service.refresh();

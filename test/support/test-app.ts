@@ -39,6 +39,7 @@ export interface RunningApp {
 export async function startApp(
   env: Record<string, string> = {},
   features: CreateAppOptions['features'] = [],
+  logDestination?: CreateAppOptions['logDestination'],
 ): Promise<RunningApp> {
   // batch-settlement channel state: a fresh directory per app, removed on close, unless the test
   // shares one
@@ -57,8 +58,13 @@ export async function startApp(
         ...(ownBatchDir === undefined ? {} : { X402_BATCH_DATA_DIR: ownBatchDir }),
         ...env,
       }),
-      // TEST_LOG=1: the app's own logger (errors, TEST_ENV's LOG_LEVEL), when a failure needs them
-      ...(process.env['TEST_LOG'] === '1' ? {} : { logger: false as const }),
+      // TEST_LOG=1: the app's own logger (errors, TEST_ENV's LOG_LEVEL), when a failure needs them;
+      // `logDestination`: the test reads the app's log lines
+      ...(logDestination !== undefined
+        ? { logDestination }
+        : process.env['TEST_LOG'] === '1'
+          ? {}
+          : { logger: false as const }),
       features,
     });
     await app.listen(0, '127.0.0.1');
