@@ -12,6 +12,7 @@ import { DocsRedirectController } from './openapi/docs-redirect.controller.js';
 import { PaymentsModule } from './payments/payments.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { SharedStateModule } from './shared-state/shared-state.module.js';
+import { McpModule } from './mcp/mcp.module.js';
 import { TickersModule } from './tickers/tickers.module.js';
 
 @Module({})
@@ -38,6 +39,7 @@ export class AppModule {
         AggregationModule,
         AssetsModule,
         TickersModule,
+        McpModule,
         HealthModule,
         RateLimitModule,
         MetricsModule,

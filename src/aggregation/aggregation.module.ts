@@ -12,6 +12,7 @@ import { PRICING_SETTINGS, type PricingSettings } from './pricing.settings.js';
 import { CacheSnapshotStore, CacheSourceReportStore } from './shared-snapshot-store.js';
 import { SOURCE_REPORT_STORE, SOURCE_REPORT_TTL_MS } from './source-report.js';
 import { SourcesController } from './sources.controller.js';
+import { SourcesAnswer } from './sources-answer.js';
 import { InMemorySnapshotStore, SNAPSHOT_STORE } from './snapshot-store.js';
 
 /**
@@ -44,6 +45,7 @@ async function sharedConnectionCache(redis: RedisClient): Promise<CacheOptions> 
   controllers: [SourcesController],
   providers: [
     PriceRefreshService,
+    SourcesAnswer,
     PriceMetrics,
     {
       provide: SNAPSHOT_STORE,
@@ -68,6 +70,6 @@ async function sharedConnectionCache(redis: RedisClient): Promise<CacheOptions> 
         redis === null ? null : new RedisPollingElection(redis, scheduler),
     },
   ],
-  exports: [SNAPSHOT_STORE, PriceRefreshService],
+  exports: [SNAPSHOT_STORE, PriceRefreshService, SourcesAnswer],
 })
 export class AggregationModule {}

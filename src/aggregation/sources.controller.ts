@@ -1,21 +1,14 @@
-import { Controller, Get, Inject } from '@nestjs/common';
+import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorCode } from '../common/api-error.js';
 import { ApiProblemResponses } from '../common/api-problem-responses.js';
-import { DEPLOYMENT_NOTICE, type DeploymentNotice } from '../common/deployment-notice.js';
-import { PriceRefreshService } from './price-refresh.service.js';
 import { SourcesDto } from './sources.dto.js';
-import { networkStates } from '../payments/networks/network-state.dto.js';
-import { NetworkStates } from '../payments/networks/network-states.js';
+import { SourcesAnswer } from './sources-answer.js';
 
 @ApiTags('sources')
 @Controller('v1/sources')
 export class SourcesController {
-  constructor(
-    private readonly refresh: PriceRefreshService,
-    @Inject(DEPLOYMENT_NOTICE) private readonly notice: DeploymentNotice,
-    private readonly networks: NetworkStates,
-  ) {}
+  constructor(private readonly answer: SourcesAnswer) {}
 
   @Get()
   @ApiOperation({
@@ -38,16 +31,7 @@ export class SourcesController {
       codes: [ErrorCode.SharedStateUnavailable],
     },
   })
-  async listSources(): Promise<SourcesDto> {
-    const report = await this.refresh.sourceReport();
-    return {
-      timestamp: report.timestamp,
-      aggregatedAt: report.aggregatedAt,
-      poller: { instance: report.instance, thisInstance: this.refresh.polling },
-      notice: this.notice,
-      rates: report.rates,
-      sources: report.sources,
-      payments: { networks: await networkStates(this.networks) },
-    };
+  listSources(): Promise<SourcesDto> {
+    return this.answer.answer();
   }
 }

@@ -2,6 +2,7 @@ import { Controller, Get, Header } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AssetCatalogue } from './asset-catalogue.js';
 import { AssetListDto } from './assets.dto.js';
+import { assetList } from './asset-list.js';
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 /** The catalogue changes only with a deploy: a CDN or proxy may serve it for a minute. */
@@ -14,9 +15,7 @@ export class AssetsController {
   private readonly body: string;
 
   constructor(catalogue: AssetCatalogue) {
-    const assets = catalogue.symbols.map((symbol) => ({ symbol, quote: 'USD' as const }));
-    const list: AssetListDto = { count: assets.length, assets };
-    this.body = JSON.stringify(list);
+    this.body = JSON.stringify(assetList(catalogue));
   }
 
   @Get()

@@ -110,6 +110,7 @@ import { ExactScheme } from './schemes/exact/exact.scheme.js';
   ],
   exports: [
     X402Paywall,
+    PaidRouteExplorer,
     NetworkStates,
     SchemeRegistry,
     PAYMENT_LEDGER,

@@ -12,6 +12,7 @@ import {
 import { MAX_LIST_SYMBOLS, MIN_LIST_SYMBOLS } from './symbols.js';
 import type { TickerQuotes } from './ticker-quotes.service.js';
 import { ResolvedQuotes, Selects, TickerRequestGuard } from './ticker-request.guard.js';
+import { tickerAnswer, tickersAnswer } from './ticker-answers.js';
 import { TickerDto, TickersDto } from './tickers.dto.js';
 
 const UNAVAILABLE: ProblemResponse = {
@@ -71,7 +72,7 @@ export class TickersController {
     503: UNAVAILABLE,
   })
   getTicker(@ResolvedQuotes() quotes: TickerQuotes): TickerDto {
-    return { timestamp: quotes.timestamp, currency: 'USD', price: quotes.prices };
+    return tickerAnswer(quotes);
   }
 
   @Get('tickers/:symbols')
@@ -109,7 +110,7 @@ export class TickersController {
     503: UNAVAILABLE,
   })
   getTickers(@ResolvedQuotes() quotes: TickerQuotes): TickersDto {
-    return { timestamp: quotes.timestamp, currency: 'USD', prices: quotes.prices };
+    return tickersAnswer(quotes);
   }
 
   @Get('all-tickers')
@@ -148,6 +149,6 @@ export class TickersController {
     },
   })
   getAllTickers(@ResolvedQuotes() quotes: TickerQuotes): TickersDto {
-    return { timestamp: quotes.timestamp, currency: 'USD', prices: quotes.prices };
+    return tickersAnswer(quotes);
   }
 }

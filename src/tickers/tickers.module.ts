@@ -9,5 +9,6 @@ import { TickersController } from './tickers.controller.js';
   imports: [AssetsModule, AggregationModule],
   controllers: [TickersController],
   providers: [TickerQuotesService, TickerRequestGuard],
+  exports: [TickerQuotesService],
 })
 export class TickersModule {}

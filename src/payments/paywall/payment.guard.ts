@@ -1,5 +1,7 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import type { PaymentPayload } from '@x402/core/types';
 import { MetricsService } from '../../metrics/metrics.service.js';
+import { PaymentRefusedError } from './offered-requirement.js';
 import { challengeResponse, routeOf, type RequestWithPayment } from './payment-errors.js';
 import { PaymentIntake } from './payment-intake.js';
 import { X402Paywall } from './x402-paywall.js';
@@ -28,10 +30,21 @@ export class PaymentGuard implements CanActivate {
     }
     const { version, value } = header;
     request.x402Sale = await this.intake.open(request, version, (offered) =>
-      version === 2 ? decodeV2Payment(value) : decodeV1Payment(value, offered),
+      version === 2 ? notForATool(decodeV2Payment(value)) : decodeV1Payment(value, offered),
     );
     return true;
   }
+}
+
+/** A payment made for an MCP tool (`mcp://tool/<name>`) is not one for an HTTP route. */
+function notForATool(payload: PaymentPayload): PaymentPayload {
+  const url: unknown = payload.resource?.url;
+  if (typeof url === 'string' && url.startsWith('mcp:')) {
+    throw new PaymentRefusedError(
+      'resource_mismatch: this payment was made for an MCP tool, not for this HTTP route',
+    );
+  }
+  return payload;
 }
 
 function single(value: string | string[] | undefined): string | undefined {
