@@ -13,6 +13,7 @@ import { PaymentsModule } from './payments/payments.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { SharedStateModule } from './shared-state/shared-state.module.js';
 import { McpModule } from './mcp/mcp.module.js';
+import { X402DiscoveryModule } from './x402-discovery/x402-discovery.module.js';
 import { TickersModule } from './tickers/tickers.module.js';
 
 @Module({})
@@ -40,6 +41,7 @@ export class AppModule {
         AssetsModule,
         TickersModule,
         McpModule,
+        X402DiscoveryModule,
         HealthModule,
         RateLimitModule,
         MetricsModule,

@@ -7,6 +7,7 @@ import { z } from 'zod/v4';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
 import { fundedBuyer, type Buyer } from './support/paying-clients.js';
 import { parseExposition, sampleValue } from './support/prometheus.js';
+import { RpcProxy } from './support/rpc-proxy.js';
 import { paymentRequiredOf, v2Header } from './support/x402-payloads.js';
 
 /** A tools/call result as the client receives it. */
@@ -244,6 +245,22 @@ describe('paid MCP tools (Streamable HTTP, the MCP SDK client, the local chain)'
     expect(await stack.balances()).toEqual(paidOnce);
   });
 
+  it('lists the paid tools and routes in /.well-known/x402', async () => {
+    const discovery = (await (await stack.service.get('/.well-known/x402')).json()) as {
+      version: number;
+      resources: string[];
+    };
+    expect(discovery.version).toBe(1);
+    expect(discovery.resources).toEqual(
+      expect.arrayContaining([
+        `${stack.service.url}/v1/ticker/{symbol}`,
+        'mcp://tool/get_ticker',
+        'mcp://tool/get_tickers',
+        'mcp://tool/get_all_tickers',
+      ]),
+    );
+  });
+
   it('checks arguments like the route before asking for money: an invalid symbol is a tool error, nothing asked', async () => {
     const bad = await call('get_ticker', { symbol: 'B$C' });
     expect(bad.structuredContent).toMatchObject({ status: 400, code: 'invalid_symbol' });
@@ -266,6 +283,72 @@ describe('paid MCP tools (Streamable HTTP, the MCP SDK client, the local chain)'
     expect(first.isError).toBeFalsy();
     expect(again.structuredContent).toEqual(first.structuredContent);
     expect(again._meta?.['x402/payment-response']).toEqual(first._meta?.['x402/payment-response']);
+    expect((await stack.balances()).payTo - before.payTo).toBe(2000n);
+  });
+});
+
+describe('a paid MCP tool whose settlement outcome is unknown', () => {
+  let stack: PaidApp;
+  let proxy: RpcProxy | undefined;
+  let client: Client;
+
+  beforeAll(async () => {
+    stack = await startPaidApp({
+      env: { X402_SCHEMES: 'exact' },
+      beforeApp: async (chain) => {
+        proxy = await RpcProxy.start(chain.rpcUrl);
+        return { X402_RPC_URL: proxy.url };
+      },
+    });
+    client = new Client({ name: 'mcp-e2e-unknown', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.service.url}/mcp`)));
+  });
+
+  afterAll(async () => {
+    await client.close();
+    await stack.close();
+    await proxy?.close();
+  });
+
+  it('answers a tool error settlement_unknown naming the transaction; the retry with its id gets the answer once reconciled', async () => {
+    const buyer = await fundedBuyer(stack.chain);
+    const payer = new x402Client().register('eip155:*', new ExactEvmScheme(buyer.account));
+    const unpaid = (await client.callTool({
+      name: 'get_ticker',
+      arguments: { symbol: 'BTC' },
+    })) as ToolResult;
+    const payment = await payer.createPaymentPayload(unpaid.structuredContent as PaymentRequired);
+    payment.extensions = {
+      ...payment.extensions,
+      'payment-identifier': { info: { required: false, id: 'mcp-unknown-0000000001' } },
+    };
+    const before = await stack.balances();
+    proxy?.fail('eth_sendRawTransaction', { kind: 'error-after-forward' });
+    const paid = (await client.callTool({
+      name: 'get_ticker',
+      arguments: { symbol: 'BTC' },
+      _meta: { 'x402/payment': payment },
+    })) as ToolResult;
+    proxy?.clear();
+    expect(paid.isError).toBe(true);
+    expect(paid.structuredContent).toMatchObject({ status: 502, code: 'settlement_unknown' });
+    expect((paid.structuredContent as { detail: string }).detail).toMatch(
+      /transaction 0x[0-9a-f]{64}/,
+    );
+    // the money moved: the reconciler proves it, and the same id then gets the answer, free
+    let again: ToolResult | undefined;
+    for (const until = Date.now() + 15_000; Date.now() < until;) {
+      again = (await client.callTool({
+        name: 'get_ticker',
+        arguments: { symbol: 'BTC' },
+        _meta: { 'x402/payment': payment },
+      })) as ToolResult;
+      if (again.isError !== true) break;
+      expect(again.structuredContent).toMatchObject({ code: 'settlement_unknown' });
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(again?.isError).toBeFalsy();
+    expect(again?.structuredContent).toMatchObject({ currency: 'USD' });
     expect((await stack.balances()).payTo - before.payTo).toBe(2000n);
   });
 });

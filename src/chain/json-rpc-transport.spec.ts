@@ -36,7 +36,7 @@ function json(response: ServerResponse, status: number, body: unknown): void {
   response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
-function clientFor(url: string, onRequest?: (method: string) => void) {
+function clientFor(url: string, onRequest?: (method: string, params: unknown) => void) {
   return createPublicClient({
     transport: jsonRpcTransport(url, { timeoutMs: 300, ...(onRequest ? { onRequest } : {}) }),
   });

@@ -13,7 +13,7 @@ export interface JsonRpcTransportOptions {
   /** How long one call may take, from the request to the whole answer. */
   readonly timeoutMs: number;
   /** Told each call's method just before its request is written to the connection. */
-  readonly onRequest?: (method: string) => void;
+  readonly onRequest?: (method: string, params: unknown) => void;
   /** The largest answer read before the call fails; a node that sends more is not trusted. */
   readonly maxResponseBytes?: number;
 }
@@ -105,7 +105,7 @@ function jsonRpcPoster(
           }
         });
       });
-      onRequest?.(method);
+      onRequest?.(method, call.params);
       request.end(body);
     });
   };

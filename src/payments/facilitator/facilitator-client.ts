@@ -9,7 +9,7 @@ import {
   type SupportedResponse,
   type VerifyResponse,
 } from '@x402/core/types';
-import { BaseError, type TransactionReceipt } from 'viem';
+import { BaseError, isHex, keccak256, type TransactionReceipt } from 'viem';
 import { remoteText } from '../../common/remote-text.js';
 
 /**
@@ -101,9 +101,14 @@ function describeCause(cause: unknown): string {
  * from then on a failure cannot prove nothing was sent. Failures before it (gas estimation,
  * nonce) prove the opposite.
  */
-export function traceSend(method: string): void {
+export function traceSend(method: string, params: unknown): void {
   const trace = settlementTraces.getStore();
-  if (trace !== undefined && method === 'eth_sendRawTransaction') trace.broadcast = true;
+  if (trace === undefined || method !== 'eth_sendRawTransaction') return;
+  trace.broadcast = true;
+  // the hash of a signed transaction is the hash of its bytes: known even when the RPC's answer
+  // is lost, so an unknown outcome can name it and be reconciled by it
+  const raw: unknown = Array.isArray(params) ? params[0] : undefined;
+  if (typeof raw === 'string' && isHex(raw)) trace.transaction ??= keccak256(raw);
 }
 
 /** A remote facilitator's answer that names a transaction, or says one is pending, was sent. */

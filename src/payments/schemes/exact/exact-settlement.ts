@@ -107,7 +107,7 @@ export class ExactSettlement {
       case 'unknown':
         this.metrics.settlementNotProven(route, 'unknown', outcome.reason, seconds);
         await this.holdUncertain(route, inProgress, outcome, body);
-        throw settlementUnknown(outcome.transaction, outcome.reason);
+        throw settlementUnknown(outcome.trace.transaction ?? outcome.transaction, outcome.reason);
     }
   }
 
