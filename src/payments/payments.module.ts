@@ -34,6 +34,8 @@ import { BatchSettlement } from './schemes/batch-settlement/batch-settlement.js'
 import { BatchSettlementScheme } from './schemes/batch-settlement/batch-settlement.scheme.js';
 import { ExactSettlement } from './schemes/exact/exact-settlement.js';
 import { ExactScheme } from './schemes/exact/exact.scheme.js';
+import { ExactSvmSellerScheme } from './schemes/exact-svm/exact-svm.scheme.js';
+import { SvmReconciler } from './schemes/exact-svm/svm-reconciler.js';
 
 /** x402 for every module: any controller method marked `@Paid(price)` is sold per request. */
 @Global()
@@ -100,6 +102,7 @@ import { ExactScheme } from './schemes/exact/exact.scheme.js';
     SettlementInterceptor,
     // the schemes: one line each (see paywall/seller-scheme.ts); X402_SCHEMES picks among them
     ExactScheme,
+    ExactSvmSellerScheme,
     BatchSettlementScheme,
     // what the schemes use
     PaymentSettler,
@@ -107,6 +110,7 @@ import { ExactScheme } from './schemes/exact/exact.scheme.js';
     SettlementReconciler,
     BatchChannels,
     BatchSettlement,
+    SvmReconciler,
   ],
   exports: [
     X402Paywall,

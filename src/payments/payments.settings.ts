@@ -1,7 +1,8 @@
 import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
 import { URL_OPTIONS, type SettingsContext, type SettingsSection } from '../config/settings.js';
 import type { PaymentAsset } from './networks/known-networks.js';
-import { parseAddress, parseNetworks } from './networks/network-settings.js';
+import { listedNetworks, parseAddress, parseNetworks } from './networks/network-settings.js';
+import { parseSolana, type SolanaConfig } from './networks/solana-networks.js';
 
 export const FACILITATOR_MODES = ['remote', 'cdp', 'embedded'] as const;
 export type FacilitatorMode = (typeof FACILITATOR_MODES)[number];
@@ -41,8 +42,10 @@ export interface PaymentNetwork {
 /** How the service is paid: who receives, on which networks, in which tokens, through whom. */
 export interface PaymentConfig {
   readonly payTo: `0x${string}`;
-  /** X402_NETWORKS in order (at least one): every paid route offers each. */
+  /** X402_NETWORKS's EVM networks in order (at least one): every paid route offers each. */
   readonly networks: readonly [PaymentNetwork, ...PaymentNetwork[]];
+  /** X402_NETWORKS's Solana networks with their pay-to and RPC; undefined: none listed. */
+  readonly solana?: SolanaConfig;
   readonly facilitator: FacilitatorConfig;
   /** Public base URL for the `resource` of payment requirements (behind a proxy). */
   readonly publicUrl: string | undefined;
@@ -85,7 +88,7 @@ export class PaymentVariables {
    * (X402_RPC_URL_<ID>, X402_ASSET_ADDRESS_<ID>, …, X402_FACILITATOR_URL_<ID>).
    */
   @IsOptional()
-  @Matches(/^\s*[a-z0-9:-]+\s*(,\s*[a-z0-9:-]+\s*)*$/, {
+  @Matches(/^\s*[A-Za-z0-9:-]+\s*(,\s*[A-Za-z0-9:-]+\s*)*$/, {
     message: 'X402_NETWORKS must be a comma list of networks, such as base,eip155:137',
   })
   X402_NETWORKS?: string;
@@ -228,6 +231,14 @@ function parsePaymentConfig(
   const payTo = parseAddress('X402_PAY_TO', variables.X402_PAY_TO, problems, true);
   const facilitator = parseFacilitator(variables, problems);
   const networks = parseNetworks(variables, env, problems);
+  // X402_PAY_TO_SOLANA, X402_SOLANA_RPC_URL, X402_SOLANA_FEE_PAYER_KEY (secret): read with the
+  // Solana networks, like the per-network variables, and never shown
+  const solana = parseSolana(
+    listedNetworks(variables),
+    env,
+    facilitator?.mode === 'embedded',
+    problems,
+  );
   if (problems.length > before || payTo === undefined || networks === undefined) return undefined;
   if (facilitator === undefined) return undefined;
   if (facilitator.mode === 'embedded') {
@@ -244,6 +255,7 @@ function parsePaymentConfig(
   return {
     payTo,
     networks,
+    ...(solana === undefined ? {} : { solana }),
     facilitator,
     publicUrl: variables.PUBLIC_URL?.replace(/\/+$/, ''),
     maxTimeoutSeconds: variables.X402_MAX_TIMEOUT_SECONDS,

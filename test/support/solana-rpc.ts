@@ -57,6 +57,12 @@ export class SolanaRpcServer {
     return held.map((wire) => this.land(wire));
   }
 
+  /** Forgets what was held: those transactions never land (their blockhash is then expired). */
+  dropHeld(): void {
+    this.held = undefined;
+    this.vm.expireBlockhash();
+  }
+
   async close(): Promise<void> {
     await closeServer(this.server, []);
   }
@@ -90,6 +96,8 @@ export class SolanaRpcServer {
         return vm.slot;
       case 'getGenesisHash':
         return 'EtWTRABZaYq6iMfeYKouRu166VU2xqa1';
+      case 'isBlockhashValid':
+        return { context, value: params[0] === vm.blockhash };
       case 'getLatestBlockhash':
         return {
           context,

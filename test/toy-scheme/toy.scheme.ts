@@ -111,6 +111,10 @@ export class PrepaidCodeScheme implements SellerSchemePlugin {
     this.codes = new PrepaidCodes(payments.networks[0].network);
   }
 
+  serves(network: string): boolean {
+    return network.startsWith('eip155:');
+  }
+
   serverScheme(): SchemeNetworkServer {
     return new PrepaidCodeServer();
   }

@@ -3,6 +3,7 @@ import { HTTPFacilitatorClient } from '@x402/core/server';
 import type { PaymentConfig } from '../payments.settings.js';
 import { EmbeddedFacilitatorClient } from './embedded-facilitator.js';
 import { HttpFacilitatorGuard } from './facilitator-client.js';
+import { SolanaFacilitatorClient } from './solana-facilitator.js';
 
 /** The NetworkFacilitators of this service (one facilitator client per network). */
 export const FACILITATORS = Symbol('Facilitators');
@@ -68,7 +69,40 @@ export async function createFacilitators(payments: PaymentConfig): Promise<Netwo
         break;
     }
   }
+  const solana = payments.solana;
+  if (solana !== undefined) {
+    const networks = solana.networks.map(({ network }) => network);
+    let solanaFacilitator: FacilitatorClient;
+    if (config.mode === 'embedded') {
+      // parsePaymentConfig requires both in embedded mode
+      if (solana.feePayerKey === undefined || solana.rpcUrl === undefined) {
+        throw new Error('Solana has no fee payer or RPC for the embedded facilitator');
+      }
+      solanaFacilitator = await SolanaFacilitatorClient.create(
+        solana.feePayerKey,
+        solana.rpcUrl,
+        networks,
+        payments.settleTimeoutMs,
+      );
+    } else {
+      // a remote or CDP facilitator does Solana too (x402.org: devnet; CDP: mainnet and devnet)
+      solanaFacilitator = shared ?? remoteOrCdp(config, byNetwork);
+    }
+    for (const network of networks) byNetwork.set(network, solanaFacilitator);
+  }
   return new NetworkFacilitators(byNetwork);
+}
+
+/** The facilitator the EVM networks share in remote or CDP mode (the first network's). */
+function remoteOrCdp(
+  config: PaymentConfig['facilitator'],
+  byNetwork: ReadonlyMap<string, FacilitatorClient>,
+): FacilitatorClient {
+  const [first] = byNetwork.values();
+  if (first === undefined || config.mode === 'embedded') {
+    throw new Error('no remote facilitator to sell on Solana with');
+  }
+  return first;
 }
 
 function remoteFacilitator(url: string, timeoutMs: number): FacilitatorClient {

@@ -3,6 +3,7 @@ import { getAddress, isAddress } from 'viem';
 import { URL_OPTIONS, type SettingsContext } from '../../config/settings.js';
 import type { PaymentConfig, PaymentNetwork, PaymentVariables } from '../payments.settings.js';
 import { knownNetwork, resolveNetwork, type PaymentAsset } from './known-networks.js';
+import { solanaNetwork } from './solana-networks.js';
 
 /**
  * X402_NETWORKS read into networks: each with its token, chain RPC and facilitator, from the
@@ -18,10 +19,13 @@ export function parseNetworks(
   env: SettingsContext['env'],
   problems: string[],
 ): PaymentConfig['networks'] | undefined {
-  const listed = (variables.X402_NETWORKS ?? variables.X402_NETWORK)
-    .split(',')
-    .map((name) => name.trim());
+  // the Solana ones are read by parseSolana
+  const listed = listedNetworks(variables).filter((name) => solanaNetwork(name) === undefined);
   const variable = variables.X402_NETWORKS === undefined ? 'X402_NETWORK' : 'X402_NETWORKS';
+  if (listed.length === 0) {
+    problems.push(`${variable} must list at least one EVM network (Solana is sold next to one)`);
+    return undefined;
+  }
   const networks: PaymentNetwork[] = [];
   for (const [index, name] of listed.entries()) {
     const network = resolveNetwork(name);
@@ -50,6 +54,11 @@ export function parseNetworks(
   }
   const [first, ...rest] = networks;
   return first === undefined || networks.length !== listed.length ? undefined : [first, ...rest];
+}
+
+/** X402_NETWORKS (else X402_NETWORK) as listed. */
+export function listedNetworks(variables: PaymentVariables): string[] {
+  return (variables.X402_NETWORKS ?? variables.X402_NETWORK).split(',').map((name) => name.trim());
 }
 
 /** A URL setting by pattern name (never shown: it may carry a key). */

@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { createPublicClient, type PublicClient } from 'viem';
+import { createSolanaRpc } from '@solana/kit';
+import { createPublicClient } from 'viem';
 import { jsonRpcTransport } from '../../chain/json-rpc-transport.js';
 import { remoteText } from '../../common/remote-text.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from '../payments.settings.js';
 
-/** A probe must answer fast: the RPC gets this long for one eth_blockNumber. */
+/** A probe must answer fast: the RPC gets this long for one eth_blockNumber (Solana: getSlot). */
 export const NETWORK_PROBE_TIMEOUT_MS = 1000;
 /** A network's state is asked again once it is this old; askers in between share it. */
 export const NETWORK_PROBE_INTERVAL_MS = 2000;
@@ -16,10 +17,33 @@ export interface NetworkState {
   readonly state: 'up' | 'down' | 'unchecked';
   /** Why it is down (the RPC's short message, never its URL). */
   readonly reason?: string;
-  /** How long the last eth_blockNumber took, answered or not. */
+  /** How long the last probe call took, answered or not. */
   readonly seconds: number;
   /** When it was last asked (ms since the epoch); 0: never. */
   readonly checkedAt: number;
+}
+
+/** One call that shows a chain's RPC answers, named for the down reason (`eth_blockNumber`). */
+interface ChainCall {
+  readonly method: string;
+  ask(): Promise<unknown>;
+}
+
+/** An EVM chain answers eth_blockNumber. */
+function evmCall(rpcUrl: string): ChainCall {
+  const client = createPublicClient({
+    transport: jsonRpcTransport(rpcUrl, { timeoutMs: NETWORK_PROBE_TIMEOUT_MS }),
+  });
+  return { method: 'eth_blockNumber', ask: () => client.getBlockNumber({ cacheTime: 0 }) };
+}
+
+/** A Solana cluster answers getSlot. */
+function solanaCall(rpcUrl: string): ChainCall {
+  const rpc = createSolanaRpc(rpcUrl);
+  return {
+    method: 'getSlot',
+    ask: () => rpc.getSlot().send({ abortSignal: AbortSignal.timeout(NETWORK_PROBE_TIMEOUT_MS) }),
+  };
 }
 
 /** One network's RPC, asked at most every NETWORK_PROBE_INTERVAL_MS. */
@@ -30,7 +54,7 @@ class NetworkProbe {
 
   constructor(
     readonly network: string,
-    private readonly client: PublicClient | undefined,
+    private readonly client: ChainCall | undefined,
   ) {
     this.hasRpc = client !== undefined;
     this.last = {
@@ -68,13 +92,13 @@ class NetworkProbe {
     const started = performance.now();
     const seconds = (): number => (performance.now() - started) / 1000;
     try {
-      await client.getBlockNumber({ cacheTime: 0 });
+      await client.ask();
       this.last = { network: this.network, state: 'up', seconds: seconds(), checkedAt: Date.now() };
     } catch (error) {
       this.last = {
         network: this.network,
         state: 'down',
-        reason: `eth_blockNumber failed within ${NETWORK_PROBE_TIMEOUT_MS} ms: ${shortMessage(error)}`,
+        reason: `${client.method} failed within ${NETWORK_PROBE_TIMEOUT_MS} ms: ${shortMessage(error)}`,
         seconds: seconds(),
         checkedAt: Date.now(),
       };
@@ -85,7 +109,7 @@ class NetworkProbe {
 
 /**
  * Whether each network can be sold on now: its chain's RPC (X402_RPC_URL, X402_RPC_URL_<CHAIN
- * ID>) answers `eth_blockNumber` within a second, asked at most every 2 s by whoever needs it (a
+ * ID>; X402_SOLANA_RPC_URL) answers `eth_blockNumber` (Solana: `getSlot`) within a second, asked at most every 2 s by whoever needs it (a
  * 402, a readiness probe, a scrape) and never on a request's clock. A network that is down is
  * left out of the 402 while another is up, and offered again once it answers; the last one is
  * never left out (its requests answer as they would, 503 when its chain cannot be reached).
@@ -96,17 +120,22 @@ export class NetworkStates {
   private lastOffered: { states: NetworkState[]; networks: readonly string[] } | undefined;
 
   constructor(@Inject(PAYMENT_SETTINGS.token) payments: PaymentConfig) {
-    this.probes = payments.networks.map(
-      ({ network, rpcUrl }) =>
-        new NetworkProbe(
-          network,
-          rpcUrl === undefined
-            ? undefined
-            : createPublicClient({
-                transport: jsonRpcTransport(rpcUrl, { timeoutMs: NETWORK_PROBE_TIMEOUT_MS }),
-              }),
-        ),
-    );
+    const solanaRpc = payments.solana?.rpcUrl;
+    this.probes = [
+      ...payments.networks.map(
+        ({ network, rpcUrl }) =>
+          new NetworkProbe(network, rpcUrl === undefined ? undefined : evmCall(rpcUrl)),
+      ),
+      ...(payments.solana?.networks ?? []).map(
+        ({ network }) =>
+          new NetworkProbe(network, solanaRpc === undefined ? undefined : solanaCall(solanaRpc)),
+      ),
+    ];
+  }
+
+  /** How many networks are sold (offered now or not). */
+  get count(): number {
+    return this.probes.length;
   }
 
   /** Whether any network has a chain to check. */

@@ -24,14 +24,14 @@ export interface ChallengeContext {
   readonly method: string;
   /** The route's response schema, for discovery. */
   readonly outputSchema: Record<string, unknown>;
-  /** The schemes v1 clients are offered. */
-  readonly v1Schemes: ReadonlySet<string>;
+  /** Whether v1 clients are offered a scheme on a network. */
+  readonly offeredToV1: (scheme: string, network: string) => boolean;
 }
 
 /** The x402 server's payment-error answer as a 402 ready to send (header and v1 body). */
 export function challengeFrom(
   response: HTTPResponseInstructions,
-  { method, outputSchema, v1Schemes }: ChallengeContext,
+  { method, outputSchema, offeredToV1 }: ChallengeContext,
 ): PaymentChallenge {
   const encoded = response.headers[PAYMENT_REQUIRED_HEADER];
   if (encoded === undefined)
@@ -40,7 +40,7 @@ export function challengeFrom(
   const body = toV1PaymentRequired(
     required,
     { input: { type: 'http', method, discoverable: true }, output: outputSchema },
-    v1Schemes,
+    offeredToV1,
   );
   const headers = { ...response.headers };
   delete headers['Content-Type'];

@@ -36,7 +36,7 @@ export class PaymentIntake {
       const offered = await this.paywall.requirementsFor(request);
       const payload = decode(offered);
       const requirement = offeredRequirement(payload, offered);
-      const scheme = this.schemes.named(requirement.scheme);
+      const scheme = this.schemes.named(requirement.scheme, requirement.network);
       // v1 clients are offered, and may pay with, only the schemes their 402 body lists
       if (scheme === undefined || (version === 1 && !scheme.offeredToV1)) {
         throw new PaymentRefusedError(`unsupported_scheme: ${requirement.scheme}`);

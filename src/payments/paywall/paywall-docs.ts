@@ -4,6 +4,7 @@ import { describeRoute } from './discovery.js';
 import { X402_SECURITY, X402_V1_SECURITY } from './paid.decorator.js';
 import type { PaidRoute } from './paid-routes.js';
 import type { PaymentConfig } from '../payments.settings.js';
+import { soldNetworks } from '../networks/sold-networks.js';
 import { offerFor, requirementOf } from './route-offers.js';
 import type { SellerSchemePlugin } from './seller-scheme.js';
 import { toV1PaymentRequired } from './x402-wire.js';
@@ -81,8 +82,12 @@ function challengeExample(
       description: description.summary,
       mimeType: 'application/json',
     },
-    accepts: payments.networks.flatMap((network) =>
-      schemes.map(({ scheme }) => requirementOf(offerFor(route, scheme, network, payments))),
+    accepts: soldNetworks(payments).flatMap((sold) =>
+      schemes
+        .filter((plugin) => plugin.serves(sold.network))
+        .map(({ scheme }) =>
+          requirementOf(offerFor(route, scheme, sold, payments.maxTimeoutSeconds)),
+        ),
     ),
   };
   return toV1PaymentRequired(
@@ -91,7 +96,10 @@ function challengeExample(
       input: { type: 'http', method: route.method, discoverable: true },
       output: description.outputSchema,
     },
-    new Set(schemes.filter((plugin) => plugin.offeredToV1).map((plugin) => plugin.scheme)),
+    (scheme, network) =>
+      schemes.some(
+        (plugin) => plugin.scheme === scheme && plugin.serves(network) && plugin.offeredToV1,
+      ),
   );
 }
 

@@ -5,31 +5,27 @@ import {
 } from '@x402/extensions/payment-identifier';
 import { bazaarDeclaration, type RouteDescription } from './discovery.js';
 import type { PaymentRequirements } from '@x402/core/types';
-import type { PaymentConfig, PaymentNetwork } from '../payments.settings.js';
+import type { SoldNetwork } from '../networks/sold-networks.js';
 import type { PaidRoute } from './paid-routes.js';
 import { usdToAtomic } from './usd-amount.js';
 
 /**
  * What a paid route offers in one scheme on one network: the route's USD price in the network's
- * token, to X402_PAY_TO. Every scheme and network offers the same price; the 402 and the OpenAPI
- * examples are built from these.
+ * token, to the network's pay-to. Every scheme and network offers the same price; the 402 and the
+ * OpenAPI examples are built from these.
  */
 export function offerFor(
   route: PaidRoute,
   scheme: string,
-  { network, asset }: PaymentNetwork,
-  payments: PaymentConfig,
+  { network, payTo, asset, decimals, extra }: SoldNetwork,
+  maxTimeoutSeconds: number,
 ): PaymentOption {
   return {
     scheme,
     network,
-    payTo: payments.payTo,
-    price: {
-      amount: usdToAtomic(route.price, asset.decimals),
-      asset: asset.address,
-      extra: { name: asset.name, version: asset.version },
-    },
-    maxTimeoutSeconds: payments.maxTimeoutSeconds,
+    payTo,
+    price: { amount: usdToAtomic(route.price, decimals), asset, extra },
+    maxTimeoutSeconds,
   };
 }
 

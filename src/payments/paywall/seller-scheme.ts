@@ -51,6 +51,11 @@ export interface SellerSchemePlugin {
   readonly scheme: string;
   /** Whether v1 clients (`X-PAYMENT`, `x402-fetch` 1.x) are offered it in the 402 body. */
   readonly offeredToV1: boolean;
+  /**
+   * Whether it sells on `network` (a CAIP-2 id): one scheme id may have a plug-in per network
+   * family (`exact` on `eip155:*` and on `solana:*`), and each offer goes to the one serving it.
+   */
+  serves(network: string): boolean;
   /** The SDK's server side of the scheme on `network`: prices offers, checks requirements. */
   serverScheme(network: Network): SchemeNetworkServer;
   /**

@@ -24,6 +24,7 @@ import { reasonOf } from '../facilitator/facilitator-client.js';
 import { FACILITATORS, NetworkFacilitators } from '../facilitator/network-facilitators.js';
 import { FacilitatorReadiness } from '../facilitator/facilitator-readiness.js';
 import { NetworkStates } from '../networks/network-states.js';
+import { soldNetworks } from '../networks/sold-networks.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from '../payments.settings.js';
 import { describeRoute, type RouteDescription } from './discovery.js';
 import { FastifyHttpAdapter } from './fastify-http-adapter.js';
@@ -72,8 +73,9 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly challenges = new Map<string, PaymentChallenge>();
   /** Paid routes are sold once the facilitator confirmed them; 503 until then. */
   private readonly readiness: FacilitatorReadiness;
-  /** The schemes v1 clients are offered (the 402 body), fixed at describe(). */
-  private v1Schemes: ReadonlySet<string> = new Set();
+  /** Whether v1 clients are offered a scheme on a network (the 402 body). */
+  private readonly offeredToV1 = (scheme: string, network: string): boolean =>
+    this.schemes.offersToV1(scheme, network);
 
   constructor(
     @Inject(PAYMENT_SETTINGS.token) private readonly payments: PaymentConfig,
@@ -115,15 +117,16 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
       }
     }
     const offered = this.schemes.offered();
-    this.v1Schemes = this.schemes.offeredToV1();
     // each network's facilitator first; a scheme settled in this process brings its own
     const facilitators = [
       ...this.facilitators.all(),
       ...offered.flatMap((plugin) => plugin.ownFacilitator?.() ?? []),
     ];
     const resourceServer = new x402ResourceServer(facilitators);
-    for (const { network } of this.payments.networks) {
-      for (const plugin of offered) resourceServer.register(network, plugin.serverScheme(network));
+    for (const { network } of soldNetworks(this.payments)) {
+      for (const plugin of this.schemes.servingOn(network)) {
+        resourceServer.register(network, plugin.serverScheme(network));
+      }
     }
     resourceServer
       .registerExtension(bazaarResourceServerExtension)
@@ -166,7 +169,9 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     for (const plugin of this.schemes.offered()) plugin.startSelling?.();
     this.logger.log(
       `Selling ${Object.keys(this.http().routes).length} routes on ` +
-        `${this.payments.networks.map(({ network }) => network).join(', ')} ` +
+        `${soldNetworks(this.payments)
+          .map(({ network }) => network)
+          .join(', ')} ` +
         `(${this.payments.schemes.join(', ')}) to ${this.payments.payTo} through the ` +
         `${this.payments.facilitator.mode} facilitator`,
     );
@@ -187,7 +192,7 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
       this.requirements.set(key, accepts);
     }
     const offered = this.networks.offered();
-    if (offered.length === this.payments.networks.length) return accepts;
+    if (offered.length === this.networks.count) return accepts;
     return accepts.filter((requirement) => offered.includes(requirement.network));
   }
 
@@ -211,7 +216,7 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
       unpaid = challengeFrom(result.response, {
         method: request.method,
         outputSchema: this.descriptions.get(routeKeyOf(request))?.outputSchema ?? {},
-        v1Schemes: this.v1Schemes,
+        offeredToV1: this.offeredToV1,
       });
       if (this.challenges.size >= MAX_CACHED_CHALLENGES) {
         const oldest = this.challenges.keys().next();
@@ -251,7 +256,7 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
         return challengeFrom(result.response, {
           method: request.method,
           outputSchema: this.descriptions.get(routeKeyOf(request))?.outputSchema ?? {},
-          v1Schemes: this.v1Schemes,
+          offeredToV1: this.offeredToV1,
         });
       case 'no-payment-required':
         throw new Error(`${request.url} is not a paid route`);
@@ -288,14 +293,14 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * What a route offers: the same price on every network and in every offered scheme,
+   * What a route offers: the same price on every network and in every scheme offered there,
    * X402_NETWORKS × X402_SCHEMES in that order.
    */
   private offersFor(route: PaidRoute): PaymentOption[] {
-    return this.payments.networks.flatMap((network) =>
+    return soldNetworks(this.payments).flatMap((sold) =>
       this.schemes
-        .offered()
-        .map((plugin) => offerFor(route, plugin.scheme, network, this.payments)),
+        .servingOn(sold.network)
+        .map((plugin) => offerFor(route, plugin.scheme, sold, this.payments.maxTimeoutSeconds)),
     );
   }
 

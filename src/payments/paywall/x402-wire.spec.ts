@@ -85,7 +85,7 @@ describe('x402 wire', () => {
       },
       accepts: [accepted],
     };
-    expect(toV1PaymentRequired(required, { output: {} }, new Set(['exact']))).toEqual({
+    expect(toV1PaymentRequired(required, { output: {} }, (scheme) => scheme === 'exact')).toEqual({
       x402Version: 1,
       error: 'Payment required',
       accepts: [

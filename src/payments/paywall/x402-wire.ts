@@ -101,7 +101,7 @@ export function decodeV1Payment(
 export function toV1PaymentRequired(
   required: PaymentRequired,
   outputSchema: Record<string, unknown>,
-  v1Schemes: ReadonlySet<string>,
+  offeredToV1: (scheme: string, network: string) => boolean,
 ) {
   return {
     x402Version: 1 as const,
@@ -109,7 +109,7 @@ export function toV1PaymentRequired(
     // only what v1 clients know (x402-fetch 1.x rejects the whole 402 on a scheme it does
     // not); the other schemes are offered to v2 clients in the PAYMENT-REQUIRED header
     accepts: required.accepts
-      .filter((accept) => v1Schemes.has(accept.scheme))
+      .filter((accept) => offeredToV1(accept.scheme, accept.network))
       .map((accept) => ({
         scheme: accept.scheme,
         network: v1NetworkName(accept.network),

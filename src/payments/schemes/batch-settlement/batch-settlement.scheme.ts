@@ -35,6 +35,11 @@ export class BatchSettlementScheme implements SellerSchemePlugin {
     private readonly settlement: BatchSettlement,
   ) {}
 
+  /** The channel contracts live on EVM networks. */
+  serves(network: string): boolean {
+    return network.startsWith('eip155:');
+  }
+
   serverScheme(network: Network): SchemeNetworkServer {
     return this.channels.scheme(network);
   }

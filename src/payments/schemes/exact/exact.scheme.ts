@@ -50,6 +50,11 @@ export class ExactScheme implements SellerSchemePlugin {
     private readonly settlement: ExactSettlement,
   ) {}
 
+  /** EIP-3009 transfers: EVM networks. */
+  serves(network: string): boolean {
+    return network.startsWith('eip155:');
+  }
+
   /** With the facilitator in this process, verified with one chain call (SellerExactScheme). */
   serverScheme(network: Network): SchemeNetworkServer {
     const facilitator = this.facilitators.of(network);

@@ -1,0 +1,88 @@
+import { createKeyPairSignerFromBytes, createSolanaRpc, type Signature } from '@solana/kit';
+import { x402Facilitator } from '@x402/core/facilitator';
+import type { FacilitatorClient } from '@x402/core/server';
+import type {
+  Network,
+  PaymentPayload,
+  PaymentRequirements,
+  SettleResponse,
+  SupportedResponse,
+  VerifyResponse,
+} from '@x402/core/types';
+import {
+  TransactionOnchainFailureError,
+  toFacilitatorSvmSigner,
+  type FacilitatorSvmSigner,
+} from '@x402/svm';
+import { ExactSvmScheme } from '@x402/svm/exact/facilitator';
+
+/**
+ * The `@x402/svm` facilitator in this process: the fee payer (X402_SOLANA_FEE_PAYER_KEY) signs
+ * each buyer's transfer transaction as its fee payer and submits it to X402_SOLANA_RPC_URL. A
+ * submission not confirmed within the settlement deadline is answered `settlement_pending` with
+ * its signature (the SDK's own path), which the seller reconciles by that signature.
+ */
+
+/** How often a submitted transaction's status is asked while it is awaited. */
+const CONFIRM_POLL_MS = 100;
+
+export class SolanaFacilitatorClient implements FacilitatorClient {
+  private constructor(private readonly facilitator: x402Facilitator) {}
+
+  /** `confirmTimeoutMs`: how long a submitted transaction is awaited (the SDK's is 30 s). */
+  static async create(
+    feePayerKey: Uint8Array,
+    rpcUrl: string,
+    networks: readonly Network[],
+    confirmTimeoutMs: number,
+  ): Promise<SolanaFacilitatorClient> {
+    const feePayer = await createKeyPairSignerFromBytes(feePayerKey);
+    const rpc = createSolanaRpc(rpcUrl);
+    const sdkSigner = toFacilitatorSvmSigner(feePayer, { defaultRpcUrl: rpcUrl });
+    const signer: FacilitatorSvmSigner = {
+      ...sdkSigner,
+      confirmTransaction: (signature) => confirmWithin(rpc, signature, confirmTimeoutMs),
+    };
+    const facilitator = new x402Facilitator();
+    facilitator.register([...networks], new ExactSvmScheme(signer));
+    return new SolanaFacilitatorClient(facilitator);
+  }
+
+  verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {
+    return this.facilitator.verify(payload, requirements);
+  }
+
+  settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> {
+    return this.facilitator.settle(payload, requirements);
+  }
+
+  getSupported(): Promise<SupportedResponse> {
+    return Promise.resolve(this.facilitator.getSupported() as SupportedResponse);
+  }
+}
+
+/** Waits for `confirmed` (or `finalized`); a failure on chain or no confirmation in time throws. */
+async function confirmWithin(
+  rpc: ReturnType<typeof createSolanaRpc>,
+  signature: string,
+  timeoutMs: number,
+): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const status = await rpc
+      .getSignatureStatuses([signature as Signature])
+      .send({ abortSignal: AbortSignal.timeout(Math.max(1, until - Date.now())) })
+      .then(({ value }) => value[0])
+      .catch(() => null);
+    if (status?.confirmationStatus === 'confirmed' || status?.confirmationStatus === 'finalized') {
+      if (status.err !== null) {
+        throw new TransactionOnchainFailureError(`transaction failed on chain: ${signature}`);
+      }
+      return;
+    }
+    if (Date.now() + CONFIRM_POLL_MS >= until) {
+      throw new Error(`not confirmed within ${timeoutMs} ms`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, CONFIRM_POLL_MS));
+  }
+}

@@ -1,0 +1,251 @@
+import { Inject, Logger } from '@nestjs/common';
+import type { SchemeNetworkServer, SettleResponse } from '@x402/core/types';
+import { ExactSvmScheme } from '@x402/svm/exact/server';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, ErrorCode } from '../../../common/api-error.js';
+import { DEADLINE, withDeadline } from '../../../common/deadline.js';
+import { remoteText } from '../../../common/remote-text.js';
+import { MetricsService } from '../../../metrics/metrics.service.js';
+import {
+  PAYMENT_LEDGER,
+  type ClaimResult,
+  type PaymentLedger,
+} from '../../ledger/payment-ledger.js';
+import { PAYMENT_SETTINGS, type PaymentConfig } from '../../payments.settings.js';
+import { clientGone } from '../../paywall/client-connection.js';
+import {
+  asPaymentError,
+  challengeResponse,
+  routeOf,
+  settlementStillUnknown,
+  settlementUnknown,
+} from '../../paywall/payment-errors.js';
+import { PaymentVerification } from '../../paywall/payment-verification.js';
+import {
+  SellerScheme,
+  type OpenSale,
+  type PresentedPayment,
+  type SellerSchemePlugin,
+} from '../../paywall/seller-scheme.js';
+import { X402Paywall, type VerifiedPayment } from '../../paywall/x402-paywall.js';
+import { receiptHeader, type ProtocolVersion } from '../../paywall/x402-wire.js';
+import { acceptSvmPayment, type AcceptedSvmPayment } from './svm-acceptance.js';
+import { SolanaChainReader, signsThePayment } from './svm-chain.js';
+import { SvmReconciler } from './svm-reconciler.js';
+
+/** A transaction's blockhash is recent for about a minute; its claim is kept well past that. */
+const SVM_PAYMENT_TTL_MS = 5 * 60_000;
+
+const CLAIM_REFUSALS: Readonly<Record<Exclude<ClaimResult, 'claimed' | 'uncertain'>, string>> = {
+  in_flight: 'payment_in_progress: this payment is already being used by another request',
+  settled: 'payment_already_used: this payment has already been settled',
+};
+
+/**
+ * `exact` on Solana (`@x402/svm`): the buyer signs one SPL transfer of the price to the pay-to's
+ * token account, the facilitator adds its fee-payer signature and submits it. The transaction is
+ * accepted only in exactly the offered shape (svm-acceptance), claimed in the ledger under the
+ * buyer's signature (one per transaction: the same transaction never serves twice, across
+ * instances), verified, and settled after the handler answered; the answer goes out only once the
+ * chain shows the fee payer's signature of that very transaction landed.
+ */
+@SellerScheme()
+export class ExactSvmSellerScheme implements SellerSchemePlugin {
+  readonly scheme = 'exact';
+  readonly offeredToV1 = false;
+  private readonly logger = new Logger(ExactSvmSellerScheme.name);
+  private readonly chain: SolanaChainReader | undefined;
+
+  constructor(
+    @Inject(PAYMENT_LEDGER) private readonly ledger: PaymentLedger,
+    @Inject(PAYMENT_SETTINGS.token) private readonly payments: PaymentConfig,
+    private readonly verification: PaymentVerification,
+    private readonly paywall: X402Paywall,
+    private readonly reconciler: SvmReconciler,
+    private readonly metrics: MetricsService,
+  ) {
+    const rpcUrl = payments.solana?.rpcUrl;
+    this.chain = rpcUrl === undefined ? undefined : new SolanaChainReader(rpcUrl);
+  }
+
+  serves(network: string): boolean {
+    return network.startsWith('solana:');
+  }
+
+  /** The SDK's server side: prices in the mint's atomic units, adds the facilitator's fee payer. */
+  serverScheme(): SchemeNetworkServer {
+    return new ExactSvmScheme();
+  }
+
+  async open(request: FastifyRequest, presented: PresentedPayment): Promise<OpenSale> {
+    const accepted = await acceptSvmPayment(presented.payload, presented.requirement);
+    const fingerprint = `svm:${accepted.payerSignature}`;
+    const expiresAt = Date.now() + SVM_PAYMENT_TTL_MS;
+    const claim = await this.ledger.claim(fingerprint, expiresAt);
+    if (claim === 'uncertain' || (claim === 'in_flight' && this.reconciler.holds(fingerprint))) {
+      throw settlementStillUnknown();
+    }
+    if (claim !== 'claimed') return this.verification.refuse(request, CLAIM_REFUSALS[claim]);
+    let payment: VerifiedPayment;
+    try {
+      payment = await this.verification.verify(request, presented.payload);
+    } catch (error) {
+      await this.ledger.release(fingerprint);
+      throw asPaymentError(error, this.logger);
+    }
+    return new SvmSale(
+      { accepted, payment, version: presented.version, fingerprint, expiresAt },
+      this,
+    );
+  }
+
+  /** Settles after the handler answered; see SvmSale. */
+  async close(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    sale: SvmPaymentInProgress,
+    body: unknown,
+  ): Promise<unknown> {
+    if (clientGone(reply)) {
+      await this.ledger.release(sale.fingerprint);
+      throw new ApiError(
+        ErrorCode.ClientClosedRequest,
+        'The client closed the connection before settlement; nothing was charged.',
+      );
+    }
+    const started = performance.now();
+    const route = routeOf(request);
+    const seconds = (): number => (performance.now() - started) / 1000;
+    let settlement: SettleResponse | typeof DEADLINE;
+    try {
+      // the facilitator's own wait is X402_SETTLE_TIMEOUT_MS; this bounds a remote one too
+      settlement = await withDeadline(
+        this.paywall.settle(sale.payment),
+        this.payments.settleTimeoutMs + 5000,
+      );
+    } catch (error) {
+      this.metrics.facilitatorError('settle');
+      return this.unknown(route, sale, undefined, `settle failed: ${remoteText(error)}`, seconds());
+    }
+    if (settlement === DEADLINE) {
+      return this.unknown(route, sale, undefined, 'no settlement answer in time', seconds());
+    }
+    const signature = settlement.transaction;
+    const signs = signature !== '' && (await signsThePayment(sale.accepted, signature));
+    if (!settlement.success && !signs) {
+      const reason = settlement.errorReason ?? 'refused';
+      this.metrics.settlementNotProven(route, 'refused', reason, seconds());
+      await this.ledger.release(sale.fingerprint);
+      throw challengeResponse(
+        await this.paywall.challenge(request, `settlement_failed: ${reason}`),
+      );
+    }
+    if (!signs) {
+      return this.unknown(
+        route,
+        sale,
+        undefined,
+        'the facilitator named another transaction',
+        seconds(),
+      );
+    }
+    // without an RPC, a remote facilitator's word is taken (as on EVM)
+    const state =
+      this.chain === undefined
+        ? settlement.success
+          ? 'landed'
+          : 'unseen'
+        : await this.stateOf(signature);
+    if (state === 'failed') {
+      this.metrics.settlementNotProven(route, 'refused', 'transaction_failed', seconds());
+      await this.ledger.release(sale.fingerprint);
+      throw challengeResponse(
+        await this.paywall.challenge(request, 'settlement_failed: transaction_failed'),
+      );
+    }
+    if (state !== 'landed') {
+      return this.unknown(
+        route,
+        sale,
+        signature,
+        settlement.errorReason ?? 'not confirmed',
+        seconds(),
+      );
+    }
+    await this.ledger.settle(sale.fingerprint, sale.expiresAt);
+    this.metrics.paymentSettled(route, sale.accepted.requirement, seconds());
+    const [name, value] = receiptHeader(sale.version, {
+      success: true,
+      transaction: signature,
+      network: settlement.network,
+      payer: sale.accepted.payer,
+    });
+    void reply.headers({ [name]: value, 'cache-control': 'private, no-store' });
+    return body;
+  }
+
+  /** Nothing was sold: the transaction may be presented again. */
+  async giveBack(sale: SvmPaymentInProgress): Promise<void> {
+    await this.ledger.release(sale.fingerprint);
+  }
+
+  private async stateOf(signature: string): Promise<'landed' | 'failed' | 'unseen'> {
+    try {
+      return await (this.chain as SolanaChainReader).signatureState(signature);
+    } catch {
+      return 'unseen';
+    }
+  }
+
+  /** The money may have moved: 502, the claim kept, the chain asked by the reconciler. */
+  private unknown(
+    route: string,
+    sale: SvmPaymentInProgress,
+    signature: string | undefined,
+    reason: string,
+    seconds: number,
+  ): never {
+    this.metrics.settlementNotProven(route, 'unknown', reason, seconds);
+    this.logger.error(`Solana settlement outcome unknown for ${sale.fingerprint}: ${reason}`);
+    this.reconciler.hold({
+      fingerprint: sale.fingerprint,
+      expiresAt: sale.expiresAt,
+      route,
+      payment: sale.accepted,
+      signature,
+    });
+    throw settlementUnknown(signature, reason);
+  }
+}
+
+/** A Solana payment claimed and verified, waiting for the handler's answer. */
+export interface SvmPaymentInProgress {
+  readonly accepted: AcceptedSvmPayment;
+  readonly payment: VerifiedPayment;
+  readonly version: ProtocolVersion;
+  readonly fingerprint: string;
+  readonly expiresAt: number;
+}
+
+class SvmSale implements OpenSale {
+  constructor(
+    private readonly inProgress: SvmPaymentInProgress,
+    private readonly scheme: ExactSvmSellerScheme,
+  ) {}
+
+  get requirement(): PresentedPayment['requirement'] {
+    return this.inProgress.accepted.requirement;
+  }
+
+  get payer(): string {
+    return this.inProgress.accepted.payer;
+  }
+
+  close(request: FastifyRequest, reply: FastifyReply, body: unknown): Promise<unknown> {
+    return this.scheme.close(request, reply, this.inProgress, body);
+  }
+
+  abandon(): Promise<void> {
+    return this.scheme.giveBack(this.inProgress);
+  }
+}
