@@ -10,6 +10,7 @@ import {
   solanaKeypair,
   type PaymentChanges,
 } from './support/solana-buyers.js';
+import { RpcProxy } from './support/rpc-proxy.js';
 import { SolanaRpcServer } from './support/solana-rpc.js';
 import { DEVNET_USDC } from './support/solana-vm.js';
 import { paymentRequiredOf, v2Header } from './support/x402-payloads.js';
@@ -35,6 +36,8 @@ async function eventually(probe: () => Promise<boolean>, ms = 10_000): Promise<v
 describe('selling on Solana next to Base (local Solana VM, embedded facilitators)', () => {
   let stack: PaidApp;
   let rpc: SolanaRpcServer;
+  /** Between the app and the Solana RPC, to break it. */
+  let proxy: RpcProxy;
   let payTo: KeyPairSigner;
   let offer: PaymentRequirements;
 
@@ -49,13 +52,14 @@ describe('selling on Solana next to Base (local Solana VM, embedded facilitators
       },
       beforeApp: async () => {
         rpc = await SolanaRpcServer.start();
+        proxy = await RpcProxy.start(rpc.url);
         const feePayer = await solanaKeypair();
         payTo = (await solanaKeypair()).signer;
         rpc.vm.airdrop(feePayer.signer.address, 10_000_000_000n);
         await rpc.vm.setTokenBalance(payTo.address, 0n);
         return {
           X402_PAY_TO_SOLANA: payTo.address,
-          X402_SOLANA_RPC_URL: rpc.url,
+          X402_SOLANA_RPC_URL: proxy.url,
           X402_SOLANA_FEE_PAYER_KEY: JSON.stringify([...feePayer.bytes]),
         };
       },
@@ -69,6 +73,7 @@ describe('selling on Solana next to Base (local Solana VM, embedded facilitators
 
   afterAll(async () => {
     await stack.close();
+    await proxy.close();
     await rpc.close();
   });
 
@@ -230,6 +235,52 @@ describe('selling on Solana next to Base (local Solana VM, embedded facilitators
       await eventually(async () => (await pay()).status === 402);
       expect(await payToBalance()).toBe(before);
       expect(await rpc.vm.tokenBalance(buyer.address)).toBe(1_000_000n);
+    });
+  });
+
+  describe('a Solana RPC that stops answering', () => {
+    const offeredNetworks = async (): Promise<string[]> =>
+      paymentRequiredOf(await stack.service.get(TICKER)).accepts.map((a) => a.network);
+
+    it('makes a Solana payment a 503 (nothing charged), not a 402', async () => {
+      const buyer = (await solanaKeypair()).signer;
+      await rpc.vm.setTokenBalance(buyer.address, 1_000_000n);
+      const transaction = await handBuiltTransaction(rpc, buyer, offer);
+      proxy.fail('*', { kind: 'error', message: 'injected: this RPC is down' });
+      try {
+        const response = await stack.service.get(TICKER, {
+          headers: v2Header({ x402Version: 2, accepted: offer, payload: { transaction } }),
+        });
+        expect(response.status).toBe(503);
+      } finally {
+        proxy.clear();
+      }
+      expect(await rpc.vm.tokenBalance(buyer.address)).toBe(1_000_000n);
+    });
+
+    it('leaves Solana out of the 402 while Base sells, and offers it again when it answers', async () => {
+      proxy.fail('*', { kind: 'error', message: 'injected: this RPC is down' });
+      try {
+        await eventually(async () => !(await offeredNetworks()).includes(SOLANA_DEVNET_CAIP2));
+        expect(await offeredNetworks()).toEqual([BASE_SEPOLIA]);
+        const base = await fundedBuyer(stack.chain, 1_000_000n, BASE_SEPOLIA);
+        expect((await base.fetchV2(`${stack.service.url}${TICKER}`)).status).toBe(200);
+        expect(await (await stack.service.get('/health/ready')).json()).toMatchObject({
+          networks: [
+            { network: BASE_SEPOLIA, state: 'up' },
+            {
+              network: SOLANA_DEVNET_CAIP2,
+              state: 'down',
+              reason: expect.stringContaining('getSlot') as string,
+            },
+          ],
+        });
+      } finally {
+        proxy.clear();
+      }
+      await eventually(async () => (await offeredNetworks()).includes(SOLANA_DEVNET_CAIP2));
+      const buyer = await solanaBuyer(rpc, 1_000_000n);
+      expect((await buyer.fetch(`${stack.service.url}${TICKER}`)).status).toBe(200);
     });
   });
 });

@@ -15,19 +15,24 @@ import {
   type FacilitatorSvmSigner,
 } from '@x402/svm';
 import { ExactSvmScheme } from '@x402/svm/exact/facilitator';
+import { FacilitatorUnavailableError } from './facilitator-client.js';
 
 /**
  * The `@x402/svm` facilitator in this process: the fee payer (X402_SOLANA_FEE_PAYER_KEY) signs
  * each buyer's transfer transaction as its fee payer and submits it to X402_SOLANA_RPC_URL. A
  * submission not confirmed within the settlement deadline is answered `settlement_pending` with
- * its signature (the SDK's own path), which the seller reconciles by that signature.
+ * its signature (the SDK's own path), which the seller reconciles by that signature. A refusal
+ * because the simulation could not run while the RPC does not answer is an outage (503), not a 402.
  */
 
 /** How often a submitted transaction's status is asked while it is awaited. */
 const CONFIRM_POLL_MS = 100;
 
 export class SolanaFacilitatorClient implements FacilitatorClient {
-  private constructor(private readonly facilitator: x402Facilitator) {}
+  private constructor(
+    private readonly facilitator: x402Facilitator,
+    private readonly rpc: ReturnType<typeof createSolanaRpc>,
+  ) {}
 
   /** `confirmTimeoutMs`: how long a submitted transaction is awaited (the SDK's is 30 s). */
   static async create(
@@ -45,11 +50,22 @@ export class SolanaFacilitatorClient implements FacilitatorClient {
     };
     const facilitator = new x402Facilitator();
     facilitator.register([...networks], new ExactSvmScheme(signer));
-    return new SolanaFacilitatorClient(facilitator);
+    return new SolanaFacilitatorClient(facilitator, rpc);
   }
 
-  verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {
-    return this.facilitator.verify(payload, requirements);
+  async verify(
+    payload: PaymentPayload,
+    requirements: PaymentRequirements,
+  ): Promise<VerifyResponse> {
+    const verdict = await this.facilitator.verify(payload, requirements);
+    if (
+      !verdict.isValid &&
+      (verdict.invalidReason ?? '').includes('simulation_failed') &&
+      !(await this.rpcAnswers())
+    ) {
+      throw new FacilitatorUnavailableError('verify', new Error('the Solana RPC does not answer'));
+    }
+    return verdict;
   }
 
   settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> {
@@ -58,6 +74,15 @@ export class SolanaFacilitatorClient implements FacilitatorClient {
 
   getSupported(): Promise<SupportedResponse> {
     return Promise.resolve(this.facilitator.getSupported() as SupportedResponse);
+  }
+
+  private async rpcAnswers(): Promise<boolean> {
+    try {
+      await this.rpc.getSlot().send({ abortSignal: AbortSignal.timeout(1000) });
+      return true;
+    } catch {
+      return false;
+    }
   }
 }
 
