@@ -3,25 +3,28 @@
  * price API with `@x402/fetch` and prints the body, what was paid, the settlement transaction and
  * whether the answer's Price-Attestation is the published signer's signature over its prices.
  * `--batch` pays through a batch-settlement payment channel instead (a deposit on first use, a
- * signed voucher after), keeping the channel's state in .x402-channels/.
+ * signed voucher after), keeping the channel's state in .x402-channels/. `--mcp` buys the same
+ * answer as a paid MCP tool call on `POST /mcp` (scripts/mcp-client.ts).
  * The API and the paying key come from API_URL / BUYER_PRIVATE_KEY, else from the
  * .sandbox.json a running `npm run sandbox` writes.
  */
-import { findDefaultAsset } from '@x402/evm';
 import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
 import { FileClientChannelStorage } from '@x402/evm/batch-settlement/client/file-storage';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import path from 'node:path';
-import {
-  decodePaymentResponseHeader,
-  wrapFetchWithPayment,
-  x402Client,
-  type PaymentRequirements,
-} from '@x402/fetch';
-import { formatUnits, type Hex } from 'viem';
+import { wrapFetchWithPayment, x402Client, type PaymentRequirements } from '@x402/fetch';
+import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { verifyAnswer } from './answer-attestation.js';
 import { isEntryPoint } from './entry-point.js';
+import { buyTool, toolCallFor } from './mcp-client.js';
+import {
+  describeError,
+  describePaid,
+  describeSettlement,
+  paymentReceipt,
+  prettyJson,
+} from './purchase-lines.js';
 import { SANDBOX_STATE_FILE, defaultStatePath, readSandboxState } from './sandbox-state.js';
 
 export const EXIT_OK = 0;
@@ -31,12 +34,14 @@ export const EXIT_USAGE = 2;
 /** Where `--batch` keeps its channels (beside the sandbox state file). */
 export const CHANNELS_DIR = '.x402-channels';
 
-export const USAGE = `usage: npm run client -- <command> [--batch]
+export const USAGE = `usage: npm run client -- <command> [--batch] [--mcp]
 
 options:
   --batch                     pay through a batch-settlement payment channel: a deposit on
                               first use, then a signed voucher per call and no chain round trip
                               (channel state in ${CHANNELS_DIR}/)
+  --mcp                       buy it as a paid MCP tool call (get_ticker, get_tickers,
+                              get_all_tickers) on POST /mcp, through the MCP SDK's client
 
 commands:
   ticker <SYMBOL>             one USD price                 e.g. ticker BTC
@@ -63,15 +68,22 @@ export interface ClientOptions {
 }
 
 export type Command =
-  | { readonly kind: 'request'; readonly path: string; readonly batch?: boolean }
+  | {
+      readonly kind: 'request';
+      readonly path: string;
+      readonly batch?: boolean;
+      readonly mcp?: boolean;
+    }
   | { readonly kind: 'help' }
   | { readonly kind: 'invalid'; readonly problem: string };
 
 /** The route a command buys; symbols are escaped so an argument can never leave its segment. */
 export function parseCommand(argv: readonly string[]): Command {
   const batch = argv.includes('--batch');
-  const command = parseRequest(argv.filter((arg) => arg !== '--batch'));
-  return batch && command.kind === 'request' ? { ...command, batch } : command;
+  const mcp = argv.includes('--mcp');
+  const command = parseRequest(argv.filter((arg) => arg !== '--batch' && arg !== '--mcp'));
+  if (command.kind !== 'request') return command;
+  return { ...command, ...(batch ? { batch } : {}), ...(mcp ? { mcp } : {}) };
 }
 
 function parseRequest(argv: readonly string[]): Command {
@@ -153,6 +165,9 @@ export async function runClient(argv: readonly string[], options: ClientOptions)
     options.err(target);
     return EXIT_FAILED;
   }
+  if (command.mcp === true) {
+    return buyOverMcp(target, command.path, options, command.batch === true);
+  }
   return buy(
     `${target.apiUrl}${command.path}`,
     `${target.apiUrl}/.well-known/price-attestation`,
@@ -171,18 +186,9 @@ async function buy(
 ): Promise<number> {
   const account = privateKeyToAccount(privateKey);
   let chosen: PaymentRequirements | undefined;
-  const scheme = batch
-    ? new BatchSettlementEvmScheme(account, {
-        storage: new FileClientChannelStorage({
-          directory:
-            options.channelsDir ??
-            path.join(path.dirname(options.stateFile ?? defaultStatePath()), CHANNELS_DIR),
-        }),
-      })
-    : new ExactEvmScheme(account);
   // The requirements the client picked from the 402 are what it signed for: that is the price.
   const client = new x402Client()
-    .register('eip155:*', scheme)
+    .register('eip155:*', payingScheme(privateKey, options, batch))
     .onAfterPaymentCreation(({ selectedRequirements }) => {
       chosen = selectedRequirements;
       return Promise.resolve();
@@ -223,58 +229,59 @@ async function buy(
   return EXIT_OK;
 }
 
-type Receipt = ReturnType<typeof decodePaymentResponseHeader>;
+/** The buyer's x402 scheme: `exact`, or batch-settlement with its channels kept on disk. */
+function payingScheme(privateKey: Hex, options: ClientOptions, batch: boolean) {
+  const account = privateKeyToAccount(privateKey);
+  return batch
+    ? new BatchSettlementEvmScheme(account, {
+        storage: new FileClientChannelStorage({
+          directory:
+            options.channelsDir ??
+            path.join(path.dirname(options.stateFile ?? defaultStatePath()), CHANNELS_DIR),
+        }),
+      })
+    : new ExactEvmScheme(account);
+}
 
-function paymentReceipt(response: Response): Receipt | undefined {
-  const header = response.headers.get('PAYMENT-RESPONSE');
-  if (header === null) return undefined;
-  try {
-    return decodePaymentResponseHeader(header);
-  } catch {
-    return undefined;
+/** The purchase as a paid MCP tool call: the answer, what was paid and the settlement. */
+async function buyOverMcp(
+  target: Target,
+  routePath: string,
+  options: ClientOptions,
+  batch: boolean,
+): Promise<number> {
+  const call = toolCallFor(routePath);
+  if (call === undefined) {
+    options.err(`no MCP tool sells ${routePath}`);
+    return EXIT_USAGE;
   }
-}
-
-/** The settlement transaction; for a batch-settlement voucher, the channel it was recorded in. */
-function describeSettlement(receipt: Receipt | undefined): string {
-  if (receipt === undefined) return 'settlement: no PAYMENT-RESPONSE header in the answer';
-  const state = (receipt.extra as { channelState?: Record<string, unknown> } | undefined)
-    ?.channelState;
-  const channel =
-    state === undefined
-      ? ''
-      : `channel ${String(state['channelId'])}: ${String(state['chargedCumulativeAmount'])} charged of ${String(state['balance'])} deposited`;
-  if (receipt.transaction === '') return `voucher recorded, no transaction; ${channel}`;
-  const tx = `settlement tx ${receipt.transaction} on ${receipt.network}`;
-  return channel === '' ? tx : `${tx} (deposit); ${channel}`;
-}
-
-/** "paid 0.002 USDC (2000 atomic) to 0x…": decimal for a known token, atomic always. */
-export function describePaid(requirements: PaymentRequirements): string {
-  const { amount, asset, network, payTo } = requirements;
-  const known = findDefaultAsset(asset, network);
-  const value =
-    known === undefined
-      ? `${amount} atomic units of ${asset}`
-      : `${formatUnits(BigInt(amount), known.decimals)} ${known.symbol} (${amount} atomic)`;
-  return `paid ${value} to ${payTo} on ${network}`;
-}
-
-function prettyJson(text: string): string {
+  const payer = new x402Client().register(
+    'eip155:*',
+    payingScheme(target.privateKey, options, batch),
+  );
+  const buyer = privateKeyToAccount(target.privateKey).address;
+  options.out(
+    `MCP ${call.tool} ${JSON.stringify(call.args)} on ${target.apiUrl}/mcp  (buyer ${buyer})`,
+  );
+  let purchase: Awaited<ReturnType<typeof buyTool>>;
   try {
-    return JSON.stringify(JSON.parse(text), null, 2);
-  } catch {
-    return text;
+    purchase = await buyTool(target.apiUrl, call, payer);
+  } catch (error) {
+    options.err(`Request failed: ${describeError(error)}`);
+    return EXIT_FAILED;
   }
-}
-
-/** undici hides the reason (ECONNREFUSED, ...) in `cause`; errors may come from another realm. */
-function describeError(error: unknown): string {
-  const { message, cause } = (error ?? {}) as { message?: unknown; cause?: unknown };
-  if (typeof message !== 'string') return String(error);
-  const { message: causeMessage, code } = (cause ?? {}) as { message?: unknown; code?: unknown };
-  const reason = typeof causeMessage === 'string' && causeMessage !== '' ? causeMessage : code;
-  return typeof reason === 'string' ? `${message}: ${reason}` : message;
+  if (!purchase.ok) {
+    options.err(`tool error: ${JSON.stringify(purchase.problem, null, 2)}`);
+    return EXIT_FAILED;
+  }
+  options.out(JSON.stringify(purchase.body, null, 2));
+  options.out(
+    purchase.paid === undefined
+      ? 'paid nothing: no payment was asked for'
+      : describePaid(purchase.paid),
+  );
+  options.out(describeSettlement(purchase.settlement));
+  return EXIT_OK;
 }
 
 if (isEntryPoint(import.meta.url)) {

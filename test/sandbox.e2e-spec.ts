@@ -139,6 +139,41 @@ describe('npm run client (scripts/client.ts) paying a real paid app', () => {
     expect(await balances()).toEqual({ buyer: before.buyer - deposited, payTo: before.payTo });
   });
 
+  it('--mcp buys the same answer as a paid MCP tool call, and exactly its price moves', async () => {
+    const before = await balances();
+    const result = await client(['--mcp', 'tickers', 'btc,eth']);
+    expect(result).toMatchObject({ code: EXIT_OK, err: '' });
+    expect(result.out).toContain(
+      `MCP get_tickers {"symbols":["btc","eth"]} on ${stack.service.url}/mcp`,
+    );
+    for (const symbol of ['BTC', 'ETH']) expectRecordedPrice(result.out, symbol);
+    expect(result.out).toContain(`paid 0.008 USDC (8000 atomic) to ${stack.payTo} on eip155:84532`);
+    await expectSettled(result.out, 8000n, before);
+    const refused = await client(['--mcp', 'ticker', 'NOPE']);
+    expect(refused.code).toBe(EXIT_FAILED);
+    expect(refused.err).toContain('"code": "unknown_symbol"');
+  });
+
+  it('--mcp --batch pays a tool call through a channel: a deposit, then a voucher', async () => {
+    const channelsDir = mkdtempSync(path.join(tmpdir(), 'x402-mcp-channels-'));
+    // a buyer of its own: a new channel (the --batch test above opened one for buyerKey)
+    const channelKey = generatePrivateKey();
+    await stack.chain.mintUsdc(privateKeyToAccount(channelKey).address, USDC);
+    const batch = (argv: string[]) =>
+      run([...argv, '--mcp', '--batch'], {
+        apiUrl: stack.service.url,
+        privateKey: channelKey,
+        channelsDir,
+      });
+    const first = await batch(['ticker', 'BTC']);
+    expect(first).toMatchObject({ code: EXIT_OK, err: '' });
+    expect(first.out).toContain('(deposit); channel 0x');
+    const second = await batch(['ticker', 'ETH']);
+    expect(second).toMatchObject({ code: EXIT_OK, err: '' });
+    expect(second.out).toContain('voucher recorded, no transaction; channel 0x');
+    expect(second.out).toMatch(/4000 charged of \d+ deposited/);
+  });
+
   it.each([
     { argv: [], problem: 'no command given' },
     { argv: ['ticker'], problem: 'ticker takes exactly one symbol' },

@@ -1,0 +1,105 @@
+/**
+ * `npm run client -- --mcp …`: the same purchases as MCP tool calls, through the MCP SDK's
+ * client over Streamable HTTP (`POST /mcp`): the unpaid call answers with the PaymentRequired,
+ * `@x402/core`'s client signs a payment for it, the paid retry carries it in
+ * `_meta["x402/payment"]` and the answer the settlement in `_meta["x402/payment-response"]`.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { PaymentRequired, SettleResponse } from '@x402/core/types';
+import type { x402Client } from '@x402/fetch';
+
+/** A tool call a command stands for. */
+export interface ToolCallCommand {
+  readonly tool: string;
+  readonly args: Record<string, unknown>;
+}
+
+/** What one paid tool call gave: its answer, what was paid, and the settlement. */
+export type ToolPurchase =
+  | {
+      readonly ok: true;
+      readonly body: unknown;
+      readonly paid: PaymentRequired['accepts'][number] | undefined;
+      readonly settlement: SettleResponse | undefined;
+    }
+  | { readonly ok: false; readonly problem: unknown };
+
+/** `/v1/ticker/BTC` → get_ticker {symbol: BTC}, and so on for the other paid routes. */
+export function toolCallFor(path: string): ToolCallCommand | undefined {
+  const [, , kind, list] = path.split('/');
+  const decoded = list === undefined ? undefined : decodeURIComponent(list);
+  if (kind === 'ticker' && decoded !== undefined) {
+    return { tool: 'get_ticker', args: { symbol: decoded } };
+  }
+  if (kind === 'tickers' && decoded !== undefined) {
+    return { tool: 'get_tickers', args: { symbols: decoded.split(',') } };
+  }
+  if (kind === 'all-tickers') return { tool: 'get_all_tickers', args: {} };
+  return undefined;
+}
+
+/** Calls the tool unpaid, pays what it asks with `payer`, and calls it again with the payment. */
+export async function buyTool(
+  apiUrl: string,
+  { tool, args }: ToolCallCommand,
+  payer: x402Client,
+): Promise<ToolPurchase> {
+  const client = new Client({ name: 'x402-price-api-client', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${apiUrl}/mcp`)));
+  try {
+    const unpaid = await client.callTool({ name: tool, arguments: args });
+    const required = unpaid.structuredContent as PaymentRequired | undefined;
+    if (unpaid.isError !== true || required?.x402Version === undefined) {
+      return unpaid.isError === true
+        ? { ok: false, problem: unpaid.structuredContent }
+        : { ok: true, body: unpaid.structuredContent, paid: undefined, settlement: undefined };
+    }
+    let payment = await payer.createPaymentPayload(required);
+    let paid = await payTool(client, tool, args, payment);
+    const refusal = paymentRequiredIn(paid);
+    if (refusal !== undefined) {
+      // the scheme may recover (a batch channel resyncs its cumulative amount): then once more
+      const recovery = await payer.handlePaymentResponse({
+        paymentPayload: payment,
+        requirements: payment.accepted,
+        paymentRequired: refusal,
+        error: new Error(refusal.error ?? 'payment refused'),
+      });
+      if (recovery?.recovered === true) {
+        payment = await payer.createPaymentPayload(refusal);
+        paid = await payTool(client, tool, args, payment);
+      }
+    }
+    const settlement = paid._meta?.['x402/payment-response'] as SettleResponse | undefined;
+    // a batch-settlement client keeps its channel's state from the settlement
+    await payer.handlePaymentResponse({
+      paymentPayload: payment,
+      requirements: payment.accepted,
+      ...(settlement === undefined ? {} : { settleResponse: settlement }),
+    });
+    if (paid.isError === true) return { ok: false, problem: paid.structuredContent };
+    return { ok: true, body: paid.structuredContent, paid: payment.accepted, settlement };
+  } finally {
+    await client.close();
+  }
+}
+
+type ToolAnswer = Awaited<ReturnType<Client['callTool']>>;
+
+function payTool(
+  client: Client,
+  tool: string,
+  args: Record<string, unknown>,
+  payment: unknown,
+): Promise<ToolAnswer> {
+  return client.callTool({ name: tool, arguments: args, _meta: { 'x402/payment': payment } });
+}
+
+/** The PaymentRequired a tool error carries (a refused payment), if it is one. */
+function paymentRequiredIn(answer: ToolAnswer): PaymentRequired | undefined {
+  const content = answer.structuredContent as Partial<PaymentRequired> | undefined;
+  return answer.isError === true && content?.x402Version !== undefined
+    ? (content as PaymentRequired)
+    : undefined;
+}
