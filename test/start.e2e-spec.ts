@@ -299,6 +299,20 @@ describe('npm start, built and run as a process', () => {
       expect(out.join('\n')).toMatch(/settlement tx 0x[0-9a-f]{64} on eip155:84532/);
     });
 
+    it('sells the same price as an MCP tool: npm run client -- --mcp ticker BTC', async () => {
+      const out: string[] = [];
+      const code = await runClient(['--mcp', 'ticker', 'BTC'], {
+        env: {},
+        stateFile: stateFile(),
+        out: (text) => out.push(text),
+        err: (text) => out.push(text),
+      });
+      expect(code).toBe(EXIT_OK);
+      expect(out.join('\n')).toContain('MCP get_ticker {"symbol":"BTC"}');
+      expect(out.join('\n')).toMatch(/"BTC": \d+(\.\d+)?/);
+      expect(out.join('\n')).toMatch(/settlement tx 0x[0-9a-f]{64} on eip155:84532/);
+    });
+
     it('stops on Ctrl-C and removes its state file', async () => {
       const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
       child.kill('SIGINT');
