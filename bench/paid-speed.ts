@@ -26,10 +26,16 @@
  * alternates 1 buyer's batch loop with 1 fetch client's unpaid 402 loop on the same route: the
  * difference of their p50s is what paying adds to the 402 round trip every x402 call makes.
  *
+ * Section 7 takes the buyers' work off the clock (ready-section.ts): deposits, vouchers and
+ * `exact` authorizations are signed before each timed loop, which only sends ready headers, at 1
+ * and at 10 connections, against the unpaid 402 on as many connections: the server's CPU and
+ * paid calls per core for each scheme, and what paying adds to the p50.
+ *
  * Last, the floors the design must keep, each a figure of this run: free route >= 0.7x `nest`
  * (`products/nest`), unpaid 402 >= 2x `express` (`products/express`), a paid call by 1 client at
  * most 2 ms above `express`'s p50, 10 clients >= 1.0x its paid/s, and the product's RSS after the
- * loads <= 250 MB.
+ * loads <= 250 MB; and for batch settlement at 1 and 10 connections (section 7): the server's CPU
+ * per paid call <= 500 µs, >= 10x the paid calls per core of `exact`, p50 <= +2 ms over the 402.
  *
  *   npm run bench   (BENCH_ROUNDS, default 3; BENCH_SECONDS per load, default 3; BENCH_ONLY=1,2;
  *                    BENCH_CPU_PROF=dir for CPU profiles, one per kind of server;
@@ -56,6 +62,7 @@ import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { readySection, type ReadyFigures } from './ready-section.js';
 import type { RecordedResponse, TargetMessage, TargetSettings } from './targets.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
@@ -63,7 +70,8 @@ const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 3);
 const PAID_SECONDS = SECONDS + 2;
 /**
  * BENCH_ONLY=3,4: only those comparisons (1 free, 2 unpaid, 3 paid by 1 client, 4 by 10, 5 paid
- * with batch settlement by 1 client, 6 by 10).
+ * with batch settlement by 1 client, 6 by 10, 7 ready payment headers at 1 and 10 connections:
+ * the unpaid 402, batch vouchers and `exact`, signed before the clock).
  */
 const ONLY = process.env['BENCH_ONLY']?.split(',').map(Number);
 const chosen = (section: number): boolean => ONLY === undefined || ONLY.includes(section);
@@ -640,7 +648,7 @@ interface Floor {
   readonly figure: number | undefined;
   readonly bound: 'at least' | 'at most';
   readonly floor: number;
-  readonly unit: 'x' | 'ms' | 'MB';
+  readonly unit: 'x' | 'ms' | 'µs' | 'MB';
 }
 
 /** Each floor's figure, the floor and whether this run kept it. */
@@ -650,7 +658,7 @@ function floorLines(floors: readonly Floor[]): string[] {
       ? `${value.toFixed(2)}x`
       : unit === 'ms'
         ? `${value >= 0 ? '+' : ''}${value.toFixed(1)} ms`
-        : `${value.toFixed(0)} MB`;
+        : `${value.toFixed(0)} ${unit}`;
   const lines = floors.map(({ what, figure, bound, floor, unit }) => {
     const kept =
       figure === undefined
@@ -862,6 +870,29 @@ async function main(): Promise<void> {
       sides: [product],
       ratios: [],
     });
+    section += 1;
+    const ready: ReadyFigures[] = [];
+    if (chosen(section)) {
+      const challenge = required(unpaid.headers['payment-required'], 'the 402 challenge');
+      const context = {
+        url: product.url,
+        path: PAID_PATH,
+        chain,
+        rounds: ROUNDS,
+        seconds: PAID_SECONDS,
+        cpuMicros: async () => (await product.usage()).cpuMicros,
+        checkExact: (payments: readonly Payment[]) =>
+          checkOnChain('product', chain, payments, price),
+        countBatch: (paid: number) => {
+          batchPaid.set('product', (batchPaid.get('product') ?? 0) + paid);
+        },
+      };
+      for (const connections of [1, CONNECTIONS]) {
+        const { lines, figures } = await readySection(context, connections, challenge);
+        console.log(lines.join('\n'));
+        ready.push(figures);
+      }
+    }
     const get = (label: string) => medians.get(`${label}|product`);
     const [batchTen, exactTen] = [get(batch10), get(exact10)];
     if (batchTen !== undefined && exactTen !== undefined) {
@@ -914,6 +945,29 @@ async function main(): Promise<void> {
           floor: 1,
           unit: 'x',
         },
+        ...ready.flatMap((figures): Floor[] => [
+          {
+            what: `batch, ${String(figures.connections)} conn., server CPU per paid call`,
+            figure: figures.byKind.get('batch')?.cpu,
+            bound: 'at most',
+            floor: 500,
+            unit: 'µs',
+          },
+          {
+            what: `batch, ${String(figures.connections)} conn., paid/core batch/exact`,
+            figure: figures.batchPerCoreOverExact,
+            bound: 'at least',
+            floor: 10,
+            unit: 'x',
+          },
+          {
+            what: `batch, ${String(figures.connections)} conn., p50 over the unpaid 402`,
+            figure: figures.batchOverUnpaid,
+            bound: 'at most',
+            floor: 2,
+            unit: 'ms',
+          },
+        ]),
         {
           what: 'product RSS after the loads',
           figure: (after[targets.indexOf(product)]?.rss ?? Number.NaN) / 2 ** 20,
