@@ -70,6 +70,26 @@ describe('LocalChannelStorage', () => {
     await third.close();
   });
 
+  it("journals a charge (synced) but not a request's reservation, which dies with its process", async () => {
+    const storage = new LocalChannelStorage(dir);
+    await storage.updateChannel(ID, add(2000n));
+    const reservation = { pendingId: 'a-uuid', signedMaxClaimable: '4000', expiresAt: 9e15 };
+    await storage.updateChannel(ID, (current) => ({ ...current!, pendingRequest: reservation }));
+    expect((await storage.get(ID))?.pendingRequest).toEqual(reservation);
+    const journalLines = () =>
+      readFileSync(path.join(dir, 'channels.journal'), 'utf8').trim().split('\n').length;
+    expect(journalLines()).toBe(1);
+    await storage.updateChannel(ID, (current) => ({
+      ...add(2000n)(current),
+      pendingRequest: undefined,
+    }));
+    expect(journalLines()).toBe(2);
+    await storage.close();
+    const restarted = new LocalChannelStorage(dir);
+    expect(await restarted.get(ID)).toEqual(channel('4000'));
+    await restarted.close();
+  });
+
   it('skips a torn last line (a change that never counted) and takes over the SDK file storage records', async () => {
     mkdirSync(path.join(dir, 'server'));
     writeFileSync(path.join(dir, 'server', `${ID}.json`), JSON.stringify(channel('2000')));

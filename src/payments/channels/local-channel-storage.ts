@@ -1,17 +1,12 @@
 import {
-  closeSync,
   existsSync,
-  fstatSync,
   mkdirSync,
-  openSync,
   readdirSync,
   readFileSync,
-  renameSync,
   rmSync,
   statSync,
   utimesSync,
   writeFileSync,
-  writeSync,
 } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -23,46 +18,39 @@ import type {
   ChannelUpdateResult,
 } from '@x402/evm/batch-settlement/server';
 import { remoteText } from '../../common/remote-text.js';
+import { ChannelJournal } from './channel-journal.js';
+import { onlyReservation } from './channel-holds.js';
 
 const CHANNEL_ID = /^0x[0-9a-f]{64}$/;
-/** The journal is rewritten to one line per channel when it grows past this. */
-const COMPACT_AFTER_BYTES = 64 * 1024 * 1024;
 /** The owner touches its owner file this often; one untouched for OWNER_STALE_MS is taken over. */
 const OWNER_HEARTBEAT_MS = 5_000;
 const OWNER_STALE_MS = 30_000;
 /** Data directories in use by a storage of this process: one owner each. */
 const ownedDirectories = new Set<string>();
 
-/** One line of the journal: a channel's new record, or null when it was deleted. */
-interface JournalEntry {
-  readonly id: string;
-  readonly channel: Channel | null;
-}
-
 /**
  * Batch-settlement channel state for one process without Redis: every record in memory, each
- * change appended to `<dir>/channels.journal` (one JSON line, one write) before it counts, so a
- * voucher is never only in memory and a restart replays the journal. The journal is rewritten
- * to one line per channel at start and whenever it passes 64 MB.
+ * change that counts appended to `<dir>/channels.journal` (ChannelJournal: group-committed, one
+ * write and one `fdatasync` for every change waiting) before it counts, so a voucher is never
+ * only in memory and a restart replays the journal. The journal is rewritten to one line per
+ * channel at start and whenever it passes 64 MB.
+ *
+ * One change per voucher reaches the disk: the charge. A request's reservation (taken before the
+ * handler runs, let go if it fails) lives in memory only (onlyReservation): it ends with its
+ * request, so a restart has no use for it. A refund's hold is journaled.
  *
  * Why not the SDK's FileChannelStorage: it takes a lock file and rewrites a file per change
- * (about nine file operations per update, two updates per voucher), and that file work was the
- * largest server cost of a voucher. Here one process owns the directory (a second process or
- * instance is refused at start: several instances share state through REDIS_URL), so a
- * per-channel queue in memory serializes updates and a change costs one append. Records the
- * SDK's file storage left in `<dir>/server/*.json` are taken over at the first start.
- *
- * A crash in the middle of an append leaves a torn last line: that change never counted (its
- * caller was still waiting), so replay skips it.
+ * (about nine file operations per update, two updates per voucher). Here one process owns the
+ * directory (a second process or instance is refused at start: several instances share state
+ * through REDIS_URL), so a per-channel queue in memory serializes updates. Records the SDK's
+ * file storage left in `<dir>/server/*.json` are taken over at the first start.
  */
 export class LocalChannelStorage implements ChannelStorage {
   private readonly channels = new Map<string, Channel>();
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly root: string;
-  private readonly journalFile: string;
+  private readonly journal: ChannelJournal;
   private readonly ownerFile: string;
-  private journal = -1;
-  private journalBytes = 0;
   private closed = false;
   private readonly token = randomUUID();
   private readonly logger = new Logger('BatchSettlement');
@@ -72,14 +60,24 @@ export class LocalChannelStorage implements ChannelStorage {
 
   constructor(dataDir: string) {
     this.root = path.resolve(dataDir);
-    this.journalFile = path.join(this.root, 'channels.journal');
+    const journalFile = path.join(this.root, 'channels.journal');
+    this.journal = new ChannelJournal(
+      journalFile,
+      () => this.channels,
+      (error) => {
+        this.logger.warn(`could not compact ${journalFile}: ${remoteText(error)}`);
+      },
+    );
     this.ownerFile = path.join(this.root, 'owner.pid');
     mkdirSync(this.root, { recursive: true });
     this.claimDirectory();
     try {
       const legacy = this.readLegacyFiles();
-      this.replayJournal();
-      this.journal = this.compact();
+      for (const entry of this.journal.replay()) {
+        if (entry.channel === null) this.channels.delete(entry.id);
+        else this.channels.set(entry.id, entry.channel);
+      }
+      this.journal.open();
       for (const file of legacy) rmSync(file, { force: true });
     } catch (error) {
       this.releaseDirectory();
@@ -122,7 +120,7 @@ export class LocalChannelStorage implements ChannelStorage {
     if (this.closed) return;
     this.closed = true;
     await Promise.allSettled(this.queues.values());
-    closeSync(this.journal);
+    await this.journal.close();
     this.releaseDirectory();
   }
 
@@ -132,10 +130,10 @@ export class LocalChannelStorage implements ChannelStorage {
     ownedDirectories.delete(this.root);
   }
 
-  private apply(
+  private async apply(
     key: string,
     update: (current: Channel | undefined) => Channel | undefined,
-  ): ChannelUpdateResult {
+  ): Promise<ChannelUpdateResult> {
     if (this.closed) throw new Error('the channel storage is closed');
     if (this.displaced) {
       throw new Error(`another process took ${this.root} over: no channel change is recorded here`);
@@ -145,62 +143,15 @@ export class LocalChannelStorage implements ChannelStorage {
     if (next === current) return { channel: current, status: 'unchanged' };
     if (next === undefined && current === undefined)
       return { channel: undefined, status: 'unchanged' };
-    this.append({ id: key, channel: next ?? null });
-    if (next === undefined) this.channels.delete(key);
-    else this.channels.set(key, next);
-    this.compactIfLarge();
+    const commit = (): void => {
+      if (next === undefined) this.channels.delete(key);
+      else this.channels.set(key, next);
+    };
+    if (onlyReservation(current, next)) commit();
+    else await this.journal.append({ id: key, channel: next ?? null }, commit);
     return next === undefined
       ? { channel: undefined, status: 'deleted' }
       : { channel: next, status: 'updated' };
-  }
-
-  private append(entry: JournalEntry): void {
-    const line = Buffer.from(`${JSON.stringify(entry)}\n`);
-    for (let written = 0; written < line.length;) {
-      written += writeSync(this.journal, line, written);
-    }
-    this.journalBytes += line.length;
-  }
-
-  /** Past 64 MB, after a change counted: the rewrite must include it. A failure is retried later. */
-  private compactIfLarge(): void {
-    if (this.journalBytes <= COMPACT_AFTER_BYTES) return;
-    try {
-      const previous = this.journal;
-      this.journal = this.compact();
-      closeSync(previous);
-    } catch (error) {
-      this.logger.warn(`could not compact ${this.journalFile}: ${remoteText(error)}`);
-    }
-  }
-
-  /** Rewrites the journal as one line per live channel (atomically) and opens it for appends. */
-  private compact(): number {
-    const temporary = `${this.journalFile}.${process.pid}.tmp`;
-    const lines = [...this.channels].map(([id, channel]) => `${JSON.stringify({ id, channel })}\n`);
-    writeFileSync(temporary, lines.join(''));
-    renameSync(temporary, this.journalFile);
-    const journal = openSync(this.journalFile, 'a');
-    this.journalBytes = fstatSync(journal).size;
-    return journal;
-  }
-
-  private replayJournal(): void {
-    if (!existsSync(this.journalFile)) return;
-    const lines = readFileSync(this.journalFile, 'utf8').split('\n');
-    lines.forEach((line, index) => {
-      if (line === '') return;
-      let entry: JournalEntry;
-      try {
-        entry = JSON.parse(line) as JournalEntry;
-      } catch (error) {
-        // a torn last line is a change that never counted; a torn line before it is damage
-        if (index >= lines.length - 2) return;
-        throw new Error(`${this.journalFile} line ${index + 1} is damaged`, { cause: error });
-      }
-      if (entry.channel === null) this.channels.delete(entry.id);
-      else this.channels.set(entry.id, entry.channel);
-    });
   }
 
   /** Records of the SDK's file storage (`server/<id>.json`), taken over once. */

@@ -9,6 +9,7 @@ import type {
   ClaimResult,
 } from '@x402/evm/batch-settlement/server';
 import { remoteText } from '../../../common/remote-text.js';
+import { LASTING_HOLD } from '../../channels/channel-holds.js';
 
 /** Channels idle this long are refunded to their payers (claiming their last voucher first). */
 const IDLE_REFUND_MS = 24 * 60 * 60 * 1000;
@@ -20,8 +21,8 @@ export const PARK_MS = 60 * 60 * 1000;
  * show it (the channel's on-chain state is read again before its next voucher).
  */
 export const REFUND_HOLD_MS = 10 * 60 * 1000;
-/** The reservation id of a refund hold (the SDK's vouchers reserve with UUIDs). */
-const REFUND_HOLD = 'refund:';
+/** The reservation id of a refund hold (the SDK's vouchers reserve with UUIDs): a lasting one. */
+const REFUND_HOLD = LASTING_HOLD;
 /** A channel whose refund failed is not tried again before this (the chain may say why). */
 export const REFUND_RETRY_MS = 6 * 60 * 60 * 1000;
 
