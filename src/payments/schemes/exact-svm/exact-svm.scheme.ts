@@ -20,6 +20,7 @@ import {
   settlementStillUnknown,
   settlementUnknown,
 } from '../../paywall/payment-errors.js';
+import { PaymentIdentifiers, paymentIdOf } from '../../paywall/payment-identifiers.js';
 import { PaymentVerification } from '../../paywall/payment-verification.js';
 import {
   SellerScheme,
@@ -62,6 +63,7 @@ export class ExactSvmSellerScheme implements SellerSchemePlugin {
     private readonly verification: PaymentVerification,
     private readonly paywall: X402Paywall,
     private readonly reconciler: SvmReconciler,
+    private readonly identifiers: PaymentIdentifiers,
     private readonly metrics: MetricsService,
   ) {
     const rpcUrl = payments.solana?.rpcUrl;
@@ -81,22 +83,44 @@ export class ExactSvmSellerScheme implements SellerSchemePlugin {
     const accepted = await acceptSvmPayment(presented.payload, presented.requirement);
     const fingerprint = `svm:${accepted.payerSignature}`;
     const expiresAt = Date.now() + SVM_PAYMENT_TTL_MS;
-    const claim = await this.ledger.claim(fingerprint, expiresAt);
-    if (claim === 'uncertain' || (claim === 'in_flight' && this.reconciler.holds(fingerprint))) {
-      throw settlementStillUnknown();
+    const paymentId = paymentIdOf(presented.payload);
+    const stillUnknown = (): boolean => this.reconciler.holds(fingerprint);
+    if (paymentId !== undefined) {
+      const signature = accepted.payerSignature;
+      await this.identifiers.claim(
+        request,
+        { paymentId, fingerprint, signature, expiresAt },
+        stillUnknown,
+      );
     }
-    if (claim !== 'claimed') return this.verification.refuse(request, CLAIM_REFUSALS[claim]);
-    let payment: VerifiedPayment;
     try {
-      payment = await this.verification.verify(request, presented.payload);
+      const claim = await this.ledger.claim(fingerprint, expiresAt);
+      if (claim === 'uncertain' || (claim === 'in_flight' && stillUnknown())) {
+        throw settlementStillUnknown();
+      }
+      if (claim !== 'claimed')
+        return await this.verification.refuse(request, CLAIM_REFUSALS[claim]);
+      const version = presented.version;
+      const sale = { accepted, version, fingerprint, expiresAt, paymentId };
+      return new SvmSale({ ...sale, payment: await this.verified(request, presented, sale) }, this);
     } catch (error) {
-      await this.ledger.release(fingerprint);
+      await this.identifiers.release(paymentId);
+      throw error;
+    }
+  }
+
+  /** The facilitator's verdict; a refusal, an outage or no answer gives the claim back. */
+  private async verified(
+    request: FastifyRequest,
+    presented: PresentedPayment,
+    sale: Omit<SvmPaymentInProgress, 'payment'>,
+  ): Promise<VerifiedPayment> {
+    try {
+      return await this.verification.verify(request, presented.payload);
+    } catch (error) {
+      await this.ledger.release(sale.fingerprint);
       throw asPaymentError(error, this.logger);
     }
-    return new SvmSale(
-      { accepted, payment, version: presented.version, fingerprint, expiresAt },
-      this,
-    );
   }
 
   /** Settles after the handler answered; see SvmSale. */
@@ -107,7 +131,7 @@ export class ExactSvmSellerScheme implements SellerSchemePlugin {
     body: unknown,
   ): Promise<unknown> {
     if (clientGone(reply)) {
-      await this.ledger.release(sale.fingerprint);
+      await this.giveBack(sale);
       throw new ApiError(
         ErrorCode.ClientClosedRequest,
         'The client closed the connection before settlement; nothing was charged.',
@@ -125,23 +149,31 @@ export class ExactSvmSellerScheme implements SellerSchemePlugin {
       );
     } catch (error) {
       this.metrics.facilitatorError('settle');
-      return this.unknown(route, sale, undefined, `settle failed: ${remoteText(error)}`, seconds());
+      return this.unknown(
+        body,
+        route,
+        sale,
+        undefined,
+        `settle failed: ${remoteText(error)}`,
+        seconds(),
+      );
     }
     if (settlement === DEADLINE) {
-      return this.unknown(route, sale, undefined, 'no settlement answer in time', seconds());
+      return this.unknown(body, route, sale, undefined, 'no settlement answer in time', seconds());
     }
     const signature = settlement.transaction;
     const signs = signature !== '' && (await signsThePayment(sale.accepted, signature));
     if (!settlement.success && !signs) {
       const reason = settlement.errorReason ?? 'refused';
       this.metrics.settlementNotProven(route, 'refused', reason, seconds());
-      await this.ledger.release(sale.fingerprint);
+      await this.giveBack(sale);
       throw challengeResponse(
         await this.paywall.challenge(request, `settlement_failed: ${reason}`),
       );
     }
     if (!signs) {
       return this.unknown(
+        body,
         route,
         sale,
         undefined,
@@ -158,13 +190,14 @@ export class ExactSvmSellerScheme implements SellerSchemePlugin {
         : await this.stateOf(signature);
     if (state === 'failed') {
       this.metrics.settlementNotProven(route, 'refused', 'transaction_failed', seconds());
-      await this.ledger.release(sale.fingerprint);
+      await this.giveBack(sale);
       throw challengeResponse(
         await this.paywall.challenge(request, 'settlement_failed: transaction_failed'),
       );
     }
     if (state !== 'landed') {
       return this.unknown(
+        body,
         route,
         sale,
         signature,
@@ -180,13 +213,18 @@ export class ExactSvmSellerScheme implements SellerSchemePlugin {
       network: settlement.network,
       payer: sale.accepted.payer,
     });
-    void reply.headers({ [name]: value, 'cache-control': 'private, no-store' });
+    const headers = { [name]: value, 'cache-control': 'private, no-store' };
+    if (sale.paymentId !== undefined) {
+      await this.identifiers.storeAnswer(sale.paymentId, sale.fingerprint, headers, body);
+    }
+    void reply.headers(headers);
     return body;
   }
 
   /** Nothing was sold: the transaction may be presented again. */
-  async giveBack(sale: SvmPaymentInProgress): Promise<void> {
+  async giveBack(sale: Pick<SvmPaymentInProgress, 'fingerprint' | 'paymentId'>): Promise<void> {
     await this.ledger.release(sale.fingerprint);
+    await this.identifiers.release(sale.paymentId);
   }
 
   private async stateOf(signature: string): Promise<'landed' | 'failed' | 'unseen'> {
@@ -199,6 +237,7 @@ export class ExactSvmSellerScheme implements SellerSchemePlugin {
 
   /** The money may have moved: 502, the claim kept, the chain asked by the reconciler. */
   private unknown(
+    body: unknown,
     route: string,
     sale: SvmPaymentInProgress,
     signature: string | undefined,
@@ -213,6 +252,9 @@ export class ExactSvmSellerScheme implements SellerSchemePlugin {
       route,
       payment: sale.accepted,
       signature,
+      paymentId: sale.paymentId,
+      version: sale.version,
+      body,
     });
     throw settlementUnknown(signature, reason);
   }
@@ -225,6 +267,8 @@ export interface SvmPaymentInProgress {
   readonly version: ProtocolVersion;
   readonly fingerprint: string;
   readonly expiresAt: number;
+  /** The client's payment-identifier, if it sent one. */
+  readonly paymentId: string | undefined;
 }
 
 class SvmSale implements OpenSale {

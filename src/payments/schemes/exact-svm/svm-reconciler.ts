@@ -3,6 +3,8 @@ import { remoteText } from '../../../common/remote-text.js';
 import { MetricsService } from '../../../metrics/metrics.service.js';
 import { PAYMENT_LEDGER, type PaymentLedger } from '../../ledger/payment-ledger.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from '../../payments.settings.js';
+import { PaymentIdentifiers } from '../../paywall/payment-identifiers.js';
+import { receiptHeader, type ProtocolVersion } from '../../paywall/x402-wire.js';
 import type { AcceptedSvmPayment } from './svm-acceptance.js';
 import { SolanaChainReader } from './svm-chain.js';
 
@@ -17,11 +19,18 @@ export interface UnknownSvmSale {
   readonly payment: AcceptedSvmPayment;
   /** The settlement transaction's id, when the facilitator named it (and it signs this payment). */
   readonly signature: string | undefined;
+  /** The client's payment-identifier: a retry with it gets `body` once the sale is settled. */
+  readonly paymentId: string | undefined;
+  /** The x402 version the client paid with: its receipt header is named by it. */
+  readonly version: ProtocolVersion;
+  /** The answer the payment bought. */
+  readonly body: unknown;
 }
 
 /**
  * Settles the Solana sales whose outcome was unknown by their transaction signature: landed →
- * recorded settled (revenue, and never accepted again); failed on chain, or its blockhash no
+ * recorded settled (revenue, never accepted again, and the answer stored for a retry with the
+ * same payment-identifier); failed on chain, or its blockhash no
  * longer recent and the signature unseen (it can never land) → the claim is given back. Without
  * a signature or an RPC the claim is kept until the payment expires.
  */
@@ -36,6 +45,7 @@ export class SvmReconciler implements OnModuleDestroy {
   constructor(
     @Inject(PAYMENT_LEDGER) private readonly ledger: PaymentLedger,
     private readonly metrics: MetricsService,
+    private readonly identifiers: PaymentIdentifiers,
     @Inject(PAYMENT_SETTINGS.token) payments: PaymentConfig,
   ) {
     const rpcUrl = payments.solana?.rpcUrl;
@@ -89,9 +99,20 @@ export class SvmReconciler implements OnModuleDestroy {
       if (state === 'landed') {
         await this.ledger.settle(sale.fingerprint, sale.expiresAt);
         this.metrics.paymentReconciled(sale.route, sale.payment.requirement);
+        if (sale.paymentId !== undefined) {
+          const [name, value] = receiptHeader(sale.version, {
+            success: true,
+            transaction: sale.signature,
+            network: sale.payment.requirement.network,
+            payer: sale.payment.payer,
+          });
+          const headers = { [name]: value, 'cache-control': 'private, no-store' };
+          await this.identifiers.storeAnswer(sale.paymentId, sale.fingerprint, headers, sale.body);
+        }
         this.logger.log(`Solana settlement ${sale.signature} landed: ${sale.fingerprint} settled`);
       } else {
         await this.ledger.release(sale.fingerprint);
+        await this.identifiers.release(sale.paymentId);
         this.logger.warn(`Solana settlement ${sale.signature} never landed: nothing was taken`);
       }
     } catch (error) {
