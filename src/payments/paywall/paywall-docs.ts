@@ -57,16 +57,37 @@ export function documentPaidOperations(
       Json | undefined;
     const media = json?.['application/json'] as Json | undefined;
     if (media === undefined) throw new Error(`${route.handler} documents no JSON 402`);
-    media.example = challengeExample(document, route, sale, baseUrl);
+    const required = challengeOf(document, route, sale, baseUrl);
+    media.example = bodyExample(document, route, sale, required);
+    documentChallengeHeader((operation.responses as Json)['402'] as Json, required);
   }
 }
 
-function challengeExample(
+/**
+ * The 402's `PAYMENT-REQUIRED` header example: the v2 challenge as sent, which offers every
+ * scheme (the v1 body only those a v1 client can pay, so not `batch-settlement`).
+ */
+function documentChallengeHeader(response: Json, required: PaymentRequired): void {
+  const headers = (response.headers ?? {}) as Json;
+  const header = (headers['PAYMENT-REQUIRED'] ?? {}) as Json;
+  const offered = [...new Set(required.accepts.map((accept) => `\`${accept.scheme}\``))];
+  response.headers = {
+    ...headers,
+    'PAYMENT-REQUIRED': {
+      ...header,
+      description: `x402 v2 PaymentRequired, base64 JSON; it offers ${offered.join(' and ')}.`,
+      example: Buffer.from(JSON.stringify(required)).toString('base64'),
+    },
+  };
+}
+
+/** The v2 challenge a request to the route's example path gets under this configuration. */
+function challengeOf(
   document: OpenAPIObject,
   route: PaidRoute,
   { payments, schemes }: Parameters<typeof documentPaidOperations>[2],
   baseUrl: string,
-): ReturnType<typeof toV1PaymentRequired> {
+): PaymentRequired {
   const description = describeRoute(document, route);
   const params = description.pathParamsExample ?? {};
   const path = route.path.replace(/:([A-Za-z0-9_]+)/g, (_match, name: string) => {
@@ -74,7 +95,7 @@ function challengeExample(
     if (value === undefined) throw new Error(`${route.handler} has no example for :${name}`);
     return value;
   });
-  const required: PaymentRequired = {
+  return {
     x402Version: 2,
     error: 'Payment required',
     resource: {
@@ -90,11 +111,20 @@ function challengeExample(
         ),
     ),
   };
+}
+
+/** The v1-shaped body beside the header: the offers a v1 client can pay. */
+function bodyExample(
+  document: OpenAPIObject,
+  route: PaidRoute,
+  { schemes }: Parameters<typeof documentPaidOperations>[2],
+  required: PaymentRequired,
+): ReturnType<typeof toV1PaymentRequired> {
   return toV1PaymentRequired(
     required,
     {
       input: { type: 'http', method: route.method, discoverable: true },
-      output: description.outputSchema,
+      output: describeRoute(document, route).outputSchema,
     },
     (scheme, network) =>
       schemes.some(
