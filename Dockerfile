@@ -15,6 +15,9 @@ WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist/src ./dist/src
+# batch-settlement channel state without REDIS_URL (X402_BATCH_DATA_DIR): the service user's, so a
+# volume mounted there starts out writable
+RUN mkdir -p data/batch-settlement && chown -R node:node data
 USER node
 EXPOSE 3000
 CMD ["node", "dist/src/main.js"]
