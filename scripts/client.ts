@@ -26,6 +26,7 @@ import {
   prettyJson,
 } from './purchase-lines.js';
 import { SANDBOX_STATE_FILE, defaultStatePath, readSandboxState } from './sandbox-state.js';
+import { buyOnSolana } from './solana-client.js';
 
 export const EXIT_OK = 0;
 /** The request failed, was refused, or there is no API to call. */
@@ -34,7 +35,7 @@ export const EXIT_USAGE = 2;
 /** Where `--batch` keeps its channels (beside the sandbox state file). */
 export const CHANNELS_DIR = '.x402-channels';
 
-export const USAGE = `usage: npm run client -- <command> [--batch] [--mcp]
+export const USAGE = `usage: npm run client -- <command> [--batch] [--mcp] [--network solana]
 
 options:
   --batch                     pay through a batch-settlement payment channel: a deposit on
@@ -42,6 +43,8 @@ options:
                               (channel state in ${CHANNELS_DIR}/)
   --mcp                       buy it as a paid MCP tool call (get_ticker, get_tickers,
                               get_all_tickers) on POST /mcp, through the MCP SDK's client
+  --network solana            pay in USDC on Solana (the sandbox's Solana buyer, or
+                              SOLANA_BUYER_KEY and SOLANA_RPC_URL; scripts/solana-client.ts)
 
 commands:
   ticker <SYMBOL>             one USD price                 e.g. ticker BTC
@@ -73,6 +76,7 @@ export type Command =
       readonly path: string;
       readonly batch?: boolean;
       readonly mcp?: boolean;
+      readonly network?: 'solana';
     }
   | { readonly kind: 'help' }
   | { readonly kind: 'invalid'; readonly problem: string };
@@ -81,9 +85,13 @@ export type Command =
 export function parseCommand(argv: readonly string[]): Command {
   const batch = argv.includes('--batch');
   const mcp = argv.includes('--mcp');
-  const command = parseRequest(argv.filter((arg) => arg !== '--batch' && arg !== '--mcp'));
+  const at = argv.indexOf('--network');
+  if (at !== -1 && argv[at + 1] !== 'solana') return invalid('--network takes solana');
+  const rest = at === -1 ? argv : [...argv.slice(0, at), ...argv.slice(at + 2)];
+  const command = parseRequest(rest.filter((arg) => arg !== '--batch' && arg !== '--mcp'));
   if (command.kind !== 'request') return command;
-  return { ...command, ...(batch ? { batch } : {}), ...(mcp ? { mcp } : {}) };
+  const options = { ...(batch ? { batch } : {}), ...(mcp ? { mcp } : {}) };
+  return { ...command, ...options, ...(at === -1 ? {} : { network: 'solana' as const }) };
 }
 
 function parseRequest(argv: readonly string[]): Command {
@@ -160,6 +168,7 @@ export async function runClient(argv: readonly string[], options: ClientOptions)
     case 'request':
       break;
   }
+  if (command.network === 'solana') return buyOnSolana(command.path, options);
   const target = resolveTarget(options);
   if (typeof target === 'string') {
     options.err(target);

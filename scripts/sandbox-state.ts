@@ -5,6 +5,7 @@
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../test/support/project-root.js';
+import type { SandboxSolanaState } from './sandbox-solana.js';
 
 export const SANDBOX_STATE_FILE = '.sandbox.json';
 
@@ -19,6 +20,8 @@ export interface SandboxState {
   /** A key generated for this run only, funded on the local chain; never reuse it. */
   readonly buyerPrivateKey: `0x${string}`;
   readonly venues: 'live' | 'recorded';
+  /** The Solana side (`npm run client -- --network solana`), when the local stack has one. */
+  readonly solana?: SandboxSolanaState;
   /** The sandbox process, so a later run removes only its own file. */
   readonly pid: number;
 }

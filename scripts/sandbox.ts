@@ -28,6 +28,7 @@ import {
 } from '../test/support/fake-markets.js';
 import { isEntryPoint } from './entry-point.js';
 import { installSandboxWallet } from './sandbox-wallet.js';
+import { solanaRows, startSandboxSolana, type SandboxSolana } from './sandbox-solana.js';
 import {
   defaultStatePath,
   removeSandboxState,
@@ -69,6 +70,8 @@ export interface Sandbox {
   readonly venues: VenueChoice;
   readonly settlerAddress: Hex;
   readonly buyerFunds: bigint;
+  /** The Solana side, or why the stack has none. */
+  readonly solana: SandboxSolana | string;
   readonly stateFile: string;
   /** Assets the first price round could price (0: requests answer 503 until venues answer). */
   readonly pricedAssets: number;
@@ -95,10 +98,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const buyerKey = generatePrivateKey();
     const buyerAddress = privateKeyToAccount(buyerKey).address;
     await chain.mintUsdc(buyerAddress, buyerFunds);
+    const solana = await startSandboxSolana(buyerFunds);
+    if (typeof solana !== 'string') closers.push(() => solana.close());
 
     const marketEnv = await startVenues(venues, closers, env);
     const app = await createApp({
-      config: loadConfig(appEnvironment(env, marketEnv, chain.rpcUrl, settlerKey, payTo)),
+      config: loadConfig({
+        ...appEnvironment(env, marketEnv, chain.rpcUrl, settlerKey, payTo),
+        ...(typeof solana === 'string' ? {} : solana.env),
+      }),
       notice: localStackNotice(venues),
     });
     closers.push(() => app.close());
@@ -116,6 +124,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       buyerPrivateKey: buyerKey,
       venues: venues.mode,
       pid: process.pid,
+      ...(typeof solana === 'string' ? {} : { solana: solana.state }),
     };
     writeSandboxState(stateFile, state);
     closers.push(() => {
@@ -128,6 +137,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       venues,
       settlerAddress: privateKeyToAccount(settlerKey).address,
       buyerFunds,
+      solana,
       stateFile,
       pricedAssets,
       close: () => (closing ??= runClosers(closers)),
@@ -334,6 +344,7 @@ export function describeSandbox(sandbox: Sandbox): string {
     ],
     ['venues', `${venueLine}; ${venues.reason}`],
     ['prices', prices],
+    ...solanaRows(sandbox.solana),
     ['state file', `${sandbox.stateFile}  (read by npm run client; removed on exit)`],
   ];
   const table = rows.map(([label, value]) => `  ${label.padEnd(11)} ${value}`);
@@ -351,6 +362,9 @@ export function describeSandbox(sandbox: Sandbox): string {
     '  npm run client -- ticker BTC',
     '  npm run client -- tickers BTC,ETH',
     '  npm run client -- all',
+    ...(typeof sandbox.solana === 'string'
+      ? []
+      : ['  npm run client -- --network solana ticker BTC']),
     '',
   ].join('\n');
 }
