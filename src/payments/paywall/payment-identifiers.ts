@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { PaymentPayload } from '@x402/core/types';
 import { PAYMENT_IDENTIFIER, validatePaymentIdentifier } from '@x402/extensions/payment-identifier';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from '../../common/api-error.js';
 import { isRecord } from '../../common/json.js';
 import { remoteText } from '../../common/remote-text.js';
@@ -100,6 +100,23 @@ export class PaymentIdentifiers {
         `could not store the response for payment-identifier ${paymentId}: ${remoteText(error)}`,
       );
     }
+  }
+
+  /**
+   * A sold answer goes out: kept under its payment-identifier (if any) for retries, its receipt
+   * headers on the reply.
+   */
+  async deliver(
+    reply: FastifyReply,
+    sold: { readonly paymentId: string | undefined; readonly fingerprint: string },
+    headers: Record<string, string>,
+    body: unknown,
+  ): Promise<unknown> {
+    if (sold.paymentId !== undefined) {
+      await this.storeAnswer(sold.paymentId, sold.fingerprint, headers, body);
+    }
+    void reply.headers(headers);
+    return body;
   }
 
   /** The id may be used again: nothing was sold under it. */

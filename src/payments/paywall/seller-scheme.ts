@@ -81,3 +81,32 @@ export const SELLER_SCHEME = Symbol('SellerScheme');
 export function SellerScheme(): ClassDecorator {
   return applyDecorators(Injectable(), SetMetadata(SELLER_SCHEME, true));
 }
+
+/** How a scheme ends its sales: settles one whose handler answered, gives back one that failed. */
+export interface SaleSettlement<T> {
+  close(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    inProgress: T,
+    body: unknown,
+  ): Promise<unknown>;
+  giveBack(inProgress: T, reason: AbandonReason): Promise<void>;
+}
+
+/** An open sale whose scheme-specific state (`inProgress`) its settlement closes or gives back. */
+export class SchemeSale<T> implements OpenSale {
+  constructor(
+    readonly inProgress: T,
+    readonly requirement: PaymentRequirements,
+    readonly payer: string,
+    private readonly settlement: SaleSettlement<T>,
+  ) {}
+
+  close(request: FastifyRequest, reply: FastifyReply, body: unknown): Promise<unknown> {
+    return this.settlement.close(request, reply, this.inProgress, body);
+  }
+
+  abandon(reason: AbandonReason): Promise<void> {
+    return this.settlement.giveBack(this.inProgress, reason);
+  }
+}

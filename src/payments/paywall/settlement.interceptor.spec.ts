@@ -34,9 +34,9 @@ import {
   BatchSettlement,
   type BatchPaymentInProgress,
 } from '../schemes/batch-settlement/batch-settlement.js';
-import { BatchSale } from '../schemes/batch-settlement/batch-settlement.scheme.js';
+import { batchSale } from '../schemes/batch-settlement/batch-settlement.scheme.js';
 import { ExactSettlement, type PaymentInProgress } from '../schemes/exact/exact-settlement.js';
-import { ExactSale } from '../schemes/exact/exact.scheme.js';
+import { exactSale, type ExactSale } from '../schemes/exact/exact.scheme.js';
 import { PaymentIdentifiers } from './payment-identifiers.js';
 import { PaymentVerification } from './payment-verification.js';
 import {
@@ -185,7 +185,7 @@ describe('SettlementInterceptor', () => {
   }
 
   /** The `exact` sale the guard would have opened for this payment. */
-  function exactSale(payment: PaymentInProgress): ExactSale {
+  function saleOf(payment: PaymentInProgress): ExactSale {
     const settlement = new ExactSettlement(
       paywall.asPaywall(),
       settler as unknown as PaymentSettler,
@@ -195,7 +195,7 @@ describe('SettlementInterceptor', () => {
       ledger,
       detachedMetrics(),
     );
-    return new ExactSale(payment, settlement);
+    return exactSale(payment, settlement);
   }
 
   beforeEach(() => {
@@ -254,7 +254,7 @@ describe('SettlementInterceptor', () => {
     answer: () => Observable<unknown> = () => of(BODY),
   ): Promise<unknown> {
     const request = paidRequest();
-    request.x402Sale = payment === undefined ? undefined : exactSale(payment);
+    request.x402Sale = payment === undefined ? undefined : saleOf(payment);
     const context = httpContext(request, reply);
     return lastValueFrom(interceptor().intercept(context, handler(answer)));
   }
@@ -587,7 +587,7 @@ describe('SettlementInterceptor', () => {
         { settleTimeoutMs: 15_000 } as PaymentConfig,
       );
       const request = paidRequest();
-      request.x402Sale = new BatchSale(payment, settlement);
+      request.x402Sale = batchSale(payment, settlement);
       return lastValueFrom(
         interceptor().intercept(
           httpContext(request, reply),

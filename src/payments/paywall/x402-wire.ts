@@ -126,6 +126,15 @@ export function toV1PaymentRequired(
   };
 }
 
+/** A paid 200's headers: the settlement receipt, and never a cached copy. */
+export function receiptHeaders(
+  version: ProtocolVersion,
+  settlement: SettleResponse,
+): Record<string, string> {
+  const [name, value] = receiptHeader(version, settlement);
+  return { [name]: value, 'cache-control': 'private, no-store' };
+}
+
 /** The receipt header for the generation the client paid with. */
 export function receiptHeader(
   version: ProtocolVersion,

@@ -1,12 +1,12 @@
 import { Logger } from '@nestjs/common';
 import type { Network, SchemeNetworkServer } from '@x402/core/types';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { asPaymentError } from '../../paywall/payment-errors.js';
 import { PaymentIdentifiers, paymentIdOf } from '../../paywall/payment-identifiers.js';
 import { PaymentVerification } from '../../paywall/payment-verification.js';
 import {
+  SchemeSale,
   SellerScheme,
-  type AbandonReason,
   type OpenSale,
   type PresentedPayment,
   type SellerSchemePlugin,
@@ -68,7 +68,7 @@ export class BatchSettlementScheme implements SellerSchemePlugin {
     }
     try {
       const payment = await this.verification.verify(request, accepted.payload);
-      return new BatchSale({ accepted, payment, fingerprint, paymentId }, this.settlement);
+      return batchSale({ accepted, payment, fingerprint, paymentId }, this.settlement);
     } catch (error) {
       await this.identifiers.release(paymentId);
       throw asPaymentError(error, this.logger);
@@ -77,25 +77,13 @@ export class BatchSettlementScheme implements SellerSchemePlugin {
 }
 
 /** One voucher (or deposit) between its verification and its recording. */
-export class BatchSale implements OpenSale {
-  constructor(
-    readonly inProgress: BatchPaymentInProgress,
-    private readonly settlement: BatchSettlement,
-  ) {}
+export type BatchSale = SchemeSale<BatchPaymentInProgress>;
 
-  get requirement(): PresentedPayment['requirement'] {
-    return this.inProgress.accepted.requirement;
-  }
-
-  get payer(): string {
-    return this.inProgress.accepted.payer;
-  }
-
-  close(request: FastifyRequest, reply: FastifyReply, body: unknown): Promise<unknown> {
-    return this.settlement.close(request, reply, this.inProgress, body);
-  }
-
-  abandon(reason: AbandonReason): Promise<void> {
-    return this.settlement.giveBack(this.inProgress, reason);
-  }
+/** The sale of a verified voucher or deposit, recorded by BatchSettlement. */
+export function batchSale(
+  inProgress: BatchPaymentInProgress,
+  settlement: BatchSettlement,
+): BatchSale {
+  const { requirement, payer } = inProgress.accepted;
+  return new SchemeSale(inProgress, requirement, payer, settlement);
 }

@@ -12,7 +12,7 @@ import { asPaymentError, challengeResponse, routeOf } from '../../paywall/paymen
 import { PaymentIdentifiers } from '../../paywall/payment-identifiers.js';
 import type { AbandonReason } from '../../paywall/seller-scheme.js';
 import { X402Paywall, type VerifiedPayment } from '../../paywall/x402-paywall.js';
-import { receiptHeader } from '../../paywall/x402-wire.js';
+import { receiptHeaders } from '../../paywall/x402-wire.js';
 import { mayHaveSent } from '../exact/payment-settler.js';
 import type { AcceptedBatchPayment } from './batch-acceptance.js';
 import { BatchChannels } from './batch-channels.js';
@@ -139,17 +139,7 @@ export class BatchSettlement {
     // owed to X402_PAY_TO by a recorded voucher, claimed on chain by the next claim round
     this.metrics.paymentSettled(route, inProgress.accepted.requirement, seconds());
     this.channels.claimIfOverThreshold(settlement);
-    const [name, value] = receiptHeader(2, settlement);
-    const headers = { [name]: value, 'cache-control': 'private, no-store' };
-    if (inProgress.paymentId !== undefined)
-      await this.identifiers.storeAnswer(
-        inProgress.paymentId,
-        inProgress.fingerprint,
-        headers,
-        body,
-      );
-    void reply.headers(headers);
-    return body;
+    return this.identifiers.deliver(reply, inProgress, receiptHeaders(2, settlement), body);
   }
 
   /** Nothing was sold: the channel's reservation and the payment-identifier are given back. */

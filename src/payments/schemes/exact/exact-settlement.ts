@@ -16,7 +16,7 @@ import { PaymentIdentifiers } from '../../paywall/payment-identifiers.js';
 import { SoldAnswers } from './sold-answers.js';
 import type { VerifiedPayment } from '../../paywall/x402-paywall.js';
 import { X402Paywall } from '../../paywall/x402-paywall.js';
-import { receiptHeader, type ProtocolVersion } from '../../paywall/x402-wire.js';
+import { receiptHeader, receiptHeaders, type ProtocolVersion } from '../../paywall/x402-wire.js';
 import type { AcceptedPayment } from './payment-acceptance.js';
 import { PaymentSettler, type SettlementOutcome } from './payment-settler.js';
 import { SettlementReconciler } from './settlement-reconciler.js';
@@ -132,16 +132,8 @@ export class ExactSettlement {
         `could not record settled payment ${inProgress.fingerprint}: ${remoteText(error)}`,
       );
     }
-    const headers = this.sold.receiptHeaders(inProgress.version, settlement);
-    if (inProgress.paymentId !== undefined)
-      await this.identifiers.storeAnswer(
-        inProgress.paymentId,
-        inProgress.fingerprint,
-        headers,
-        body,
-      );
-    void reply.headers(headers);
-    return body;
+    const headers = receiptHeaders(inProgress.version, settlement);
+    return this.identifiers.deliver(reply, inProgress, headers, body);
   }
 
   /**

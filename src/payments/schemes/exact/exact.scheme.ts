@@ -1,7 +1,7 @@
 import { Inject, Logger } from '@nestjs/common';
 import type { Network, SchemeNetworkServer } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { EmbeddedFacilitatorClient } from '../../facilitator/embedded-facilitator.js';
 import { FACILITATORS, NetworkFacilitators } from '../../facilitator/network-facilitators.js';
 import {
@@ -13,8 +13,8 @@ import { asPaymentError, settlementStillUnknown } from '../../paywall/payment-er
 import { PaymentIdentifiers, paymentIdOf } from '../../paywall/payment-identifiers.js';
 import { PaymentVerification } from '../../paywall/payment-verification.js';
 import {
+  SchemeSale,
   SellerScheme,
-  type AbandonReason,
   type OpenSale,
   type PresentedPayment,
   type SellerSchemePlugin,
@@ -90,7 +90,7 @@ export class ExactScheme implements SellerSchemePlugin {
       if (claim !== 'claimed')
         return await this.verification.refuse(request, CLAIM_REFUSALS[claim]);
       const payment = await this.verified(request, payload, fingerprint);
-      return new ExactSale(
+      return exactSale(
         { accepted, payment, version: presented.version, fingerprint, expiresAt, paymentId },
         this.settlement,
       );
@@ -116,25 +116,10 @@ export class ExactScheme implements SellerSchemePlugin {
 }
 
 /** One `exact` payment between its verification and its settlement. */
-export class ExactSale implements OpenSale {
-  constructor(
-    readonly inProgress: PaymentInProgress,
-    private readonly settlement: ExactSettlement,
-  ) {}
+export type ExactSale = SchemeSale<PaymentInProgress>;
 
-  get requirement(): PresentedPayment['requirement'] {
-    return this.inProgress.accepted.requirement;
-  }
-
-  get payer(): string {
-    return this.inProgress.accepted.authorization.from;
-  }
-
-  close(request: FastifyRequest, reply: FastifyReply, body: unknown): Promise<unknown> {
-    return this.settlement.close(request, reply, this.inProgress, body);
-  }
-
-  abandon(_reason: AbandonReason): Promise<void> {
-    return this.settlement.giveBack(this.inProgress);
-  }
+/** The sale of a verified `exact` payment, settled by ExactSettlement. */
+export function exactSale(inProgress: PaymentInProgress, settlement: ExactSettlement): ExactSale {
+  const { requirement, authorization } = inProgress.accepted;
+  return new SchemeSale(inProgress, requirement, authorization.from, settlement);
 }

@@ -5,7 +5,7 @@ import type { AcceptedPayment } from './payment-acceptance.js';
 import type { UncertainSale } from '../../ledger/payment-ledger.js';
 import { PaymentIdentifiers } from '../../paywall/payment-identifiers.js';
 import { settledBy } from './payment-settler.js';
-import { receiptHeader, type ProtocolVersion } from '../../paywall/x402-wire.js';
+import { receiptHeaders } from '../../paywall/x402-wire.js';
 
 /**
  * What follows a proven `exact` sale, wherever it was proven: at once by the request that paid,
@@ -35,12 +35,6 @@ export class SoldAnswers {
     });
   }
 
-  /** The 200's headers: the settlement receipt, and never a cached copy. */
-  receiptHeaders(version: ProtocolVersion, settlement: SettleResponse): Record<string, string> {
-    const [name, value] = receiptHeader(version, settlement);
-    return { [name]: value, 'cache-control': 'private, no-store' };
-  }
-
   /**
    * The chain showed an uncertain sale paid by `transaction`: counted as revenue, logged, and
    * its answer kept for a retry with its payment-identifier.
@@ -53,7 +47,7 @@ export class SoldAnswers {
     await this.identifiers.storeAnswer(
       sale.paymentId,
       sale.fingerprint,
-      this.receiptHeaders(sale.version, settlement),
+      receiptHeaders(sale.version, settlement),
       sale.body,
     );
   }
