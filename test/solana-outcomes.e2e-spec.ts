@@ -56,6 +56,37 @@ describe('Solana settlement outcomes (local Solana VM behind a breakable RPC)', 
     });
   });
 
+  describe("a submission whose answer the RPC lost (sendTransaction's reply fails)", () => {
+    it('is sold when the chain shows it landed: proven from the chain, not from the reply', async () => {
+      const { buyer, transaction } = await app.fundedPayment();
+      const before = await app.payToBalance();
+      app.proxy.fail('sendTransaction', { kind: 'error-after-forward' });
+      try {
+        expect((await app.pay(transaction)).status).toBe(200);
+      } finally {
+        app.proxy.clear();
+      }
+      expect(await app.payToBalance()).toBe(before + PRICE);
+      expect(await app.rpc.vm.tokenBalance(buyer.address)).toBe(1_000_000n - PRICE);
+    });
+
+    it('is a 502 while it may still land, and given back once its blockhash expired', async () => {
+      const { buyer, transaction } = await app.fundedPayment();
+      const before = await app.payToBalance();
+      app.proxy.fail('sendTransaction', { kind: 'error' });
+      try {
+        expect((await app.pay(transaction)).status).toBe(502);
+      } finally {
+        app.proxy.clear();
+      }
+      expect((await app.pay(transaction)).status).toBe(502);
+      app.rpc.vm.expireBlockhash();
+      await eventually(async () => (await app.pay(transaction)).status === 402);
+      expect(await app.payToBalance()).toBe(before);
+      expect(await app.rpc.vm.tokenBalance(buyer.address)).toBe(1_000_000n);
+    });
+  });
+
   describe('with a payment-identifier', () => {
     it('serves a retry the stored answer, charged once; another transaction under the id is a 409', async () => {
       const { buyer, transaction } = await app.fundedPayment();

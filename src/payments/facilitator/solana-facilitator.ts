@@ -1,4 +1,12 @@
-import { createKeyPairSignerFromBytes, createSolanaRpc, type Signature } from '@solana/kit';
+import {
+  createKeyPairSignerFromBytes,
+  createSolanaRpc,
+  getBase58Decoder,
+  getBase64Encoder,
+  getTransactionDecoder,
+  type KeyPairSigner,
+  type Signature,
+} from '@solana/kit';
 import { x402Facilitator } from '@x402/core/facilitator';
 import type { FacilitatorClient } from '@x402/core/server';
 import type {
@@ -25,6 +33,11 @@ import { FacilitatorUnavailableError } from './facilitator-client.js';
  * because the simulation could not run while the RPC does not answer is an outage (503), not a 402.
  */
 
+/** The SDK's reason when sending (or signing) failed; it exports no constant for it. */
+const SEND_FAILED = 'invalid_exact_svm_transaction_failed';
+/** The SDK's reason for a transaction sent but not confirmed in time. */
+const PENDING = 'settlement_pending';
+
 /** How often a submitted transaction's status is asked while it is awaited. */
 const CONFIRM_POLL_MS = 100;
 
@@ -32,6 +45,7 @@ export class SolanaFacilitatorClient implements FacilitatorClient {
   private constructor(
     private readonly facilitator: x402Facilitator,
     private readonly rpc: ReturnType<typeof createSolanaRpc>,
+    private readonly feePayer: KeyPairSigner,
   ) {}
 
   /** `confirmTimeoutMs`: how long a submitted transaction is awaited (the SDK's is 30 s). */
@@ -50,7 +64,7 @@ export class SolanaFacilitatorClient implements FacilitatorClient {
     };
     const facilitator = new x402Facilitator();
     facilitator.register([...networks], new ExactSvmScheme(signer));
-    return new SolanaFacilitatorClient(facilitator, rpc);
+    return new SolanaFacilitatorClient(facilitator, rpc, feePayer);
   }
 
   async verify(
@@ -68,12 +82,45 @@ export class SolanaFacilitatorClient implements FacilitatorClient {
     return verdict;
   }
 
-  settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> {
-    return this.facilitator.settle(payload, requirements);
+  /**
+   * The SDK's settlement; when sending failed (SEND_FAILED naming no transaction) the
+   * RPC may still have taken it, so it is named (the fee payer's signature is deterministic) and
+   * called pending: the seller then learns from the chain whether it landed.
+   */
+  async settle(
+    payload: PaymentPayload,
+    requirements: PaymentRequirements,
+  ): Promise<SettleResponse> {
+    const result = await this.facilitator.settle(payload, requirements);
+    if (result.success || result.transaction !== '' || result.errorReason !== SEND_FAILED) {
+      return result;
+    }
+    const transaction = await this.feePayerSignature(payload);
+    if (transaction === undefined) return result;
+    return { ...result, errorReason: PENDING, transaction };
   }
 
   getSupported(): Promise<SupportedResponse> {
     return Promise.resolve(this.facilitator.getSupported() as SupportedResponse);
+  }
+
+  /** The transaction's id: the fee payer's signature of the buyer's message. */
+  private async feePayerSignature(payload: PaymentPayload): Promise<string | undefined> {
+    const transaction: unknown = payload.payload['transaction'];
+    if (typeof transaction !== 'string') return undefined;
+    try {
+      const { messageBytes } = getTransactionDecoder().decode(
+        getBase64Encoder().encode(transaction),
+      );
+      const [signed] = await this.feePayer.signMessages([
+        { content: new Uint8Array(messageBytes), signatures: {} },
+      ]);
+      const signature = signed?.[this.feePayer.address];
+      if (signature === undefined) return undefined;
+      return getBase58Decoder().decode(signature);
+    } catch {
+      return undefined;
+    }
   }
 
   private async rpcAnswers(): Promise<boolean> {
