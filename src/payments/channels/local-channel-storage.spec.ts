@@ -70,6 +70,25 @@ describe('LocalChannelStorage', () => {
     await third.close();
   });
 
+  it('commits concurrent changes of many channels in groups, each line once, and replays them all', async () => {
+    const ids = Array.from({ length: 10 }, (_, i) => `0x${i.toString(16).padStart(64, '0')}`);
+    const storage = new LocalChannelStorage(dir);
+    await Promise.all(
+      ids.flatMap((id) =>
+        Array.from({ length: 5 }, () =>
+          storage.updateChannel(id, (current) => ({ ...add(2000n)(current), channelId: id })),
+        ),
+      ),
+    );
+    const lines = readFileSync(path.join(dir, 'channels.journal'), 'utf8').trim().split('\n');
+    expect(lines).toHaveLength(50);
+    await storage.close();
+    const restarted = new LocalChannelStorage(dir);
+    const charged = (await restarted.list()).map((record) => record.chargedCumulativeAmount);
+    expect(charged).toEqual(ids.map(() => '10000'));
+    await restarted.close();
+  });
+
   it("journals a charge (synced) but not a request's reservation, which dies with its process", async () => {
     const storage = new LocalChannelStorage(dir);
     await storage.updateChannel(ID, add(2000n));
