@@ -85,24 +85,15 @@ export async function createFacilitators(payments: PaymentConfig): Promise<Netwo
         payments.settleTimeoutMs,
       );
     } else {
-      // a remote or CDP facilitator does Solana too (x402.org: devnet; CDP: mainnet and devnet)
-      solanaFacilitator = shared ?? remoteOrCdp(config, byNetwork);
+      // the remote (X402_FACILITATOR_URL) or CDP facilitator does Solana too (x402.org: devnet);
+      // in CDP mode the EVM networks' client is made already
+      if (config.mode === 'remote') shared ??= remoteFacilitator(config.url, config.timeoutMs);
+      if (shared === undefined) throw new Error('no remote facilitator to sell on Solana with');
+      solanaFacilitator = shared;
     }
     for (const network of networks) byNetwork.set(network, solanaFacilitator);
   }
   return new NetworkFacilitators(byNetwork);
-}
-
-/** The facilitator the EVM networks share in remote or CDP mode (the first network's). */
-function remoteOrCdp(
-  config: PaymentConfig['facilitator'],
-  byNetwork: ReadonlyMap<string, FacilitatorClient>,
-): FacilitatorClient {
-  const [first] = byNetwork.values();
-  if (first === undefined || config.mode === 'embedded') {
-    throw new Error('no remote facilitator to sell on Solana with');
-  }
-  return first;
 }
 
 function remoteFacilitator(url: string, timeoutMs: number): FacilitatorClient {
