@@ -2,13 +2,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { decodePaymentResponseHeader } from '@x402/core/http';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { x402Client } from '@x402/fetch';
 import { BatchChannels } from '../src/payments/schemes/batch-settlement/batch-channels.js';
 import { CLAIMS_BY_HAND, batchBuyer } from './support/batch-channel.js';
 import { startLocalChain, type LocalChain } from './support/chain.js';
 import { responseJson, startPaidApp, type PaidApp } from './support/paid-app.js';
 import { fundedBuyer } from './support/paying-clients.js';
 import { RpcProxy } from './support/rpc-proxy.js';
-import { paymentRequiredOf } from './support/x402-payloads.js';
+import { paymentRequiredOf, v2Header } from './support/x402-payloads.js';
 
 const BASE_SEPOLIA = 'eip155:84532';
 /** The second local chain: its own chain id, its own test USDC, its own RPC (behind a proxy). */
@@ -142,6 +144,18 @@ describe('one route sold on two networks, each with two schemes', () => {
   );
 
   it("leaves a network out of the 402 while its chain's RPC is down, and offers it again when it answers", async () => {
+    // a payment signed for the second network while it was offered
+    const offer = paymentRequiredOf(await stack.service.get(TICKER));
+    const onSecond = {
+      ...offer,
+      accepts: offer.accepts.filter((a) => a.network === SECOND && a.scheme === 'exact'),
+    };
+    const secondBuyer = await fundedBuyer(second, 1_000_000n, SECOND);
+    const signer = x402Client.fromConfig({
+      schemes: [{ network: SECOND, client: new ExactEvmScheme(secondBuyer.account) }],
+      spendControls: { allowedAssets: [{ network: SECOND, asset: second.usdcAddress }] },
+    });
+    const late = await signer.createPaymentPayload(onSecond);
     secondRpc.fail('*', { kind: 'error', message: 'injected: this RPC is down' });
     try {
       await eventually(async () =>
@@ -151,6 +165,13 @@ describe('one route sold on two networks, each with two schemes', () => {
         `${BASE_SEPOLIA} exact 2000`,
         `${BASE_SEPOLIA} batch-settlement 2000`,
       ]);
+      // a payment on the network left out is not refused as unoffered (it may be the retry of
+      // one whose outcome is unknown): it fails its verification with the chain, nothing charged
+      const before = await payTo();
+      const refused = await stack.service.get(TICKER, { headers: v2Header(late) });
+      expect(refused.status).toBe(503);
+      expect(await responseJson(refused)).toMatchObject({ code: 'facilitator_unavailable' });
+      expect(await payTo()).toEqual(before);
       // the other network keeps selling
       const buyer = await fundedBuyer(stack.chain, 1_000_000n, BASE_SEPOLIA);
       expect((await buyer.fetchV2(`${stack.service.url}${TICKER}`)).status).toBe(200);

@@ -20,9 +20,16 @@ export class NetworkFacilitators {
     return client;
   }
 
-  /** Every distinct facilitator, in X402_NETWORKS order. */
+  /**
+   * Every distinct facilitator, those serving one network before those shared by several: the
+   * x402 server takes each (network, scheme) from the first facilitator that lists it, and a
+   * network with a facilitator of its own must be served by that one, even where a shared one
+   * lists the network too.
+   */
   all(): FacilitatorClient[] {
-    return [...new Set(this.byNetwork.values())];
+    const served = new Map<FacilitatorClient, number>();
+    for (const client of this.byNetwork.values()) served.set(client, (served.get(client) ?? 0) + 1);
+    return [...served.keys()].sort((a, b) => (served.get(a) ?? 0) - (served.get(b) ?? 0));
   }
 }
 

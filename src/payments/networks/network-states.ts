@@ -133,11 +133,6 @@ export class NetworkStates {
     ];
   }
 
-  /** How many networks are sold (offered now or not). */
-  get count(): number {
-    return this.probes.length;
-  }
-
   /** Whether any network has a chain to check. */
   get checked(): boolean {
     return this.probes.some((probe) => probe.hasRpc);

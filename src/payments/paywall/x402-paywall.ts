@@ -185,15 +185,17 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** What this route accepts, for pairing a v1 payment with the v2 requirement it answers. */
   async requirementsFor(request: FastifyRequest): Promise<readonly PaymentRequirements[]> {
+    // every network's, also one left out of the 402 while its chain is down: a payment made on it
+    // (a retry of one whose outcome is unknown, say) must reach its scheme's ledger and
+    // payment-identifier checks, never a 402 inviting a second payment; a new one then fails
+    // its verification with the chain (503, nothing charged)
     const key = `${request.method} ${request.routeOptions.url ?? ''}`;
     let accepts = this.requirements.get(key);
     if (accepts === undefined) {
       accepts = (await this.everyNetworksChallenge(request)).requirements;
       this.requirements.set(key, accepts);
     }
-    const offered = this.networks.offered();
-    if (offered.length === this.networks.count) return accepts;
-    return accepts.filter((requirement) => offered.includes(requirement.network));
+    return accepts;
   }
 
   /**
