@@ -1,4 +1,12 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { computeChannelId } from '@x402/evm/batch-settlement/client';
+import { StartupError } from '../../../common/startup-error.js';
 import type { SettleResponse } from '@x402/core/types';
 import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -24,7 +32,7 @@ const BATCH_FLUSH_TIMEOUT_MS = 15_000;
  * and taking a price back off a channel when its call was not sold.
  */
 @Injectable()
-export class BatchChannels implements OnModuleDestroy {
+export class BatchChannels implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(BatchChannels.name);
   private readonly schemes = new Map<string, SellerBatchScheme>();
   /** Each network's claims, once the facilitator confirmed the routes. */
@@ -57,6 +65,29 @@ export class BatchChannels implements OnModuleDestroy {
       this.schemes.set(network, scheme);
     }
     return scheme;
+  }
+
+  /**
+   * Each network's store holds only that network's channels (a channel id is its config's hash
+   * with the chain id). Not so when X402_NETWORKS was reordered: the first network keeps the
+   * unsuffixed store, so another network's channels would be orphaned (owed vouchers never
+   * claimed) and its buyers could sign the charged range again. Start-up stops instead.
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.stores === null) return;
+    for (const { network } of this.payments.networks) {
+      const foreign = (await this.channels(network).list()).find(
+        (channel) => computeChannelId(channel.channelConfig, network) !== channel.channelId,
+      );
+      if (foreign !== undefined) {
+        throw new StartupError(
+          `Cannot start: the batch-settlement channel store of ${network} holds channel ` +
+            `${foreign.channelId}, which is not a channel on ${network}. Was X402_NETWORKS ` +
+            'reordered? The first network keeps the unsuffixed store (Redis prefix, ' +
+            'X402_BATCH_DATA_DIR): put the network it belongs to first again.',
+        );
+      }
+    }
   }
 
   /**
