@@ -55,6 +55,8 @@ export class ChannelJournal {
     /** Every live channel as memory holds it now: what a compaction writes. */
     private readonly live: () => Iterable<[string, Channel]>,
     private readonly onCompactFailure: (error: unknown) => void,
+    /** Once, when a failed flush stops the journal. */
+    private readonly onStop: (error: unknown) => void,
   ) {}
 
   /** The entries on disk, in order; a torn last line (a change that never counted) is skipped. */
@@ -119,7 +121,10 @@ export class ChannelJournal {
         await syncData(this.fd);
         this.bytes += data.length;
       } catch (error) {
-        this.failure ??= error;
+        if (this.failure === undefined) {
+          this.failure = error;
+          this.onStop(error);
+        }
         for (const change of batch) change.reject(error);
         continue;
       }

@@ -67,6 +67,11 @@ export class LocalChannelStorage implements ChannelStorage {
       (error) => {
         this.logger.warn(`could not compact ${journalFile}: ${remoteText(error)}`);
       },
+      (error) => {
+        this.logger.error(
+          `could not write ${journalFile} (${remoteText(error)}); batch-settlement payments fail here until restart`,
+        );
+      },
     );
     this.ownerFile = path.join(this.root, 'owner.pid');
     mkdirSync(this.root, { recursive: true });
