@@ -118,9 +118,15 @@ function spawnService(
  * challenge of the process serving it, so its origin is that process's port.
  */
 function withoutOrigins(document: unknown): unknown {
-  return JSON.parse(
-    JSON.stringify(document).replace(/"resource":"http:\/\/[^/"]+/g, '"resource":"'),
+  const stripped = (text: string): string =>
+    text.replace(/"(resource|url)":"http:\/\/[^/"]+/g, '"$1":"');
+  // a PAYMENT-REQUIRED header example is base64 JSON naming the resource URL too
+  const decoded = JSON.stringify(document, (key, value: unknown) =>
+    key === 'example' && typeof value === 'string' && value.startsWith('eyJ')
+      ? stripped(Buffer.from(value, 'base64').toString('utf8'))
+      : value,
   );
+  return JSON.parse(stripped(decoded));
 }
 
 describe('what npm start runs', () => {
