@@ -13,6 +13,7 @@ import { describeWithRedis } from './support/redis-suite.js';
 import { handBuiltTransaction, solanaKeypair } from './support/solana-buyers.js';
 import { SolanaRpcServer } from './support/solana-rpc.js';
 import { startApp, type RunningApp } from './support/test-app.js';
+import { eventually } from './support/solana-paid-app.js';
 import { paymentRequiredOf, v2Header } from './support/x402-payloads.js';
 
 const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' as const;
@@ -48,6 +49,7 @@ describeWithRedis('two instances selling on Solana, sharing Redis', () => {
         X402_PAY_TO_SOLANA: payTo.address,
         X402_SOLANA_RPC_URL: rpc.url,
         X402_SOLANA_FEE_PAYER_KEY: JSON.stringify([...feePayer.bytes]),
+        X402_SETTLE_TIMEOUT_MS: '1500',
         REDIS_URL: redis.url,
       });
       instances.push(instance);
@@ -94,6 +96,30 @@ describeWithRedis('two instances selling on Solana, sharing Redis', () => {
       expect(replayed.status).toBe(402);
       expect(paymentRequiredOf(replayed).error).toContain('payment_already_used');
     }
+    expect(await rpc.vm.tokenBalance(buyer.address)).toBe(1_000_000n - 2000n);
+  });
+
+  it('a settlement_unknown on one instance is a 502 on the other, which reconciles it once the first has stopped', async () => {
+    const buyer = (await solanaKeypair()).signer;
+    await rpc.vm.setTokenBalance(buyer.address, 1_000_000n);
+    const transaction = await handBuiltTransaction(rpc, buyer, offer);
+    const headers = v2Header({ x402Version: 2, accepted: offer, payload: { transaction } });
+    const before = await rpc.vm.tokenBalance(payTo.address);
+    rpc.holdSubmissions();
+    const [first, second] = instances as [RunningApp, RunningApp];
+    expect((await first.get(TICKER, { headers })).status).toBe(502);
+    // never the 402 payment_in_progress that would invite a second payment
+    const retry = await second.get(TICKER, { headers });
+    expect(retry.status).toBe(502);
+    expect(await retry.json()).toMatchObject({ code: 'settlement_unknown' });
+    // the instance that answered stops; the other finds the sale in the ledger
+    await first.close();
+    instances.splice(0, 1);
+    rpc.landHeld();
+    expect(await rpc.vm.tokenBalance(payTo.address)).toBe(before + 2000n);
+    await eventually(async () => (await second.get(TICKER, { headers })).status === 402);
+    const replayed = await second.get(TICKER, { headers });
+    expect(paymentRequiredOf(replayed).error).toContain('payment_already_used');
     expect(await rpc.vm.tokenBalance(buyer.address)).toBe(1_000_000n - 2000n);
   });
 });

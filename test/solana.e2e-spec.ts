@@ -1,6 +1,6 @@
 import { decodePaymentResponseHeader } from '@x402/core/http';
 import { SOLANA_DEVNET_CAIP2 } from '@x402/svm';
-import type { Instruction, KeyPairSigner } from '@solana/kit';
+import type { Address, Instruction, KeyPairSigner } from '@solana/kit';
 import { TOKEN_PROGRAM_ADDRESS, getTransferCheckedInstruction } from '@solana-program/token';
 import { responseJson } from './support/paid-app.js';
 import { fundedBuyer } from './support/paying-clients.js';
@@ -145,6 +145,64 @@ describe('selling on Solana next to Base (local Solana VM, embedded facilitators
     it('an underpayment (and an overpayment)', async () => {
       await expectRefused({ amount: 1999n }, 'amount_mismatch');
       await expectRefused({ amount: 2001n }, 'amount_mismatch');
+    });
+  });
+
+  describe("protects the fee payer's SOL (it pays every transaction it sends, landed or not)", () => {
+    const feePayerLamports = (): bigint =>
+      app.rpc.vm.lamports(app.offer.extra['feePayer'] as Address);
+    /** One fee of a transaction the SDK's client builds: two signatures, 20,000 CU at 1 µlamport. */
+    const ONE_FEE = 2n * 5000n + 1n;
+
+    it('refuses a transaction asking a high compute budget with a 402 before anything is sent', async () => {
+      const buyer = (await solanaKeypair()).signer;
+      await app.rpc.vm.setTokenBalance(buyer.address, 1_000_000n);
+      const before = [feePayerLamports(), await app.payToBalance()];
+      for (const [changes, reason] of [
+        [
+          { computeUnitLimit: 1_400_000, computeUnitPrice: 5_000_000 },
+          'compute_unit_limit_too_high',
+        ],
+        [{ computeUnitLimit: 40_001 }, 'compute_unit_limit_too_high'],
+        [{ computeUnitPrice: 50_001 }, 'compute_unit_price_too_high'],
+      ] as const) {
+        const response = await app.pay(
+          await handBuiltTransaction(app.rpc, buyer, app.offer, changes),
+        );
+        expect(response.status).toBe(402);
+        expect(paymentRequiredOf(response).error).toContain(reason);
+      }
+      expect([feePayerLamports(), await app.payToBalance()]).toEqual(before);
+      expect(await app.rpc.vm.tokenBalance(buyer.address)).toBe(1_000_000n);
+    });
+
+    it('sells one of several different transactions sent at once from an account holding one price; the others are refused before sending', async () => {
+      const buyer = (await solanaKeypair()).signer;
+      await app.rpc.vm.setTokenBalance(buyer.address, 2000n);
+      const transactions = await Promise.all(
+        Array.from({ length: 4 }, () => handBuiltTransaction(app.rpc, buyer, app.offer)),
+      );
+      const fees = feePayerLamports();
+      const paid = await app.payToBalance();
+      const responses = await Promise.all(transactions.map((transaction) => app.pay(transaction)));
+      const statuses = responses.map((response) => response.status).sort();
+      expect(statuses).toEqual([200, 402, 402, 402]);
+      for (const response of responses.filter((r) => r.status === 402)) {
+        expect(paymentRequiredOf(response).error).toContain('payment_in_progress');
+      }
+      expect(await app.payToBalance()).toBe(paid + 2000n);
+      expect(await app.rpc.vm.tokenBalance(buyer.address)).toBe(0n);
+      expect(fees - feePayerLamports()).toBeLessThanOrEqual(ONE_FEE);
+    });
+
+    it('lets the buyer pay again once its payment is over', async () => {
+      const buyer = (await solanaKeypair()).signer;
+      await app.rpc.vm.setTokenBalance(buyer.address, 4000n);
+      for (let i = 0; i < 2; i += 1) {
+        const transaction = await handBuiltTransaction(app.rpc, buyer, app.offer);
+        expect((await app.pay(transaction)).status).toBe(200);
+      }
+      expect(await app.rpc.vm.tokenBalance(buyer.address)).toBe(0n);
     });
   });
 });

@@ -59,6 +59,10 @@ export interface PaymentChanges {
   readonly destinationOwner?: Address;
   readonly mint?: Address;
   readonly extra?: readonly Instruction[];
+  /** The compute-unit limit asked for (the SDK's client asks 20,000). */
+  readonly computeUnitLimit?: number;
+  /** The compute-unit price, in micro-lamports per unit (the SDK's client sets 1). */
+  readonly computeUnitPrice?: number;
 }
 
 /** The transfer the SDK's client builds for `requirement`, changed as asked, signed by `buyer`. */
@@ -93,8 +97,8 @@ export async function handBuiltTransaction(
     (m) =>
       appendTransactionMessageInstructions(
         [
-          computeBudget(2, 20_000, 4),
-          computeBudget(3, 1, 8),
+          computeBudget(2, changes.computeUnitLimit ?? 20_000, 4),
+          computeBudget(3, changes.computeUnitPrice ?? 1, 8),
           transfer,
           memo,
           ...(changes.extra ?? []),

@@ -23,6 +23,10 @@ import {
   type FacilitatorSvmSigner,
 } from '@x402/svm';
 import { ExactSvmScheme } from '@x402/svm/exact/facilitator';
+import {
+  MAX_COMPUTE_UNIT_LIMIT,
+  MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS,
+} from '../schemes/exact-svm/svm-acceptance.js';
 import { FacilitatorUnavailableError } from './facilitator-client.js';
 
 /**
@@ -63,7 +67,14 @@ export class SolanaFacilitatorClient implements FacilitatorClient {
       confirmTransaction: (signature) => confirmWithin(rpc, signature, confirmTimeoutMs),
     };
     const facilitator = new x402Facilitator();
-    facilitator.register([...networks], new ExactSvmScheme(signer));
+    // the fee payer pays for what the buyer's transaction asks: the SDK's own caps as well
+    // (its defaults: no compute-unit cap, 5,000,000 micro-lamports per unit)
+    const scheme = new ExactSvmScheme(signer, undefined, {
+      maxComputeUnits: MAX_COMPUTE_UNIT_LIMIT,
+      maxPriorityFeeMicroLamports: MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS,
+      maxRequiredSignatures: 2,
+    });
+    facilitator.register([...networks], scheme);
     return new SolanaFacilitatorClient(facilitator, rpc, feePayer);
   }
 

@@ -43,6 +43,33 @@ export interface UncertainSale {
   readonly body: unknown;
 }
 
+/**
+ * A Solana (`exact` on `solana:*`) sale whose settlement outcome was unknown, as the ledger keeps
+ * it: the buyer's transaction and, when known, the settlement signature to look up on chain.
+ */
+export interface UncertainSvmSale extends Omit<UncertainSale, 'payment' | 'transaction'> {
+  readonly kind: 'svm';
+  readonly payment: {
+    readonly requirement: AcceptedPayment['requirement'];
+    /** The buyer's signed wire transaction (base64). */
+    readonly transaction: string;
+    /** The token owner who signed the transfer. */
+    readonly payer: string;
+    /** The recent blockhash the transaction lives by. */
+    readonly blockhash: string;
+  };
+  /** The settlement transaction's signature (base58), when known. */
+  readonly signature?: string;
+}
+
+/** Any uncertain sale the ledger keeps: an EVM `exact` one, or a Solana one (`kind: 'svm'`). */
+export type AnyUncertainSale = UncertainSale | UncertainSvmSale;
+
+/** Whether an uncertain sale is a Solana one. */
+export function isSvmSale(sale: AnyUncertainSale): sale is UncertainSvmSale {
+  return 'kind' in sale;
+}
+
 export type PaymentIdClaim =
   | { readonly kind: 'claimed' }
   | { readonly kind: 'in_flight' }
@@ -69,9 +96,9 @@ export interface PaymentLedger {
    * bound to this payment) wait. 'resolved' when the payment is already known settled: nothing
    * is written, so a late or repeated record never reopens a reconciled sale.
    */
-  markUncertain(sale: UncertainSale): Promise<'recorded' | 'resolved'>;
+  markUncertain(sale: AnyUncertainSale): Promise<'recorded' | 'resolved'>;
   /** The uncertain sales not yet resolved or expired, for reconciliation. */
-  uncertainSales(): Promise<UncertainSale[]>;
+  uncertainSales(): Promise<AnyUncertainSale[]>;
   /**
    * The chain shows an uncertain payment settled: refused as settled from now on. False when it
    * was already recorded settled (another reconciler was first): the sale is counted once.
@@ -120,7 +147,7 @@ export class InMemoryPaymentLedger implements PaymentLedger {
   private lastSweep = 0;
   private readonly payments = new Map<string, PaymentEntry>();
   private readonly ids = new Map<string, PaymentIdEntry>();
-  private readonly uncertain = new Map<string, UncertainSale>();
+  private readonly uncertain = new Map<string, AnyUncertainSale>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -142,7 +169,7 @@ export class InMemoryPaymentLedger implements PaymentLedger {
     return Promise.resolve();
   }
 
-  markUncertain(sale: UncertainSale): Promise<'recorded' | 'resolved'> {
+  markUncertain(sale: AnyUncertainSale): Promise<'recorded' | 'resolved'> {
     if (this.live(this.payments, sale.fingerprint)?.state === 'settled') {
       return Promise.resolve('resolved');
     }
@@ -155,7 +182,7 @@ export class InMemoryPaymentLedger implements PaymentLedger {
     return Promise.resolve('recorded');
   }
 
-  uncertainSales(): Promise<UncertainSale[]> {
+  uncertainSales(): Promise<AnyUncertainSale[]> {
     return Promise.resolve(
       [...this.uncertain.keys()].flatMap((fingerprint) => {
         const sale = this.live(this.uncertain, fingerprint);

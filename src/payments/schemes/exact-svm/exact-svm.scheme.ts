@@ -23,9 +23,11 @@ import {
 import { PaymentIdentifiers, paymentIdOf } from '../../paywall/payment-identifiers.js';
 import { PaymentVerification } from '../../paywall/payment-verification.js';
 import {
+  SchemeSale,
   SellerScheme,
   type OpenSale,
   type PresentedPayment,
+  type SaleSettlement,
   type SellerSchemePlugin,
 } from '../../paywall/seller-scheme.js';
 import { X402Paywall, type VerifiedPayment } from '../../paywall/x402-paywall.js';
@@ -36,6 +38,18 @@ import { SvmReconciler } from './svm-reconciler.js';
 
 /** A transaction's blockhash is recent for about a minute; its claim is kept well past that. */
 const SVM_PAYMENT_TTL_MS = 5 * 60_000;
+
+/**
+ * The ledger key of a buyer's one Solana payment in flight. The fee payer pays for every
+ * transaction it sends, landed or failed: transactions from one account sent at once could each
+ * pass simulation on the same balance, and all but one fail on chain at the fee payer's cost.
+ * One at a time per buyer (released when the sale ends; expiring with the payment if an
+ * instance stops mid-sale), any others are refused before anything is sent.
+ */
+export const buyerKey = (payer: string): string => `svm-buyer:${payer}`;
+
+const BUYER_BUSY =
+  'payment_in_progress: another Solana payment from this account is being settled; send one at a time';
 
 const CLAIM_REFUSALS: Readonly<Record<Exclude<ClaimResult, 'claimed' | 'uncertain'>, string>> = {
   in_flight: 'payment_in_progress: this payment is already being used by another request',
@@ -51,7 +65,9 @@ const CLAIM_REFUSALS: Readonly<Record<Exclude<ClaimResult, 'claimed' | 'uncertai
  * chain shows the fee payer's signature of that very transaction landed.
  */
 @SellerScheme()
-export class ExactSvmSellerScheme implements SellerSchemePlugin {
+export class ExactSvmSellerScheme
+  implements SellerSchemePlugin, SaleSettlement<SvmPaymentInProgress>
+{
   readonly scheme = 'exact';
   readonly offeredToV1 = false;
   private readonly logger = new Logger(ExactSvmSellerScheme.name);
@@ -100,12 +116,44 @@ export class ExactSvmSellerScheme implements SellerSchemePlugin {
       }
       if (claim !== 'claimed')
         return await this.verification.refuse(request, CLAIM_REFUSALS[claim]);
+      if (!(await this.claimBuyer(fingerprint, accepted.payer, expiresAt))) {
+        return await this.verification.refuse(request, BUYER_BUSY);
+      }
       const version = presented.version;
       const sale = { accepted, version, fingerprint, expiresAt, paymentId };
-      return new SvmSale({ ...sale, payment: await this.verified(request, presented, sale) }, this);
+      return svmSale({ ...sale, payment: await this.verified(request, presented, sale) }, this);
     } catch (error) {
       await this.identifiers.release(paymentId);
       throw error;
+    }
+  }
+
+  /** The buyer's one payment in flight; false (the payment's claim given back): another is. */
+  private async claimBuyer(
+    fingerprint: string,
+    payer: string,
+    expiresAt: number,
+  ): Promise<boolean> {
+    let claim: ClaimResult;
+    try {
+      claim = await this.ledger.claim(buyerKey(payer), expiresAt);
+    } catch (error) {
+      await this.ledger.release(fingerprint);
+      throw error;
+    }
+    if (claim === 'claimed') return true;
+    await this.ledger.release(fingerprint);
+    return false;
+  }
+
+  /** The buyer may send another payment; a failure leaves the claim to expire. */
+  private async releaseBuyer(sale: Pick<SvmPaymentInProgress, 'accepted'>): Promise<void> {
+    try {
+      await this.ledger.release(buyerKey(sale.accepted.payer));
+    } catch (error) {
+      this.logger.warn(
+        `could not release ${buyerKey(sale.accepted.payer)} (it expires): ${remoteText(error)}`,
+      );
     }
   }
 
@@ -119,12 +167,26 @@ export class ExactSvmSellerScheme implements SellerSchemePlugin {
       return await this.verification.verify(request, presented.payload);
     } catch (error) {
       await this.ledger.release(sale.fingerprint);
+      await this.releaseBuyer(sale);
       throw asPaymentError(error, this.logger);
     }
   }
 
-  /** Settles after the handler answered; see SvmSale. */
+  /** Settles after the handler answered; the buyer may pay again once it is over. */
   async close(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    sale: SvmPaymentInProgress,
+    body: unknown,
+  ): Promise<unknown> {
+    try {
+      return await this.settle(request, reply, sale, body);
+    } finally {
+      await this.releaseBuyer(sale);
+    }
+  }
+
+  private async settle(
     request: FastifyRequest,
     reply: FastifyReply,
     sale: SvmPaymentInProgress,
@@ -205,7 +267,15 @@ export class ExactSvmSellerScheme implements SellerSchemePlugin {
         seconds(),
       );
     }
-    await this.ledger.settle(sale.fingerprint, sale.expiresAt);
+    try {
+      await this.ledger.settle(sale.fingerprint, sale.expiresAt);
+    } catch (error) {
+      // the price has moved: the client gets what it paid for; the claim stays in flight until
+      // the payment expires, and the chain refuses the same transaction again anyway
+      this.logger.error(
+        `could not record settled payment ${sale.fingerprint}: ${remoteText(error)}`,
+      );
+    }
     this.metrics.paymentSettled(route, sale.accepted.requirement, seconds());
     const [name, value] = receiptHeader(sale.version, {
       success: true,
@@ -221,10 +291,14 @@ export class ExactSvmSellerScheme implements SellerSchemePlugin {
     return body;
   }
 
-  /** Nothing was sold: the transaction may be presented again. */
-  async giveBack(sale: Pick<SvmPaymentInProgress, 'fingerprint' | 'paymentId'>): Promise<void> {
-    await this.ledger.release(sale.fingerprint);
-    await this.identifiers.release(sale.paymentId);
+  /** Nothing was sold: the transaction may be presented again, and the buyer pay again. */
+  async giveBack(sale: SvmPaymentInProgress): Promise<void> {
+    try {
+      await this.ledger.release(sale.fingerprint);
+      await this.identifiers.release(sale.paymentId);
+    } finally {
+      await this.releaseBuyer(sale);
+    }
   }
 
   private async stateOf(signature: string): Promise<'landed' | 'failed' | 'unseen'> {
@@ -235,26 +309,31 @@ export class ExactSvmSellerScheme implements SellerSchemePlugin {
     }
   }
 
-  /** The money may have moved: 502, the claim kept, the chain asked by the reconciler. */
-  private unknown(
+  /**
+   * The money may have moved: 502, the claim kept and recorded uncertain in the ledger (every
+   * instance answers a retry 502), the chain asked by the reconcilers.
+   */
+  private async unknown(
     body: unknown,
     route: string,
     sale: SvmPaymentInProgress,
     signature: string | undefined,
     reason: string,
     seconds: number,
-  ): never {
+  ): Promise<never> {
     this.metrics.settlementNotProven(route, 'unknown', reason, seconds);
     this.logger.error(`Solana settlement outcome unknown for ${sale.fingerprint}: ${reason}`);
-    this.reconciler.hold({
+    const { requirement, transaction, payer, blockhash } = sale.accepted;
+    await this.reconciler.hold({
+      kind: 'svm',
       fingerprint: sale.fingerprint,
       expiresAt: sale.expiresAt,
       route,
-      payment: sale.accepted,
-      signature,
-      paymentId: sale.paymentId,
       version: sale.version,
+      payment: { requirement, transaction, payer, blockhash },
       body,
+      ...(signature === undefined ? {} : { signature }),
+      ...(sale.paymentId === undefined ? {} : { paymentId: sale.paymentId }),
     });
     throw settlementUnknown(signature, reason);
   }
@@ -271,25 +350,14 @@ export interface SvmPaymentInProgress {
   readonly paymentId: string | undefined;
 }
 
-class SvmSale implements OpenSale {
-  constructor(
-    private readonly inProgress: SvmPaymentInProgress,
-    private readonly scheme: ExactSvmSellerScheme,
-  ) {}
+/** One Solana payment between its verification and its settlement. */
+export type SvmSale = SchemeSale<SvmPaymentInProgress>;
 
-  get requirement(): PresentedPayment['requirement'] {
-    return this.inProgress.accepted.requirement;
-  }
-
-  get payer(): string {
-    return this.inProgress.accepted.payer;
-  }
-
-  close(request: FastifyRequest, reply: FastifyReply, body: unknown): Promise<unknown> {
-    return this.scheme.close(request, reply, this.inProgress, body);
-  }
-
-  abandon(): Promise<void> {
-    return this.scheme.giveBack(this.inProgress);
-  }
+/** The sale of a verified Solana payment, settled (or given back) by the scheme. */
+function svmSale(
+  inProgress: SvmPaymentInProgress,
+  settlement: SaleSettlement<SvmPaymentInProgress>,
+): SvmSale {
+  const { requirement, payer } = inProgress.accepted;
+  return new SchemeSale(inProgress, requirement, payer, settlement);
 }

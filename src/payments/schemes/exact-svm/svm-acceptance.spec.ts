@@ -25,10 +25,15 @@ import { acceptSvmPayment } from './svm-acceptance.js';
 
 const BLOCKHASH = 'EtWTRABZaYq6iMfeYKouRu166VU2xqa1EtWTRABZaYq6' as Blockhash;
 const USDC = USDC_DEVNET_ADDRESS as Address;
-const budget = (kind: number, bytes: number): Instruction => ({
-  programAddress: 'ComputeBudget111111111111111111111111111111' as Address,
-  data: new Uint8Array([kind, ...new Uint8Array(bytes)]),
-});
+/** A compute-budget instruction: its discriminator and `value` in `bytes` little-endian bytes. */
+const budget = (kind: number, bytes: 4 | 8, value = 0): Instruction => {
+  const data = new Uint8Array(1 + bytes);
+  data[0] = kind;
+  const view = new DataView(data.buffer);
+  if (bytes === 4) view.setUint32(1, value, true);
+  else view.setBigUint64(1, BigInt(value), true);
+  return { programAddress: 'ComputeBudget111111111111111111111111111111' as Address, data };
+};
 const memo = (text: string): Instruction => ({
   programAddress: MEMO_PROGRAM_ADDRESS as Address,
   data: new TextEncoder().encode(text),
@@ -131,6 +136,23 @@ describe('acceptSvmPayment', () => {
     );
     const elsewhere = await transfer(2000n, await ata(buyer.address));
     expect(await refusal(await payload([limit, price, elsewhere]))).toContain('recipient_mismatch');
+  });
+
+  it('refuses a compute-unit limit or price above its cap: the fee payer would pay them', async () => {
+    const signed = async (units: number, microLamports: number): Promise<PaymentPayload> =>
+      payload([budget(2, 4, units), budget(3, 8, microLamports), await transfer()]);
+    await expect(acceptSvmPayment(await signed(20_000, 1), requirement)).resolves.toBeDefined();
+    await expect(
+      acceptSvmPayment(await signed(40_000, 50_000), requirement),
+    ).resolves.toBeDefined();
+    expect(await refusal(await signed(40_001, 1))).toContain('compute_unit_limit_too_high');
+    expect(await refusal(await signed(1_400_000, 1))).toContain('compute_unit_limit_too_high');
+    expect(await refusal(await signed(20_000, 50_001))).toContain('compute_unit_price_too_high');
+    expect(await refusal(await signed(1_400_000, 5_000_000))).toContain('compute_unit_limit');
+    const short = [budget(2, 4), { ...budget(3, 8), data: new Uint8Array([3, 1, 0]) }];
+    expect(await refusal(await payload([...short, await transfer()]))).toContain(
+      'compute_unit_price_too_high',
+    );
   });
 
   it('takes a malformed payload for a 400', async () => {

@@ -24,6 +24,16 @@ const COMPUTE_BUDGET_PROGRAM = 'ComputeBudget111111111111111111111111111111';
 const SET_COMPUTE_UNIT_LIMIT = 2;
 const SET_COMPUTE_UNIT_PRICE = 3;
 const TRANSFER_CHECKED = 12;
+/**
+ * The most compute units a payment may ask for: the fee payer pays for every unit asked, used or
+ * not. A transfer with a memo uses ~20,000 (what the SDK's client asks); this leaves headroom.
+ */
+export const MAX_COMPUTE_UNIT_LIMIT = 40_000;
+/**
+ * The highest compute-unit price (micro-lamports per unit) a payment may set: the fee payer pays
+ * it. The SDK's client sets 1; at the cap, MAX_COMPUTE_UNIT_LIMIT units cost 2,000 lamports.
+ */
+export const MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS = 50_000;
 
 /** A Solana payment in exactly the offered shape. */
 export interface AcceptedSvmPayment {
@@ -70,6 +80,18 @@ export async function acceptSvmPayment(
     program(1) !== COMPUTE_BUDGET_PROGRAM
   ) {
     refuse('unexpected_instruction: a compute-unit limit and price come first');
+  }
+  const units = limit.data.length === 5 ? littleEndian(limit.data, 4) : undefined;
+  if (units === undefined || units > BigInt(MAX_COMPUTE_UNIT_LIMIT)) {
+    refuse(
+      `compute_unit_limit_too_high: at most ${MAX_COMPUTE_UNIT_LIMIT} compute units (the fee payer pays for them)`,
+    );
+  }
+  const unitPrice = price.data.length === 9 ? littleEndian(price.data, 8) : undefined;
+  if (unitPrice === undefined || unitPrice > BigInt(MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS)) {
+    refuse(
+      `compute_unit_price_too_high: at most ${MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS} micro-lamports per compute unit (the fee payer pays it)`,
+    );
   }
   if (transfer === undefined || program(2) !== TOKEN_PROGRAM_ADDRESS) {
     refuse('unexpected_instruction: the third instruction must be the SPL token transfer');
@@ -137,6 +159,12 @@ function decodeTransaction(
   } catch {
     throw new MalformedPaymentError('the transaction is not a Solana wire transaction');
   }
+}
+
+/** The unsigned little-endian integer of `bytes` bytes after an instruction's discriminator. */
+function littleEndian(data: Pick<Uint8Array, 'buffer' | 'byteOffset'>, bytes: 4 | 8): bigint {
+  const view = new DataView(data.buffer, data.byteOffset + 1, bytes);
+  return bytes === 4 ? BigInt(view.getUint32(0, true)) : view.getBigUint64(0, true);
 }
 
 function refuse(reason: string): never {

@@ -16,6 +16,8 @@ import {
 import type { SettlementTrace } from '../../facilitator/facilitator-client.js';
 import {
   PAYMENT_LEDGER,
+  isSvmSale,
+  type AnyUncertainSale,
   type PaymentLedger,
   type UncertainSale,
 } from '../../ledger/payment-ledger.js';
@@ -132,7 +134,7 @@ export class SettlementReconciler implements OnApplicationBootstrap, OnApplicati
   async sweep(): Promise<void> {
     await this.retryRecords();
     if (!this.chains.any) return;
-    let sales: UncertainSale[];
+    let sales: AnyUncertainSale[];
     try {
       sales = await this.ledger.uncertainSales();
     } catch (error) {
@@ -141,6 +143,7 @@ export class SettlementReconciler implements OnApplicationBootstrap, OnApplicati
     }
     for (const sale of sales) {
       if (this.stopped) return;
+      if (isSvmSale(sale)) continue; // Solana's are SvmReconciler's
       // a sale on a network whose chain this instance cannot read is left to one that can
       if (this.chains.of(sale.payment.requirement.network) === null) continue;
       if (!this.reconciling.has(sale.fingerprint)) await this.take(sale, undefined);
