@@ -4,6 +4,8 @@ import { SOLANA_DEVNET_CAIP2, toFacilitatorSvmSigner } from '@x402/svm';
 import { ExactSvmScheme as ExactSvmClient } from '@x402/svm/exact/client';
 import { registerExactSvmScheme } from '@x402/svm/exact/facilitator';
 import { generateKeyPairSigner, type KeyPairSigner } from '@solana/kit';
+import { SolanaFacilitatorClient } from '../src/payments/facilitator/solana-facilitator.js';
+import { handBuiltTransaction, solanaKeypair } from './support/solana-buyers.js';
 import { SolanaRpcServer } from './support/solana-rpc.js';
 import { DEVNET_USDC } from './support/solana-vm.js';
 
@@ -94,5 +96,42 @@ describe('the local Solana VM and its JSON-RPC', () => {
     // the buyer's signed bytes alone cannot land: the fee payer has not signed them
     expect(rpc.vm.send(wire).err).not.toBeNull();
     expect(await rpc.vm.tokenBalance(payTo.address)).toBe(4000n);
+  });
+
+  it("the service's embedded facilitator refuses a transaction asking a high compute budget (the SDK's caps)", async () => {
+    const key = await solanaKeypair();
+    rpc.vm.airdrop(key.signer.address, 1_000_000_000n);
+    const client = await SolanaFacilitatorClient.create(
+      key.bytes,
+      rpc.url,
+      [SOLANA_DEVNET_CAIP2],
+      1500,
+    );
+    const accepted = { ...requirements(), extra: { feePayer: key.signer.address } };
+    const paid = async (
+      computeUnitLimit: number,
+      computeUnitPrice: number,
+    ): Promise<PaymentPayload> => ({
+      x402Version: 2,
+      accepted,
+      payload: {
+        transaction: await handBuiltTransaction(rpc, buyer, accepted, {
+          computeUnitLimit,
+          computeUnitPrice,
+        }),
+      },
+    });
+    expect(await client.verify(await paid(20_000, 1), accepted)).toMatchObject({ isValid: true });
+    for (const [limit, price] of [
+      [1_400_000, 1],
+      [40_001, 1],
+      [20_000, 5_000_000],
+      [20_000, 50_001],
+    ] as const) {
+      expect(await client.verify(await paid(limit, price), accepted)).toMatchObject({
+        isValid: false,
+      });
+    }
+    expect(rpc.vm.lamports(key.signer.address)).toBe(1_000_000_000n);
   });
 });
