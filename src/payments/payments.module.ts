@@ -32,6 +32,7 @@ import { SchemeRegistry } from './paywall/scheme-registry.js';
 import { BatchChannels } from './schemes/batch-settlement/batch-channels.js';
 import { BatchSettlement } from './schemes/batch-settlement/batch-settlement.js';
 import { BatchSettlementScheme } from './schemes/batch-settlement/batch-settlement.scheme.js';
+import { LostAnswers } from './schemes/batch-settlement/lost-answers.js';
 import { ExactSettlement } from './schemes/exact/exact-settlement.js';
 import { ExactScheme } from './schemes/exact/exact.scheme.js';
 import { ExactSvmSellerScheme } from './schemes/exact-svm/exact-svm.scheme.js';
@@ -110,6 +111,7 @@ import { SvmReconciler } from './schemes/exact-svm/svm-reconciler.js';
     SettlementReconciler,
     BatchChannels,
     BatchSettlement,
+    LostAnswers,
     SvmReconciler,
   ],
   exports: [

@@ -48,8 +48,7 @@ export class PaymentIdentifiers {
     stillUnknown: () => boolean = () => false,
   ): Promise<void> {
     const { paymentId, fingerprint, signature, expiresAt } = payment;
-    const resource =
-      (request as RequestWithPayment).x402Call?.resource ?? `${request.method} ${request.url}`;
+    const resource = resourceOf(request);
     const signatureDigest = createHash('sha256').update(signature.toLowerCase()).digest('hex');
     const claim = await this.ledger.claimPaymentId(
       paymentId,
@@ -123,6 +122,11 @@ export class PaymentIdentifiers {
   async release(paymentId: string | undefined): Promise<void> {
     if (paymentId !== undefined) await this.ledger.releasePaymentId(paymentId);
   }
+}
+
+/** What a payment-identifier used on `request` is bound to: its route and URL, or its tool call. */
+export function resourceOf(request: FastifyRequest): string {
+  return (request as RequestWithPayment).x402Call?.resource ?? `${request.method} ${request.url}`;
 }
 
 /**

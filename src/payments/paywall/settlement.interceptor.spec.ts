@@ -35,6 +35,7 @@ import {
   type BatchPaymentInProgress,
 } from '../schemes/batch-settlement/batch-settlement.js';
 import { batchSale } from '../schemes/batch-settlement/batch-settlement.scheme.js';
+import { PaidCallStamps } from '../schemes/batch-settlement/paid-calls.js';
 import { ExactSettlement, type PaymentInProgress } from '../schemes/exact/exact-settlement.js';
 import { exactSale, type ExactSale } from '../schemes/exact/exact.scheme.js';
 import { PaymentIdentifiers } from './payment-identifiers.js';
@@ -575,6 +576,7 @@ describe('SettlementInterceptor', () => {
     function runBatch(payment: BatchPaymentInProgress): Promise<unknown> {
       const channels = {
         channels: () => storage,
+        paidCalls: new PaidCallStamps(),
         claimIfOverThreshold: () => undefined,
         takeBackUncertainCharge: (_payment: unknown, accepted: AcceptedBatchPayment) =>
           takenBack.push(accepted.channelId),

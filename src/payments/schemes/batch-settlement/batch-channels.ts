@@ -8,7 +8,7 @@ import {
 import { computeChannelId } from '@x402/evm/batch-settlement/client';
 import { StartupError } from '../../../common/startup-error.js';
 import type { SettleResponse } from '@x402/core/types';
-import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
+import type { Channel, ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { privateKeyToAccount } from 'viem/accounts';
 import { CHANNEL_STORAGE, ChannelStores } from '../../channels/channel-storage.js';
 import { LocalChannelStorage } from '../../channels/local-channel-storage.js';
@@ -19,8 +19,10 @@ import {
   type PaymentNetwork,
 } from '../../payments.settings.js';
 import type { VerifiedPayment } from '../../paywall/x402-paywall.js';
+import type { AcceptedBatchPayment } from './batch-acceptance.js';
 import { BatchClaims, type ClaimRound } from './batch-claims.js';
 import { takeBackLateCharge, takeBackUncertainCharge } from './batch-take-backs.js';
+import { PaidCallStamps, soldFor, type PaidCall } from './paid-calls.js';
 import { SellerBatchScheme } from './seller-batch-scheme.js';
 
 /** Shutdown waits at most this long for the last claims and settlements. */
@@ -37,6 +39,8 @@ export class BatchChannels implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly schemes = new Map<string, SellerBatchScheme>();
   /** Each network's claims, once the facilitator confirmed the routes. */
   private readonly claims = new Map<string, BatchClaims>();
+  /** Payment-identifiers written with the vouchers they came with (see PaidCallStamps). */
+  readonly paidCalls = new PaidCallStamps();
   private stopped = false;
 
   constructor(
@@ -54,7 +58,7 @@ export class BatchChannels implements OnApplicationBootstrap, OnModuleDestroy {
       scheme = new SellerBatchScheme(
         this.payments.payTo,
         {
-          storage: this.channels(network),
+          storage: this.paidCalls.stamping(this.channels(network)),
           // the seller's own receiver authorizer: the same everywhere, whichever key settles
           ...(authorizerPrivateKey === undefined
             ? {}
@@ -116,6 +120,15 @@ export class BatchChannels implements OnApplicationBootstrap, OnModuleDestroy {
   channels(network: string = this.payments.networks[0].network): ChannelStorage {
     if (this.stores === null) throw new Error('batch-settlement is not among X402_SCHEMES');
     return this.stores.of(network);
+  }
+
+  /**
+   * The channel record, when `payment` is its latest voucher and was recorded as paying for
+   * `call`: sold, whether or not its answer reached the buyer.
+   */
+  async soldFor(payment: AcceptedBatchPayment, call: PaidCall): Promise<Channel | undefined> {
+    const channel = await this.channels(payment.requirement.network).get(payment.channelId);
+    return soldFor(channel, payment, call) ? channel : undefined;
   }
 
   /** Claims and settles a network's channels now (tests, operators); the first network's by default. */

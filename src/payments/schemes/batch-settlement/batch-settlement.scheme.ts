@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { Network, SchemeNetworkServer } from '@x402/core/types';
 import type { FastifyRequest } from 'fastify';
 import { asPaymentError } from '../../paywall/payment-errors.js';
-import { PaymentIdentifiers, paymentIdOf } from '../../paywall/payment-identifiers.js';
+import { PaymentIdentifiers, paymentIdOf, resourceOf } from '../../paywall/payment-identifiers.js';
 import { PaymentVerification } from '../../paywall/payment-verification.js';
 import {
   SchemeSale,
@@ -14,6 +14,7 @@ import {
 import { BATCH_SETTLEMENT, acceptBatchPayment } from './batch-acceptance.js';
 import { BatchChannels } from './batch-channels.js';
 import { BatchSettlement, type BatchPaymentInProgress } from './batch-settlement.js';
+import { LostAnswers } from './lost-answers.js';
 
 /**
  * `batch-settlement` on EVM: the buyer deposits into a payment channel once, then signs a
@@ -33,6 +34,7 @@ export class BatchSettlementScheme implements SellerSchemePlugin {
     private readonly verification: PaymentVerification,
     private readonly identifiers: PaymentIdentifiers,
     private readonly settlement: BatchSettlement,
+    private readonly lostAnswers: LostAnswers,
   ) {}
 
   /** The channel contracts live on EVM networks. */
@@ -51,7 +53,9 @@ export class BatchSettlementScheme implements SellerSchemePlugin {
   /**
    * A voucher is checked locally against the channel state; a deposit is verified by the
    * facilitator. A payment-identifier works as with `exact`: the same voucher presented again
-   * under its id gets the answer it bought, free.
+   * under its id gets the answer it bought, free. When that answer was lost (the service died
+   * after recording the voucher) while the channel record shows the voucher paid for this call
+   * under this id, the call is answered again, charged nothing more (LostAnswers).
    */
   async open(request: FastifyRequest, presented: PresentedPayment): Promise<OpenSale> {
     const accepted = acceptBatchPayment(presented.payload, presented.requirement);
@@ -59,12 +63,21 @@ export class BatchSettlementScheme implements SellerSchemePlugin {
     const paymentId = paymentIdOf(accepted.payload);
     if (paymentId !== undefined) {
       const expiresAt = Date.now() + accepted.requirement.maxTimeoutSeconds * 1000;
-      await this.identifiers.claim(request, {
+      const sold = await this.channels.soldFor(accepted, {
         paymentId,
-        fingerprint,
-        signature: accepted.signature,
-        expiresAt,
+        resource: resourceOf(request),
       });
+      // sold and its id still taken: its answer is on the way, or its outcome was lost with a
+      // process: 502 "retry", never a 402 inviting a second payment
+      await this.identifiers.claim(
+        request,
+        { paymentId, fingerprint, signature: accepted.signature, expiresAt },
+        () => sold !== undefined,
+      );
+      if (sold !== undefined) {
+        const { requirement } = accepted;
+        return this.lostAnswers.sale({ channel: sold, requirement, paymentId, fingerprint });
+      }
     }
     try {
       const payment = await this.verification.verify(request, accepted.payload);

@@ -9,7 +9,7 @@ import { settlementTraces, type SettlementTrace } from '../../facilitator/facili
 import { PAYMENT_SETTINGS, type PaymentConfig } from '../../payments.settings.js';
 import { clientGone } from '../../paywall/client-connection.js';
 import { asPaymentError, challengeResponse, routeOf } from '../../paywall/payment-errors.js';
-import { PaymentIdentifiers } from '../../paywall/payment-identifiers.js';
+import { PaymentIdentifiers, resourceOf } from '../../paywall/payment-identifiers.js';
 import type { AbandonReason } from '../../paywall/seller-scheme.js';
 import { X402Paywall, type VerifiedPayment } from '../../paywall/x402-paywall.js';
 import { receiptHeaders } from '../../paywall/x402-wire.js';
@@ -72,13 +72,19 @@ export class BatchSettlement {
     const route = routeOf(request);
     const started = performance.now();
     const seconds = (): number => (performance.now() - started) / 1000;
-    const { kind, channelId } = inProgress.accepted;
+    const { kind, channelId, signature } = inProgress.accepted;
     // a deposit's chain calls are watched (like an `exact` settlement's); a voucher makes none
     const trace: SettlementTrace = { observed: false, broadcast: false };
-    const settling =
-      kind === 'deposit'
-        ? settlementTraces.run(trace, () => this.paywall.settleWithState(inProgress.payment))
-        : this.paywall.settleWithState(inProgress.payment);
+    const settle = (): Promise<SettleResponse> => this.paywall.settleWithState(inProgress.payment);
+    const { paymentId } = inProgress;
+    // the id goes into the record with the voucher: proof of the sale should the answer be lost
+    const paidCall =
+      paymentId === undefined ? undefined : { paymentId, resource: resourceOf(request) };
+    const settling = this.channels.paidCalls.record(
+      signature,
+      paidCall,
+      kind === 'deposit' ? () => settlementTraces.run(trace, settle) : settle,
+    );
     try {
       settlement = await withDeadline(settling, this.settleTimeoutMs);
     } catch (error) {
