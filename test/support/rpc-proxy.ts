@@ -22,7 +22,7 @@ export type RpcFault =
  */
 export class RpcProxy {
   readonly calls: string[] = [];
-  private readonly faults = new Map<string, RpcFault>();
+  private readonly faults = new Map<string, { fault: RpcFault; skip: number }>();
   private readonly silenced = new Map<ServerResponse, string>();
 
   private constructor(
@@ -42,9 +42,12 @@ export class RpcProxy {
     return proxy;
   }
 
-  /** Applies `fault` to every call of `method` ('*' for all methods) until cleared. */
-  fail(method: string, fault: RpcFault): void {
-    this.faults.set(method, fault);
+  /**
+   * Applies `fault` to every call of `method` ('*' for all methods) until cleared; with `skip`,
+   * the first `skip` such calls are forwarded faithfully (the second transaction of a round, say).
+   */
+  fail(method: string, fault: RpcFault, skip = 0): void {
+    this.faults.set(method, { fault, skip });
   }
 
   /**
@@ -66,7 +69,7 @@ export class RpcProxy {
     const body = await readBody(request);
     const { method, id } = describe(body);
     this.calls.push(method);
-    const fault = this.faults.get(method) ?? this.faults.get('*');
+    const fault = this.faultFor(method);
     if (fault?.kind === 'silence') {
       this.silenced.set(response, body);
       return;
@@ -83,6 +86,13 @@ export class RpcProxy {
         ? (fault.message ?? 'injected RPC failure after the call reached the chain')
         : undefined,
     );
+  }
+
+  private faultFor(method: string): RpcFault | undefined {
+    const entry = this.faults.get(method) ?? this.faults.get('*');
+    if (entry === undefined || entry.skip === 0) return entry?.fault;
+    entry.skip -= 1;
+    return undefined;
   }
 
   /** Forwards `body`; with `failAfter`, the caller gets that error once the chain has it. */
