@@ -577,6 +577,7 @@ describe('SettlementInterceptor', () => {
       const channels = {
         channels: () => storage,
         paidCalls: new PaidCallStamps(),
+        reservationOf: () => undefined,
         claimIfOverThreshold: () => undefined,
         takeBackUncertainCharge: (_payment: unknown, accepted: AcceptedBatchPayment) =>
           takenBack.push(accepted.channelId),

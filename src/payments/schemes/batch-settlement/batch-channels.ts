@@ -50,6 +50,11 @@ export class BatchChannels implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(CHANNEL_STORAGE) private readonly stores: ChannelStores | null,
   ) {}
 
+  /** The SDK's reservation id of a verified payment (its request context), if it holds one. */
+  reservationOf(payment: VerifiedPayment): string | undefined {
+    return this.scheme(payment.requirements.network).readRequestContext(payment.payload)?.pendingId;
+  }
+
   /** The SDK's batch-settlement server scheme of a network (channel state, local voucher checks). */
   scheme(network: string): SellerBatchScheme {
     let scheme = this.schemes.get(network);
@@ -163,7 +168,7 @@ export class BatchChannels implements OnApplicationBootstrap, OnModuleDestroy {
   /** See takeBackUncertainCharge. */
   takeBackUncertainCharge(
     payment: VerifiedPayment,
-    voucher: { channelId: string; signature: string },
+    voucher: { channelId: string; signature: string; maxClaimableAmount: string },
   ): void {
     const storage = this.channels(payment.requirements.network);
     takeBackUncertainCharge(storage, this.logger, payment, voucher);

@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import type { Logger } from '@nestjs/common';
 import { x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
 import type {
   PaymentPayload,
@@ -18,7 +19,8 @@ import {
   SellerBatchScheme,
   chargeRecorded,
 } from './seller-batch-scheme.js';
-import { takeBackPrice } from './batch-take-backs.js';
+import { verifiedPayment } from '../../../../test/support/payment-doubles.js';
+import { takeBackPrice, takeBackUncertainCharge } from './batch-take-backs.js';
 
 const NETWORK = 'eip155:84532';
 const CHAIN_ID = 84532;
@@ -347,6 +349,48 @@ describe("a late settlement's price taken back", () => {
 
     await expect(taking).resolves.toBe('updated');
     expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe((3n * PRICE).toString());
+  });
+
+  it('leaves a price claimed on chain charged, and its call no longer answerable as a lost answer', async () => {
+    const { storage } = seller();
+    await recordedChannel(storage, 0);
+    const paidCall = { paymentId: 'pay_0123456789abcdef', resource: 'r', at: Date.now() };
+    await storage.updateChannel(channelId, (current) =>
+      current === undefined
+        ? current
+        : { ...current, totalClaimed: current.chargedCumulativeAmount, paidCall },
+    );
+    const before = await storage.get(channelId);
+
+    await expect(takeBackPrice(storage, channelId, PRICE)).resolves.toBe('claimed');
+
+    const after = await storage.get(channelId);
+    expect(after?.chargedCumulativeAmount).toBe(before?.chargedCumulativeAmount);
+    expect(after).not.toHaveProperty('paidCall');
+  });
+
+  it("takes nothing back for a 502'd voucher whose reservation, not its charge, is in the record", async () => {
+    const { storage, server } = seller();
+    await recordedChannel(storage, 0);
+    const voucher = await voucherPayment(2n * PRICE);
+    expect(await server.verifyPayment(voucher, requirement)).toMatchObject({ isValid: true });
+    // the reservation wrote the voucher's signature; its charge never landed, and it was let go
+    await storage.updateChannel(channelId, (current) => ({
+      ...current!,
+      pendingRequest: undefined,
+    }));
+    const { signature } = (voucher.payload as { voucher: { signature: string } }).voucher;
+    expect((await storage.get(channelId))?.signature).toBe(signature);
+    const logger = { error: jest.fn(), warn: jest.fn() } as unknown as Logger;
+
+    takeBackUncertainCharge(storage, logger, verifiedPayment(voucher), {
+      channelId,
+      signature,
+      maxClaimableAmount: (2n * PRICE).toString(),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe(PRICE.toString());
   });
 });
 

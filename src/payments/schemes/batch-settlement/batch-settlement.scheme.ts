@@ -63,23 +63,23 @@ export class BatchSettlementScheme implements SellerSchemePlugin {
     const paymentId = paymentIdOf(accepted.payload);
     if (paymentId !== undefined) {
       const expiresAt = Date.now() + accepted.requirement.maxTimeoutSeconds * 1000;
-      const sold = await this.channels.soldFor(accepted, {
-        paymentId,
-        resource: resourceOf(request),
-      });
-      // sold and its id still taken: its answer is on the way, or its outcome was lost with a
-      // process: 502 "retry", never a 402 inviting a second payment
+      // the id held by another request: its answer is on the way, or was lost with a process
+      // that died holding it: 502 "retry", never a 402 inviting a second payment
       await this.identifiers.claim(
         request,
         { paymentId, fingerprint, signature: accepted.signature, expiresAt },
-        () => sold !== undefined,
+        () => true,
       );
-      if (sold !== undefined) {
-        const { requirement } = accepted;
-        return this.lostAnswers.sale({ channel: sold, requirement, paymentId, fingerprint });
-      }
     }
     try {
+      if (paymentId !== undefined) {
+        const call = { paymentId, resource: resourceOf(request) };
+        const sold = await this.channels.soldFor(accepted, call);
+        if (sold !== undefined) {
+          const { requirement } = accepted;
+          return this.lostAnswers.sale({ channel: sold, requirement, paymentId, fingerprint });
+        }
+      }
       const payment = await this.verification.verify(request, accepted.payload);
       return batchSale({ accepted, payment, fingerprint, paymentId }, this.settlement);
     } catch (error) {

@@ -72,7 +72,7 @@ export class BatchSettlement {
     const route = routeOf(request);
     const started = performance.now();
     const seconds = (): number => (performance.now() - started) / 1000;
-    const { kind, channelId, signature } = inProgress.accepted;
+    const { kind, channelId } = inProgress.accepted;
     // a deposit's chain calls are watched (like an `exact` settlement's); a voucher makes none
     const trace: SettlementTrace = { observed: false, broadcast: false };
     const settle = (): Promise<SettleResponse> => this.paywall.settleWithState(inProgress.payment);
@@ -81,7 +81,7 @@ export class BatchSettlement {
     const paidCall =
       paymentId === undefined ? undefined : { paymentId, resource: resourceOf(request) };
     const settling = this.channels.paidCalls.record(
-      signature,
+      this.channels.reservationOf(inProgress.payment),
       paidCall,
       kind === 'deposit' ? () => settlementTraces.run(trace, settle) : settle,
     );

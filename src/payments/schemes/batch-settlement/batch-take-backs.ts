@@ -3,6 +3,7 @@ import type { SettleResponse } from '@x402/core/types';
 import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { reasonOf } from '../../facilitator/facilitator-client.js';
 import type { VerifiedPayment } from '../../paywall/x402-paywall.js';
+import { withoutPaidCall } from './paid-calls.js';
 import { chargeRecorded, isReserved } from './seller-batch-scheme.js';
 
 /**
@@ -67,13 +68,19 @@ export function takeBackUncertainCharge(
   storage: ChannelStorage,
   logger: Logger,
   payment: VerifiedPayment,
-  { channelId, signature }: { channelId: string; signature: string },
+  voucher: { channelId: string; signature: string; maxClaimableAmount: string },
 ): void {
+  const { channelId } = voucher;
   const price = BigInt(payment.requirements.amount);
   const attempt = async (until: number): Promise<void> => {
     try {
+      // this voucher's charge, not only its reservation (which wrote its signature already)
       const record = await storage.get(channelId);
-      if (record?.signature.toLowerCase() !== signature.toLowerCase()) return;
+      if (
+        record?.signature.toLowerCase() !== voucher.signature.toLowerCase() ||
+        record.chargedCumulativeAmount !== voucher.maxClaimableAmount
+      )
+        return;
       const status = await takeBackPrice(storage, channelId, price);
       if (status !== 'updated') {
         logger.error(
@@ -110,13 +117,18 @@ export async function takeBackPrice(
   price: bigint,
 ): Promise<'updated' | 'claimed' | 'busy'> {
   for (const until = Date.now() + TAKE_BACK_WAIT_MS; ;) {
-    const seen = { busy: false };
+    const seen = { busy: false, claimed: false };
     const { status } = await storage.updateChannel(channelId, (current) => {
       // decided afresh on every run: a store may run this again when its write races another
       seen.busy = current !== undefined && isReserved(current);
+      seen.claimed = false;
       if (current === undefined || seen.busy) return current;
       const charged = BigInt(current.chargedCumulativeAmount) - price;
-      if (charged < BigInt(current.totalClaimed)) return current;
+      if (charged < BigInt(current.totalClaimed)) {
+        // the charge stands, its payer to be refunded: not an answer to give again (LostAnswers)
+        seen.claimed = true;
+        return withoutPaidCall(current);
+      }
       // an expired reservation still in the record could commit on the lowered total: void it
       return {
         ...current,
@@ -124,7 +136,7 @@ export async function takeBackPrice(
         pendingRequest: undefined,
       };
     });
-    if (!seen.busy) return status === 'updated' ? 'updated' : 'claimed';
+    if (!seen.busy) return status === 'updated' && !seen.claimed ? 'updated' : 'claimed';
     if (Date.now() > until) return 'busy';
     await new Promise((resolve) => setTimeout(resolve, TAKE_BACK_RETRY_MS));
   }

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { PaymentRequirements, SettleResponse } from '@x402/core/types';
 import type { Channel } from '@x402/evm/batch-settlement/server';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -27,6 +27,8 @@ export interface LostAnswer {
  */
 @Injectable()
 export class LostAnswers implements SaleSettlement<LostAnswer> {
+  private readonly logger = new Logger(LostAnswers.name);
+
   constructor(private readonly identifiers: PaymentIdentifiers) {}
 
   close(
@@ -35,6 +37,9 @@ export class LostAnswers implements SaleSettlement<LostAnswer> {
     lost: LostAnswer,
     body: unknown,
   ): Promise<unknown> {
+    this.logger.warn(
+      `payment-identifier ${lost.paymentId}: the answer to the voucher recorded on ${lost.channel.channelId} was lost; answered again, charged nothing more`,
+    );
     return this.identifiers.deliver(reply, lost, receiptHeaders(2, recordedReceipt(lost)), body);
   }
 

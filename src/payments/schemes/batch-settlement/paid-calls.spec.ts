@@ -1,7 +1,14 @@
 import { InMemoryChannelStorage, type Channel } from '@x402/evm/batch-settlement/server';
 import { CHANNEL_CONFIG, OFFERED } from '../../../../test/support/payment-doubles.js';
 import type { AcceptedBatchPayment } from './batch-acceptance.js';
-import { PaidCallStamps, soldFor, type PaidCall } from './paid-calls.js';
+import { onlyReservation } from '../../channels/channel-holds.js';
+import {
+  LOST_ANSWER_WINDOW_MS,
+  PaidCallStamps,
+  soldFor,
+  withoutPaidCall,
+  type PaidCall,
+} from './paid-calls.js';
 
 const CHANNEL_ID = `0x${'ab'.repeat(32)}` as const;
 const FIRST_SIGNATURE = `0x${'1b'.repeat(65)}`;
@@ -21,18 +28,28 @@ const recorded: Channel = {
   lastRequestTimestamp: 1,
 };
 
-/** The SDK's two writes of a voucher: its reservation (a new record), then its charge (a spread). */
-async function sellNext(storage: ReturnType<PaidCallStamps['stamping']>): Promise<void> {
-  await storage.updateChannel(CHANNEL_ID, (current) => ({
+/** The SDK's reservation of the channel for the voucher signed `signature` (a new record). */
+function reserve(
+  storage: ReturnType<PaidCallStamps['stamping']>,
+  pendingId: string,
+  signature = NEXT_SIGNATURE,
+  amount = '4000',
+) {
+  return storage.updateChannel(CHANNEL_ID, (current) => ({
     ...recorded,
     chargedCumulativeAmount: current!.chargedCumulativeAmount,
-    signedMaxClaimable: '4000',
-    signature: NEXT_SIGNATURE,
-    pendingRequest: { pendingId: 'p', signedMaxClaimable: '4000', expiresAt: Date.now() + 60_000 },
+    totalClaimed: current!.totalClaimed,
+    signedMaxClaimable: amount,
+    signature,
+    pendingRequest: { pendingId, signedMaxClaimable: amount, expiresAt: Date.now() + 60_000 },
   }));
-  await storage.updateChannel(CHANNEL_ID, (current) => ({
+}
+
+/** The SDK's commit of the reserved voucher's charge (a spread of the record). */
+function charge(storage: ReturnType<PaidCallStamps['stamping']>, amount = '4000') {
+  return storage.updateChannel(CHANNEL_ID, (current) => ({
     ...current!,
-    chargedCumulativeAmount: '4000',
+    chargedCumulativeAmount: amount,
     pendingRequest: undefined,
   }));
 }
@@ -53,51 +70,74 @@ describe('PaidCallStamps', () => {
   let inner: InMemoryChannelStorage;
   let stamps: PaidCallStamps;
   let storage: ReturnType<PaidCallStamps['stamping']>;
+  let now: number;
 
   beforeEach(async () => {
     inner = new InMemoryChannelStorage();
     await inner.updateChannel(CHANNEL_ID, () => recorded);
-    stamps = new PaidCallStamps();
+    now = 1_000_000;
+    stamps = new PaidCallStamps(() => now);
     storage = stamps.stamping(inner);
   });
 
+  async function sellNext(call: PaidCall | undefined, pendingId = 'p'): Promise<void> {
+    await reserve(storage, pendingId);
+    await stamps.record(pendingId, call, () => charge(storage));
+  }
+
   it('writes the call into the record in the update that charges its voucher', async () => {
-    await stamps.record(NEXT_SIGNATURE, CALL, () => sellNext(storage));
+    await sellNext(CALL);
     const channel = await inner.get(CHANNEL_ID);
-    expect(channel).toMatchObject({ chargedCumulativeAmount: '4000', paidCall: CALL });
-    expect(soldFor(channel, payment(NEXT_SIGNATURE.toLowerCase(), '4000'), CALL)).toBe(true);
+    expect(channel).toMatchObject({
+      chargedCumulativeAmount: '4000',
+      paidCall: { paymentId: CALL.paymentId, at: now },
+    });
+    expect(soldFor(channel, payment(NEXT_SIGNATURE.toLowerCase(), '4000'), CALL, now)).toBe(true);
   });
 
-  it('keeps the stamp through a claim, and drops it with the next voucher sold without an id', async () => {
-    await stamps.record(NEXT_SIGNATURE, CALL, () => sellNext(storage));
+  it('stamps only the charge of the request holding the reservation it was recorded under', async () => {
+    await reserve(storage, 'other');
+    await stamps.record('p', CALL, () => charge(storage));
+    expect(await inner.get(CHANNEL_ID)).not.toHaveProperty('paidCall');
+    await sellNext(undefined, 'q');
+    await stamps.record(undefined, CALL, () => charge(storage, '6000'));
+    expect(await inner.get(CHANNEL_ID)).not.toHaveProperty('paidCall');
+  });
+
+  it('keeps the stamp through a claim and a later reservation (still only a reservation), and drops it with the next charge written without an id', async () => {
+    await sellNext(CALL);
     await storage.updateChannel(CHANNEL_ID, (current) => ({ ...current!, totalClaimed: '4000' }));
-    expect(await inner.get(CHANNEL_ID)).toMatchObject({ paidCall: CALL });
+    const claimed = await inner.get(CHANNEL_ID);
+    expect(claimed).toHaveProperty('paidCall');
 
     const third = `0x${'1d'.repeat(65)}`;
-    await storage.updateChannel(CHANNEL_ID, (current) => ({
-      ...current!,
-      chargedCumulativeAmount: '6000',
-      signedMaxClaimable: '6000',
-      signature: third,
-    }));
+    await reserve(storage, 'r', third, '6000');
+    const reserved = await inner.get(CHANNEL_ID);
+    expect(reserved).toHaveProperty('paidCall');
+    expect(onlyReservation(claimed, reserved)).toBe(true);
+    // the stamp describes the charge, not the reservation's voucher
+    expect(soldFor(reserved, payment(NEXT_SIGNATURE, '4000'), CALL, now)).toBe(false);
+    expect(soldFor(reserved, payment(third, '6000'), CALL, now)).toBe(false);
+
+    await charge(storage, '6000');
     expect(await inner.get(CHANNEL_ID)).not.toHaveProperty('paidCall');
   });
 
-  it('stamps nothing on a voucher recorded without an id', async () => {
-    await stamps.record(NEXT_SIGNATURE, undefined, () => sellNext(storage));
-    expect(await inner.get(CHANNEL_ID)).not.toHaveProperty('paidCall');
-  });
-
-  it('is sold only for the latest voucher, charged in full, under the same id and resource', async () => {
-    await stamps.record(NEXT_SIGNATURE, CALL, () => sellNext(storage));
+  it('is sold only for the latest voucher, charged in full, under the same id and resource, within the window', async () => {
+    await sellNext(CALL);
     const channel = await inner.get(CHANNEL_ID);
     const next = payment(NEXT_SIGNATURE, '4000');
-    expect(soldFor(channel, next, CALL)).toBe(true);
-    expect(soldFor(channel, payment(FIRST_SIGNATURE, '2000'), CALL)).toBe(false);
-    expect(soldFor(channel, next, { ...CALL, paymentId: 'pay_another_id_000001' })).toBe(false);
-    expect(soldFor(channel, next, { ...CALL, resource: 'GET /v1/all-tickers' })).toBe(false);
-    expect(soldFor(undefined, next, CALL)).toBe(false);
-    // its charge taken back (the call was not sold after all)
-    expect(soldFor({ ...channel!, chargedCumulativeAmount: '2000' }, next, CALL)).toBe(false);
+    expect(soldFor(channel, next, CALL, now)).toBe(true);
+    expect(soldFor(channel, payment(FIRST_SIGNATURE, '2000'), CALL, now)).toBe(false);
+    expect(soldFor(channel, next, { ...CALL, paymentId: 'pay_another_id_000001' }, now)).toBe(
+      false,
+    );
+    expect(soldFor(channel, next, { ...CALL, resource: 'GET /v1/all-tickers' }, now)).toBe(false);
+    expect(soldFor(undefined, next, CALL, now)).toBe(false);
+    expect(soldFor(channel, next, CALL, now + LOST_ANSWER_WINDOW_MS)).toBe(true);
+    expect(soldFor(channel, next, CALL, now + LOST_ANSWER_WINDOW_MS + 1)).toBe(false);
+    // its charge taken back (the call was not sold after all), or the stamp dropped
+    expect(soldFor({ ...channel!, chargedCumulativeAmount: '2000' }, next, CALL, now)).toBe(false);
+    expect(soldFor(withoutPaidCall(channel!), next, CALL, now)).toBe(false);
   });
 });

@@ -1,49 +1,72 @@
+import { createHash } from 'node:crypto';
 import type { Channel, ChannelStorage } from '@x402/evm/batch-settlement/server';
 import type { AcceptedBatchPayment } from './batch-acceptance.js';
 
 /**
- * The call a channel's latest voucher paid for, when the buyer sent a payment-identifier: kept in
- * the channel record (field `paidCall`) by the very write that records the voucher.
+ * How long after its voucher was recorded a call whose answer was lost can be answered again
+ * (LostAnswers): time for the service to come back and the buyer to retry. After it, the stored
+ * answer is the only way back (24 h with REDIS_URL).
  */
+export const LOST_ANSWER_WINDOW_MS = 10 * 60 * 1000;
+
+/** The call a request pays for, when its buyer sent a payment-identifier. */
 export interface PaidCall {
   readonly paymentId: string;
-  /** What the id is bound to (PaymentIdentifiers' resource): a route, or a tool call. */
+  /** What the id is bound to (PaymentIdentifiers' resource): a route and URL, or a tool call. */
   readonly resource: string;
 }
 
-type ChannelWithPaidCall = Channel & { readonly paidCall?: PaidCall };
+/**
+ * A paid call as the channel record keeps it (field `paidCall`): the resource as its sha-256 (a
+ * URL's query can be long), and when it was charged.
+ */
+interface StampedCall {
+  readonly paymentId: string;
+  readonly resource: string;
+  readonly at: number;
+}
+
+type StampedChannel = Channel & { paidCall?: StampedCall };
 
 /**
  * Puts a voucher's payment-identifier into the channel record in the same atomic update that
  * records the voucher's charge (the SDK writes that update; the store given to the SDK is wrapped
- * by `stamping`). The answer the call bought is stored under its id only afterwards: should the
- * service die in between (kill -9, power), the record still proves that this voucher paid for
- * this call under this id, and a retry with that id gets an answer without paying again
- * (LostAnswers). A record whose latest voucher came without an id carries no `paidCall`.
+ * by `stamping`). The answer is stored under its id only afterwards: should the service die in
+ * between (kill -9, power), the record still proves that this voucher paid for this call under
+ * this id, and a retry with that id gets an answer without paying again (LostAnswers).
+ *
+ * The stamp describes the charge the record holds: written by the request that charges it, kept
+ * while a later request only reserves the channel (that stays a reservation, memory-only in the
+ * file store), dropped when another charge is written without one or the charge is taken back.
  */
 export class PaidCallStamps {
-  /** Vouchers being recorded now, by signature (lower case), with the call each pays for. */
+  /** Requests recording their voucher now, by the SDK's reservation id, with their call. */
   private readonly recording = new Map<string, PaidCall>();
 
+  constructor(private readonly now: () => number = Date.now) {}
+
   /**
-   * Runs `record` (the settlement that records the voucher signed `signature`) with `call`
-   * stamped on the record it writes. The stamp waits for `record` itself, not for a deadline
-   * the caller may give up at: a late write is stamped too.
+   * Runs `record` (the settlement of the request holding reservation `pendingId`) with `call`
+   * stamped on the charge it writes. The stamp waits for `record` itself, not for a deadline the
+   * caller may give up at: a late write is stamped too.
    */
-  record<T>(signature: string, call: PaidCall | undefined, record: () => Promise<T>): Promise<T> {
-    if (call === undefined) return record();
-    const key = signature.toLowerCase();
-    this.recording.set(key, call);
+  record<T>(
+    pendingId: string | undefined,
+    call: PaidCall | undefined,
+    record: () => Promise<T>,
+  ): Promise<T> {
+    if (call === undefined || pendingId === undefined) return record();
+    this.recording.set(pendingId, call);
     const recorded = record();
     void recorded
       .finally(() => {
-        if (this.recording.get(key) === call) this.recording.delete(key);
+        this.recording.delete(pendingId);
       })
       .catch(() => undefined);
     return recorded;
   }
 
-  /** `storage`, whose updates that record a new voucher carry that voucher's paid call (or none). */
+  /** `storage`, whose updates keep the record's `paidCall` true to the charge it holds. */
   stamping(storage: ChannelStorage): ChannelStorage {
     return {
       get: (channelId) => storage.get(channelId),
@@ -55,35 +78,62 @@ export class PaidCallStamps {
 
   private stamp(current: Channel | undefined, next: Channel | undefined): Channel | undefined {
     if (next === undefined || next === current) return next;
-    // the voucher being recorded (its reservation wrote its signature already; this is its charge)
-    const call =
-      this.recording.size === 0 ? undefined : this.recording.get(next.signature.toLowerCase());
-    if (call !== undefined) return { ...next, paidCall: call } as Channel;
-    // the same voucher (a claim, a take-back), or a record without a stamp: left as it is
-    if (next.signature === current?.signature || !('paidCall' in next)) return next;
-    // another voucher: the previous one's stamp, carried over by the SDK's spread, goes
-    const unstamped: { paidCall?: PaidCall } & Channel = { ...(next as ChannelWithPaidCall) };
-    delete unstamped.paidCall;
-    return unstamped;
+    const pendingId = current?.pendingRequest?.pendingId;
+    const call = pendingId === undefined ? undefined : this.recording.get(pendingId);
+    // the write of the request holding the channel: its charge (or a deposit's first record)
+    if (call !== undefined) {
+      const paidCall: StampedCall = {
+        paymentId: call.paymentId,
+        resource: digestOf(call.resource),
+        at: this.now(),
+      };
+      return { ...next, paidCall } as Channel;
+    }
+    if (next.chargedCumulativeAmount !== current?.chargedCumulativeAmount) {
+      return withoutPaidCall(next); // another charge, recorded without an id
+    }
+    const kept = stampOf(current);
+    // a reservation rebuilds the record: the stamp stays with the charge it describes
+    if (kept !== undefined && !('paidCall' in next)) return { ...next, paidCall: kept } as Channel;
+    return next;
   }
+}
+
+/** The record without its stamp: its charge is no longer the stamped call's (a take-back). */
+export function withoutPaidCall(channel: Channel): Channel {
+  if (!('paidCall' in channel)) return channel;
+  const unstamped: StampedChannel = { ...(channel as StampedChannel) };
+  delete unstamped.paidCall;
+  return unstamped;
 }
 
 /**
  * Whether `payment` is the channel's latest voucher, its charge recorded in full (not taken back)
- * and paid for `call`: then the call was sold, whatever became of its answer.
+ * for `call` within LOST_ANSWER_WINDOW_MS: then the call was sold, whatever became of its answer.
  */
 export function soldFor(
   channel: Channel | undefined,
   payment: AcceptedBatchPayment,
   call: PaidCall,
+  now = Date.now(),
 ): boolean {
-  if (channel === undefined) return false;
-  const { paidCall } = channel as ChannelWithPaidCall;
+  const paidCall = stampOf(channel);
   return (
+    channel !== undefined &&
+    paidCall !== undefined &&
     channel.signature.toLowerCase() === payment.signature.toLowerCase() &&
     channel.signedMaxClaimable === payment.maxClaimableAmount &&
     channel.chargedCumulativeAmount === payment.maxClaimableAmount &&
-    paidCall?.paymentId === call.paymentId &&
-    paidCall.resource === call.resource
+    paidCall.paymentId === call.paymentId &&
+    paidCall.resource === digestOf(call.resource) &&
+    now - paidCall.at <= LOST_ANSWER_WINDOW_MS
   );
+}
+
+function digestOf(resource: string): string {
+  return createHash('sha256').update(resource).digest('hex');
+}
+
+function stampOf(channel: Channel | undefined): StampedCall | undefined {
+  return channel === undefined ? undefined : (channel as StampedChannel).paidCall;
 }
