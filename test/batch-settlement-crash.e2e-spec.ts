@@ -7,11 +7,11 @@
  * ends up paid exactly the price of every 200 served: nothing lost, nothing twice; the buyer who
  * lost an answer gets it under its payment-identifier without paying again.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import { decodePaymentResponseHeader } from '@x402/core/http';
 import { signVoucher } from '@x402/evm/batch-settlement/client';
 import type { Hex } from 'viem';
 import type { ChannelConfig } from '../src/payments/schemes/batch-settlement/batch-acceptance.js';
@@ -20,6 +20,7 @@ import {
   batchBuyer,
   CHANNEL_VIEWS_ABI,
   channelOnChain,
+  voucherHeader,
   type BatchBuyer,
 } from './support/batch-channel.js';
 import { startLocalChain, type LocalChain } from './support/chain.js';
@@ -194,35 +195,33 @@ describe('batch settlement: crashes', () => {
     const { channelId } = last.voucher;
     const challenge = paymentRequiredOf(await first.get(TICKER));
     const accepted = challenge.accepts.find((offer) => offer.scheme === 'batch-settlement')!;
-    const voucher = await signVoucher(
-      buyer.account,
-      channelId,
-      (3n * PRICE).toString(),
-      accepted.network,
-    );
-    const paying = (id: string): RequestInit => ({
-      headers: {
-        'payment-signature': encodePaymentSignatureHeader({
-          x402Version: 2,
-          accepted,
-          payload: { type: 'voucher', channelConfig, voucher },
-          extensions: { 'payment-identifier': { info: { required: false, id } } },
-        }),
-      },
-    });
+    /** Pays the cumulative `amount` on the buyer's channel, under the payment-identifier `id`. */
+    const paying = async (amount: bigint, id?: string): Promise<RequestInit> => {
+      const voucher = await signVoucher(buyer.account, channelId, String(amount), accepted.network);
+      return {
+        headers: { 'payment-signature': voucherHeader(accepted, channelConfig, voucher, id) },
+      };
+    };
     const id = 'pay_crash_retry_00001';
 
     // killed as its answer leaves (the voucher recorded): the buyer gets no byte of it
     const cutter = await answerCutter(first.url, () => void first.stop('SIGKILL'));
     try {
-      await expect(fetch(`${cutter.url}${TICKER}`, paying(id))).rejects.toThrow();
+      await expect(fetch(`${cutter.url}${TICKER}`, await paying(3n * PRICE, id))).rejects.toThrow();
     } finally {
       await new Promise((resolve) => cutter.close(resolve));
     }
     await first.stop('SIGKILL');
+    // it died with the voucher recorded, and the id with it
+    const records = readFileSync(path.join(dataDir, 'channels.journal'), 'utf8').trim().split('\n');
+    expect(JSON.parse(records.at(-1)!)).toMatchObject({
+      channel: { chargedCumulativeAmount: String(3n * PRICE), paidCall: { paymentId: id } },
+    });
 
     const second = await start(7, dataDir);
-    const retried = await second.get(TICKER, paying(id));
+    // the id on another route is not the call the voucher paid for: a stale voucher there
+    expect((await second.get('/v1/ticker/ETH', await paying(3n * PRICE, id))).status).toBe(402);
+    const retried = await second.get(TICKER, await paying(3n * PRICE, id));
     expect(retried.status).toBe(200);
     const answer = await retried.text();
     const ticker = JSON.parse(answer) as { currency: string; price: Record<string, number> };
@@ -235,30 +234,19 @@ describe('batch settlement: crashes', () => {
       extra: { channelState: { channelId, chargedCumulativeAmount: (3n * PRICE).toString() } },
     });
     // again: the answer now stored under the id
-    const again = await second.get(TICKER, paying(id));
+    const again = await second.get(TICKER, await paying(3n * PRICE, id));
     expect(again.status).toBe(200);
     expect(await again.text()).toBe(answer);
     // the same voucher under another id, or on another route under the id, buys nothing
-    expect((await second.get(TICKER, paying('pay_crash_other_00001'))).status).toBe(402);
-    expect((await second.get('/v1/ticker/ETH', paying(id))).status).toBe(409);
+    expect(
+      (await second.get(TICKER, await paying(3n * PRICE, 'pay_crash_other_00001'))).status,
+    ).toBe(402);
+    expect((await second.get('/v1/ticker/ETH', await paying(3n * PRICE, id))).status).toBe(409);
 
     // the channel sells on from there: the next voucher adds one price
-    const next = await signVoucher(
-      buyer.account,
-      channelId,
-      (4n * PRICE).toString(),
-      accepted.network,
-    );
-    const bought = await second.get(TICKER, {
-      headers: {
-        'payment-signature': encodePaymentSignatureHeader({
-          x402Version: 2,
-          accepted,
-          payload: { type: 'voucher', channelConfig, voucher: next },
-        }),
-      },
-    });
+    const bought = await second.get(TICKER, await paying(4n * PRICE));
     expect(bought.status).toBe(200);
     await paidExactly(channelId, 4n * PRICE, paidBefore);
+    expect(second.logs.match(/answered again, charged nothing more/g)).toHaveLength(1);
   }, 120_000);
 });

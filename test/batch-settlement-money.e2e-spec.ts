@@ -7,7 +7,6 @@
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { encodePaymentSignatureHeader } from '@x402/core/http';
 import { signVoucher } from '@x402/evm/batch-settlement/client';
 import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { createWalletClient, http, publicActions, type Hex } from 'viem';
@@ -15,6 +14,7 @@ import type { ChannelConfig } from '../src/payments/schemes/batch-settlement/bat
 import { BatchChannels } from '../src/payments/schemes/batch-settlement/batch-channels.js';
 import {
   batchBuyer,
+  voucherHeader,
   WITHDRAW_ABI,
   type BatchBuyer,
   CLAIMS_BY_HAND,
@@ -135,11 +135,7 @@ describe('batch settlement: money when something goes wrong', () => {
     );
     const underpaid = await fetch(`${stack.service.url}${TICKER}`, {
       headers: {
-        'payment-signature': encodePaymentSignatureHeader({
-          x402Version: 2,
-          accepted,
-          payload: { type: 'voucher', channelConfig, voucher: oneUnit },
-        }),
+        'payment-signature': voucherHeader(accepted, channelConfig, oneUnit),
       },
     });
     expect(underpaid.status).toBe(402);
@@ -176,13 +172,7 @@ describe('batch settlement: money when something goes wrong', () => {
       (2n * PRICE).toString(),
       accepted.network,
     );
-    const header = (id: string) =>
-      encodePaymentSignatureHeader({
-        x402Version: 2,
-        accepted,
-        payload: { type: 'voucher', channelConfig, voucher: next },
-        extensions: { 'payment-identifier': { info: { required: false, id } } },
-      });
+    const header = (id: string) => voucherHeader(accepted, channelConfig, next, id);
     const id = 'pay_batch_retry_0001';
     const first = await fetch(`${stack.service.url}${TICKER}`, {
       headers: { 'payment-signature': header(id) },
@@ -200,11 +190,7 @@ describe('batch settlement: money when something goes wrong', () => {
     // without its id it is just a stale voucher
     const bare = await fetch(`${stack.service.url}${TICKER}`, {
       headers: {
-        'payment-signature': encodePaymentSignatureHeader({
-          x402Version: 2,
-          accepted,
-          payload: { type: 'voucher', channelConfig, voucher: next },
-        }),
+        'payment-signature': voucherHeader(accepted, channelConfig, next),
       },
     });
     expect(bare.status).toBe(402);

@@ -1,5 +1,5 @@
-import { decodePaymentSignatureHeader } from '@x402/core/http';
-import type { PaymentPayload } from '@x402/core/types';
+import { decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import type { Hex } from 'viem';
@@ -134,4 +134,24 @@ export async function batchBuyer(
     ...onlyTestToken(chain, network),
   });
   return { account, fetch: wrapFetchWithPayment(recording, client), sent };
+}
+
+/**
+ * The PAYMENT-SIGNATURE header of a voucher signed by hand on the `accepted` offer, under the
+ * payment-identifier `id` when given.
+ */
+export function voucherHeader(
+  accepted: PaymentRequirements,
+  channelConfig: object,
+  voucher: object,
+  id?: string,
+): string {
+  return encodePaymentSignatureHeader({
+    x402Version: 2,
+    accepted,
+    payload: { type: 'voucher', channelConfig, voucher },
+    ...(id === undefined
+      ? {}
+      : { extensions: { 'payment-identifier': { info: { required: false, id } } } }),
+  });
 }
