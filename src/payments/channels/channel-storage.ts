@@ -1,12 +1,12 @@
 import path from 'node:path';
 import type { Provider } from '@nestjs/common';
 import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
-import { RedisChannelStorage } from '@x402/evm/batch-settlement/server/redis-storage';
 import { StartupError } from '../../common/startup-error.js';
 import { REDIS_CLIENT, type RedisClient } from '../../shared-state/redis-connection.js';
 import { reasonOf } from '../facilitator/facilitator-client.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from '../payments.settings.js';
 import { LocalChannelStorage } from './local-channel-storage.js';
+import { ComparingRedisChannelStorage } from './redis-channel-storage.js';
 
 /**
  * Where batch-settlement channel state lives, behind one token, one store per network (a channel
@@ -56,10 +56,10 @@ function channelStorage(
 ): ChannelStorage {
   if (redis !== null) {
     const prefix = 'x402-price-api:batch-settlement';
-    return new RedisChannelStorage({
-      client: redis,
-      keyPrefix: network === undefined ? prefix : `${prefix}:${network}`,
-    });
+    return new ComparingRedisChannelStorage(
+      redis,
+      network === undefined ? prefix : `${prefix}:${network}`,
+    );
   }
   const dataDir =
     network === undefined

@@ -63,13 +63,14 @@ export class BatchChannels implements OnApplicationBootstrap, OnModuleDestroy {
       scheme = new SellerBatchScheme(
         this.payments.payTo,
         {
-          storage: this.paidCalls.stamping(this.channels(network)),
+          storage: this.channels(network),
           // the seller's own receiver authorizer: the same everywhere, whichever key settles
           ...(authorizerPrivateKey === undefined
             ? {}
             : { receiverAuthorizerSigner: privateKeyToAccount(authorizerPrivateKey) }),
         },
         (channelId) => this.claims.get(network)?.isParked(channelId) ?? false,
+        this.paidCalls,
       );
       this.schemes.set(network, scheme);
     }

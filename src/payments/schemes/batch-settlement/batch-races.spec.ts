@@ -16,6 +16,7 @@ import { BatchClaims, REFUND_HOLD_MS } from './batch-claims.js';
 import {
   CHANNEL_STATE_UNAVAILABLE,
   CHANNEL_STATE_UNCERTAIN,
+  CUMULATIVE_MISMATCH,
   SellerBatchScheme,
   chargeRecorded,
 } from './seller-batch-scheme.js';
@@ -370,17 +371,17 @@ describe("a late settlement's price taken back", () => {
   });
 
   it("takes nothing back for a 502'd voucher whose reservation, not its charge, is in the record", async () => {
-    const { storage, server } = seller();
+    const { storage } = seller();
     await recordedChannel(storage, 0);
     const voucher = await voucherPayment(2n * PRICE);
-    expect(await server.verifyPayment(voucher, requirement)).toMatchObject({ isValid: true });
-    // the reservation wrote the voucher's signature; its charge never landed, and it was let go
+    // a reservation (the SDK's, for a voucher the facilitator checked) wrote the voucher's
+    // signature; its charge never landed, and it was let go
+    const { signature } = (voucher.payload as { voucher: { signature: string } }).voucher;
     await storage.updateChannel(channelId, (current) => ({
       ...current!,
-      pendingRequest: undefined,
+      signature,
+      signedMaxClaimable: (2n * PRICE).toString(),
     }));
-    const { signature } = (voucher.payload as { voucher: { signature: string } }).voucher;
-    expect((await storage.get(channelId))?.signature).toBe(signature);
     const logger = { error: jest.fn(), warn: jest.fn() } as unknown as Logger;
 
     takeBackUncertainCharge(storage, logger, verifiedPayment(voucher), {
@@ -439,6 +440,29 @@ describe('a channel storage that fails while a voucher is recorded', () => {
     expect(await refusalOf(server, voucher)).toMatchObject({
       errorReason: CHANNEL_STATE_UNCERTAIN,
     });
+    expect(facilitator.settled).toHaveLength(0);
+    expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe((2n * PRICE).toString());
+  });
+});
+
+describe('a voucher presented twice at once', () => {
+  it('is checked twice and charged once: the second charge finds the record moved on', async () => {
+    const { storage, server, facilitator } = seller();
+    await recordedChannel(storage, 0);
+    const first = await voucherPayment(2n * PRICE);
+    const copy = await voucherPayment(2n * PRICE);
+    // both checked against the same record: nothing is reserved before the handler runs
+    expect(await server.verifyPayment(first, requirement)).toMatchObject({ isValid: true });
+    expect(await server.verifyPayment(copy, requirement)).toMatchObject({ isValid: true });
+
+    const sold = await server.settlePayment(first, requirement);
+    expect(chargeRecorded(sold, (2n * PRICE).toString())).toBe(true);
+    const refused = await server.settlePayment(copy, requirement).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+
+    expect(refused).toMatchObject({ errorReason: CUMULATIVE_MISMATCH });
     expect(facilitator.settled).toHaveLength(0);
     expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe((2n * PRICE).toString());
   });

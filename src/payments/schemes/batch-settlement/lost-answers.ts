@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PaymentIdentifiers } from '../../paywall/payment-identifiers.js';
 import { SchemeSale, type SaleSettlement } from '../../paywall/seller-scheme.js';
 import { receiptHeaders } from '../../paywall/x402-wire.js';
+import { channelState } from './voucher-charges.js';
 
 /**
  * A voucher presented again under its payment-identifier whose channel record shows it sold for
@@ -62,14 +63,7 @@ function recordedReceipt({ channel, requirement }: LostAnswer): SettleResponse {
     network: requirement.network,
     amount: '',
     extra: {
-      channelState: {
-        channelId: channel.channelId,
-        balance: channel.balance,
-        totalClaimed: channel.totalClaimed,
-        withdrawRequestedAt: channel.withdrawRequestedAt,
-        refundNonce: String(channel.refundNonce),
-        chargedCumulativeAmount: channel.chargedCumulativeAmount,
-      },
+      channelState: channelState(channel, channel.chargedCumulativeAmount),
       chargedAmount: requirement.amount,
     },
   };

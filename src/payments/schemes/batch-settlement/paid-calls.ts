@@ -76,18 +76,27 @@ export class PaidCallStamps {
     };
   }
 
+  /**
+   * `next`, a charge written by the request holding reservation `pendingId`: with that request's
+   * call stamped, or without a stamp (a charge recorded without an id).
+   */
+  stampCharge(pendingId: string | undefined, next: Channel): Channel {
+    const call = pendingId === undefined ? undefined : this.recording.get(pendingId);
+    if (call === undefined) return withoutPaidCall(next);
+    const paidCall: StampedCall = {
+      paymentId: call.paymentId,
+      resource: digestOf(call.resource),
+      at: this.now(),
+    };
+    return { ...next, paidCall } as Channel;
+  }
+
   private stamp(current: Channel | undefined, next: Channel | undefined): Channel | undefined {
     if (next === undefined || next === current) return next;
     const pendingId = current?.pendingRequest?.pendingId;
-    const call = pendingId === undefined ? undefined : this.recording.get(pendingId);
     // the write of the request holding the channel: its charge (or a deposit's first record)
-    if (call !== undefined) {
-      const paidCall: StampedCall = {
-        paymentId: call.paymentId,
-        resource: digestOf(call.resource),
-        at: this.now(),
-      };
-      return { ...next, paidCall } as Channel;
+    if (pendingId !== undefined && this.recording.has(pendingId)) {
+      return this.stampCharge(pendingId, next);
     }
     if (next.chargedCumulativeAmount !== current?.chargedCumulativeAmount) {
       return withoutPaidCall(next); // another charge, recorded without an id

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type {
   AfterVerifyHook,
+  BeforeSettleHook,
   BeforeVerifyHook,
+  SettleContext,
   VerifyContext,
   VerifyResultContext,
 } from '@x402/core/server';
@@ -10,10 +12,13 @@ import {
   BatchSettlementEvmScheme,
   type BatchSettlementEvmSchemeServerConfig,
   type Channel,
+  type ChannelStorage,
 } from '@x402/evm/batch-settlement/server';
 import type { Hex } from 'viem';
 import { isRecord } from '../../../common/json.js';
 import { reasonOf } from '../../facilitator/facilitator-client.js';
+import { PaidCallStamps } from './paid-calls.js';
+import { channelState, commitCharge } from './voucher-charges.js';
 import { voucherSigner } from './voucher-signature.js';
 
 /** The payer started a timed withdrawal: the channel takes no new voucher until it is finalized. */
@@ -28,6 +33,9 @@ export const CHANNEL_STATE_UNAVAILABLE =
   'invalid_batch_settlement_evm_verification_state_unavailable';
 /** The channel storage failed while a voucher was being recorded, and it may have been. */
 export const CHANNEL_STATE_UNCERTAIN = 'channel_state_uncertain';
+/** Another request holds the channel (a refund's hold, a facilitator-verified voucher in flight). */
+const CHANNEL_BUSY = 'invalid_batch_settlement_evm_channel_busy';
+const MISSING_CHANNEL = 'invalid_batch_settlement_evm_missing_channel';
 /** The chain refused this channel's last claim: it sells nothing until that is cleared up. */
 export const CHANNEL_SET_ASIDE = 'invalid_batch_settlement_evm_channel_set_aside';
 
@@ -42,6 +50,7 @@ const CHAIN_STATE_TTL_MS = 60_000;
 
 type AfterVerifyResult = Awaited<ReturnType<AfterVerifyHook>>;
 type BeforeVerifyResult = Awaited<ReturnType<BeforeVerifyHook>>;
+type BeforeSettleResult = Awaited<ReturnType<BeforeSettleHook>>;
 
 /**
  * The SDK's batch-settlement server scheme with two rules of this seller, checked after a
@@ -56,17 +65,27 @@ type BeforeVerifyResult = Awaited<ReturnType<BeforeVerifyHook>>;
  *   total, from which the buyer's client signs the right amount.
  */
 export class SellerBatchScheme extends BatchSettlementEvmScheme {
+  /** The channel store itself: the SDK gets it wrapped by `paidCalls`. */
+  private readonly channels: ChannelStorage;
+
   /**
    * `isSetAside`: whether the chain refused a claim of this channel lately (BatchClaims sets such
    * a channel aside). Its vouchers cannot be paid, so it takes no new one (nor a deposit) until
-   * then: selling on it would serve calls nobody pays for.
+   * then: selling on it would serve calls nobody pays for. `paidCalls`: the payment-identifiers
+   * written with the charges (PaidCallStamps).
    */
   constructor(
     receiver: `0x${string}`,
-    config: BatchSettlementEvmSchemeServerConfig,
+    config: BatchSettlementEvmSchemeServerConfig & { readonly storage: ChannelStorage },
     private readonly isSetAside: (channelId: string) => boolean = () => false,
+    private readonly paidCalls: PaidCallStamps = new PaidCallStamps(),
   ) {
-    super(receiver, { onchainStateTtlMs: CHAIN_STATE_TTL_MS, ...config });
+    super(receiver, {
+      onchainStateTtlMs: CHAIN_STATE_TTL_MS,
+      ...config,
+      storage: paidCalls.stamping(config.storage),
+    });
+    this.channels = config.storage;
     const {
       onBeforeVerify: beforeVerify,
       onAfterVerify: afterVerify,
@@ -76,21 +95,115 @@ export class SellerBatchScheme extends BatchSettlementEvmScheme {
       this.setAside(context) ??
       (await this.checkVoucherLocally(context)) ??
       (await beforeVerify?.(context));
+    // a voucher checked here reserves nothing: its charge is one write, at settlement
     this.schemeHooks.onAfterVerify = async (context) =>
-      (await this.refusal(context)) ?? (await afterVerify?.(context));
+      (await this.refusal(context)) ??
+      (this.checkedHere(context.paymentPayload as PaymentPayload)
+        ? undefined
+        : await afterVerify?.(context));
     // A voucher is recorded in this hook. @x402/core only logs a hook that throws and goes on to
     // the facilitator, which refuses a voucher: a storage fault would read as a 402 refusal.
     this.schemeHooks.onBeforeSettle = async (context) => {
+      const payload = context.paymentPayload as PaymentPayload;
+      if (this.checkedHere(payload)) return this.chargeCheckedVoucher(context);
       try {
         return await beforeSettle?.(context);
       } catch (error) {
         return {
           abort: true,
-          reason: await this.afterStorageFault(context.paymentPayload as PaymentPayload),
+          reason: await this.afterStorageFault(payload),
           message: `The channel state could not be recorded: ${reasonOf(error)}`,
         };
       }
     };
+  }
+
+  /** Whether `payload` is a voucher checked here (checkVoucherLocally) rather than by the SDK. */
+  private checkedHere(payload: PaymentPayload): boolean {
+    const raw = payload.payload;
+    return (
+      this.readRequestContext(payload)?.localVerify === true &&
+      isRecord(raw) &&
+      raw['type'] === 'voucher'
+    );
+  }
+
+  /**
+   * Charges a voucher checked here: one atomic write (voucher-charges.ts), on the record as it was
+   * checked, with the call's payment-identifier stamped. The record moved on since (another
+   * voucher on the same base, a take-back) → a cumulative mismatch carrying the record; another
+   * request holding the channel → busy; nothing charged either way.
+   */
+  private async chargeCheckedVoucher(context: SettleContext): Promise<BeforeSettleResult> {
+    const payload = context.paymentPayload as PaymentPayload;
+    const { requirements } = context;
+    const request = this.takeRequestContext(payload);
+    const voucher = (payload.payload as { voucher: VoucherFields }).voucher;
+    let outcome: Awaited<ReturnType<typeof commitCharge>>;
+    try {
+      outcome = await commitCharge(
+        this.channels,
+        {
+          channelId: voucher.channelId,
+          base: (BigInt(voucher.maxClaimableAmount) - BigInt(requirements.amount)).toString(),
+          charged: voucher.maxClaimableAmount,
+          signature: voucher.signature,
+          stamped: (next) => this.paidCalls.stampCharge(request?.pendingId, next),
+        },
+        request?.channelSnapshot,
+      );
+    } catch (error) {
+      return {
+        abort: true,
+        reason: await this.afterChargeFault(voucher),
+        message: `The channel state could not be recorded: ${reasonOf(error)}`,
+      };
+    }
+    switch (outcome.status) {
+      case 'committed':
+        return {
+          skip: true,
+          result: {
+            success: true,
+            payer: outcome.previous.channelConfig.payer.toLowerCase(),
+            transaction: '',
+            network: requirements.network,
+            amount: '',
+            extra: {
+              channelState: channelState(outcome.previous, voucher.maxClaimableAmount),
+              chargedAmount: requirements.amount,
+            },
+          },
+        };
+      case 'stale':
+        this.rememberChannelSnapshot(payload, outcome.channel);
+        return {
+          abort: true,
+          reason: CUMULATIVE_MISMATCH,
+          message: 'The channel was charged by another voucher meanwhile',
+        };
+      case 'busy':
+        return { abort: true, reason: CHANNEL_BUSY, message: 'Channel is processing a request' };
+      case 'missing':
+        return { abort: true, reason: MISSING_CHANNEL, message: 'No channel record' };
+    }
+  }
+
+  /**
+   * After the storage failed while charging a voucher checked here: the record shows the charge
+   * → it landed (CHANNEL_STATE_UNCERTAIN: answered 502, taken back); it does not →
+   * CHANNEL_STATE_UNAVAILABLE, nothing charged; the record unreadable → uncertain.
+   */
+  private async afterChargeFault(voucher: VoucherFields): Promise<string> {
+    try {
+      const record = await this.channels.get(voucher.channelId);
+      const charged =
+        record?.signature.toLowerCase() === voucher.signature.toLowerCase() &&
+        record.chargedCumulativeAmount === voucher.maxClaimableAmount;
+      return charged ? CHANNEL_STATE_UNCERTAIN : CHANNEL_STATE_UNAVAILABLE;
+    } catch {
+      return CHANNEL_STATE_UNCERTAIN;
+    }
   }
 
   /**
