@@ -60,6 +60,7 @@ describeWithRedis('ComparingRedisChannelStorage', () => {
       const outcome = await commitCharge(
         ours,
         {
+          id: 'request-1',
           channelId: record.channelId,
           base: '2000',
           charged: '4000',
@@ -78,6 +79,7 @@ describeWithRedis('ComparingRedisChannelStorage', () => {
     expect(await sdk.get(record.channelId)).toMatchObject({
       chargedCumulativeAmount: '4000',
       signature: `0x${'1c'.repeat(65)}`,
+      chargedBy: 'request-1',
     });
   });
 });

@@ -169,6 +169,8 @@ describe('SettlementInterceptor', () => {
   let settler: ScriptedSettler;
   let reconciler: RecordingReconciler;
   let ledger: InMemoryPaymentLedger;
+  /** What a batch take-back resolves with (BatchChannels' resolves once it is done). */
+  let takingBack: Promise<void> = Promise.resolve();
   let sold: SoldAnswers;
   let reply: FakeReply;
   let handled: number;
@@ -207,6 +209,7 @@ describe('SettlementInterceptor', () => {
       () => sold,
     );
     ledger = new InMemoryPaymentLedger();
+    takingBack = Promise.resolve();
     sold = new SoldAnswers(detachedMetrics(), identifiers());
     reply = new FakeReply();
     handled = 0;
@@ -579,8 +582,10 @@ describe('SettlementInterceptor', () => {
         paidCalls: new PaidCallStamps(),
         reservationOf: () => undefined,
         claimIfOverThreshold: () => undefined,
-        takeBackUncertainCharge: (_payment: unknown, accepted: AcceptedBatchPayment) =>
-          takenBack.push(accepted.channelId),
+        takeBackUncertainCharge: (_payment: unknown, accepted: AcceptedBatchPayment) => {
+          takenBack.push(accepted.channelId);
+          return takingBack;
+        },
       } as unknown as BatchChannels;
       const settlement = new BatchSettlement(
         paywall.asPaywall(),
@@ -647,6 +652,23 @@ describe('SettlementInterceptor', () => {
 
       await expectUnknown(runBatch(batchPayment('voucher')));
       expect(takenBack).toEqual([CHANNEL]);
+    });
+
+    it('keeps the payment-identifier taken until the charge is taken back: a retry meanwhile is no new sale', async () => {
+      settleBatch = () => Promise.resolve(settlement(false, 'channel_state_uncertain'));
+      let tookBack = (): void => undefined;
+      takingBack = new Promise((resolve) => (tookBack = resolve));
+      const paymentId = 'pay_batch_taken_0001';
+      const binding = { fingerprint: `${CHANNEL}:4000`, signatureDigest: 'd', resource: 'r' };
+      const later = Date.now() + 60_000;
+      expect(await ledger.claimPaymentId(paymentId, binding, later)).toEqual({ kind: 'claimed' });
+
+      await expectUnknown(runBatch({ ...batchPayment('voucher'), paymentId }));
+      expect(await ledger.claimPaymentId(paymentId, binding, later)).toEqual({ kind: 'in_flight' });
+
+      tookBack();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(await ledger.claimPaymentId(paymentId, binding, later)).toEqual({ kind: 'claimed' });
     });
 
     it('answers 502 for a refused deposit whose transaction was sent, 402 for one refused before', async () => {

@@ -21,7 +21,11 @@ import {
 import type { VerifiedPayment } from '../../paywall/x402-paywall.js';
 import type { AcceptedBatchPayment } from './batch-acceptance.js';
 import { BatchClaims, type ClaimRound } from './batch-claims.js';
-import { takeBackLateCharge, takeBackUncertainCharge } from './batch-take-backs.js';
+import {
+  takeBackLateCharge,
+  takeBackUncertainCharge,
+  type ChargedVoucher,
+} from './batch-take-backs.js';
 import { PaidCallStamps, soldFor, type PaidCall } from './paid-calls.js';
 import { SellerBatchScheme } from './seller-batch-scheme.js';
 
@@ -156,23 +160,38 @@ export class BatchChannels implements OnApplicationBootstrap, OnModuleDestroy {
     this.claims.get(settlement.network)?.claimIfOverThreshold(BigInt(charged), BigInt(claimed));
   }
 
-  /** See takeBackLateCharge. */
+  /** See takeBackLateCharge; resolves once it is done (never rejects). */
   takeBackLateCharge(
     payment: VerifiedPayment,
-    voucher: { channelId: string; maxClaimableAmount: string },
+    voucher: ChargedVoucher,
     settling: Promise<SettleResponse>,
-  ): void {
-    const storage = this.channels(payment.requirements.network);
-    takeBackLateCharge(storage, this.logger, payment, voucher, settling);
+  ): Promise<void> {
+    const { network } = payment.requirements;
+    return takeBackLateCharge(
+      this.channels(network),
+      this.logger,
+      payment,
+      voucher,
+      settling,
+      this.claimingOn(network),
+    );
   }
 
-  /** See takeBackUncertainCharge. */
-  takeBackUncertainCharge(
-    payment: VerifiedPayment,
-    voucher: { channelId: string; signature: string; maxClaimableAmount: string },
-  ): void {
-    const storage = this.channels(payment.requirements.network);
-    takeBackUncertainCharge(storage, this.logger, payment, voucher);
+  /** See takeBackUncertainCharge; resolves once it is done (never rejects). */
+  takeBackUncertainCharge(payment: VerifiedPayment, voucher: ChargedVoucher): Promise<void> {
+    const { network } = payment.requirements;
+    return takeBackUncertainCharge(
+      this.channels(network),
+      this.logger,
+      payment,
+      voucher,
+      this.claimingOn(network),
+    );
+  }
+
+  /** Whether a claim round of `network` is running or waiting, for a take-back to wait for. */
+  private claimingOn(network: string): () => boolean {
+    return () => this.claims.get(network)?.claiming() ?? false;
   }
 
   private networkConfig(network: string): PaymentNetwork {

@@ -220,6 +220,11 @@ export class BatchClaims {
     void this.roundLogged('threshold');
   }
 
+  /** Whether a claim round is running or waiting: what it claims was read from the records. */
+  claiming(): boolean {
+    return this.pending > 0;
+  }
+
   /** Whether the chain refused this channel's vouchers lately (left out of claims and refunds). */
   isParked(channelId: string): boolean {
     const until = this.parked.get(channelId.toLowerCase());

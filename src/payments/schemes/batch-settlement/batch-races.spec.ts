@@ -22,6 +22,7 @@ import {
 } from './seller-batch-scheme.js';
 import { verifiedPayment } from '../../../../test/support/payment-doubles.js';
 import { takeBackPrice, takeBackUncertainCharge } from './batch-take-backs.js';
+import { PaidCallStamps } from './paid-calls.js';
 
 const NETWORK = 'eip155:84532';
 const CHAIN_ID = 84532;
@@ -149,10 +150,13 @@ class FakeFacilitator implements Partial<FacilitatorClient> {
 function seller() {
   const storage = new InMemoryChannelStorage();
   const facilitator = new FakeFacilitator();
-  const scheme = new SellerBatchScheme(receiver, {
-    storage,
-    receiverAuthorizerSigner: receiverAuthorizer,
-  });
+  const paidCalls = new PaidCallStamps();
+  const scheme = new SellerBatchScheme(
+    receiver,
+    { storage, receiverAuthorizerSigner: receiverAuthorizer },
+    () => false,
+    paidCalls,
+  );
   const server = new x402ResourceServer(facilitator as unknown as FacilitatorClient);
   server.register(NETWORK, scheme);
   const manager = scheme.createChannelManager(
@@ -160,7 +164,7 @@ function seller() {
     NETWORK,
     USDC,
   );
-  return { storage, facilitator, server, manager };
+  return { storage, facilitator, server, manager, scheme, paidCalls };
 }
 
 /** A channel record with one voucher charged (not yet claimed), last used and read `agoMs` ago. */
@@ -384,24 +388,49 @@ describe("a late settlement's price taken back", () => {
     }));
     const logger = { error: jest.fn(), warn: jest.fn() } as unknown as Logger;
 
-    takeBackUncertainCharge(storage, logger, verifiedPayment(voucher), {
-      channelId,
-      signature,
-      maxClaimableAmount: (2n * PRICE).toString(),
-    });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await takeBackUncertainCharge(
+      storage,
+      logger,
+      verifiedPayment(voucher),
+      { channelId, signature, maxClaimableAmount: (2n * PRICE).toString() },
+      () => false,
+    );
 
+    expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe(PRICE.toString());
+  });
+
+  it('waits for a claim round under way, which read the charge with the price in it', async () => {
+    const { storage } = seller();
+    await recordedChannel(storage, 0);
+    let claiming = true;
+    const taking = takeBackPrice(storage, channelId, PRICE, { claiming: () => claiming });
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe(PRICE.toString());
+
+    // the round claimed the price on chain: it cannot be taken back, the payer is refunded
+    await storage.updateChannel(channelId, (current) => ({
+      ...current!,
+      totalClaimed: current!.chargedCumulativeAmount,
+    }));
+    claiming = false;
+    await expect(taking).resolves.toBe('claimed');
     expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe(PRICE.toString());
   });
 });
 
-describe('a channel storage that fails while a voucher is recorded', () => {
-  /** A voucher verified and reserved, ready to be recorded at settlement. */
-  async function reservedVoucher() {
+describe.each([
+  // a record read within the minute: the voucher is checked and charged here, nothing reserved
+  { path: 'checked here', agoMs: 0 },
+  // an older record: the facilitator checks it and the SDK reserves the channel, then charges
+  { path: 'checked by the facilitator', agoMs: 120_000 },
+])('a channel storage that fails while a voucher $path is recorded', ({ agoMs }) => {
+  /** A voucher verified, ready to be recorded at settlement. */
+  async function verifiedVoucher() {
     const built = seller();
-    await recordedChannel(built.storage, 0);
+    await recordedChannel(built.storage, agoMs);
     const voucher = await voucherPayment(2n * PRICE);
     expect(await built.server.verifyPayment(voucher, requirement)).toMatchObject({ isValid: true });
+    expect((await built.storage.get(channelId))?.pendingRequest !== undefined).toBe(agoMs > 0);
     return { ...built, voucher };
   }
 
@@ -416,8 +445,8 @@ describe('a channel storage that fails while a voucher is recorded', () => {
     );
   }
 
-  it('is state-unavailable when nothing was written: the reservation is let go, the facilitator not asked', async () => {
-    const { storage, server, facilitator, voucher } = await reservedVoucher();
+  it('is state-unavailable when nothing was written: nothing held, the facilitator not asked', async () => {
+    const { storage, server, facilitator, voucher } = await verifiedVoucher();
     jest.spyOn(storage, 'updateChannel').mockRejectedValueOnce(new Error('store unavailable'));
 
     expect(await refusalOf(server, voucher)).toMatchObject({
@@ -430,7 +459,7 @@ describe('a channel storage that fails while a voucher is recorded', () => {
   });
 
   it('is state-uncertain when the write landed but its answer was lost', async () => {
-    const { storage, server, facilitator, voucher } = await reservedVoucher();
+    const { storage, server, facilitator, voucher } = await verifiedVoucher();
     const write = storage.updateChannel.bind(storage);
     jest.spyOn(storage, 'updateChannel').mockImplementationOnce(async (id, update) => {
       await write(id, update);
@@ -442,6 +471,26 @@ describe('a channel storage that fails while a voucher is recorded', () => {
     });
     expect(facilitator.settled).toHaveLength(0);
     expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe((2n * PRICE).toString());
+  });
+});
+
+describe('a voucher checked here, charged under a payment-identifier', () => {
+  it("carries the call and the request's id in the write that charges it", async () => {
+    const { storage, server, scheme, paidCalls } = seller();
+    await recordedChannel(storage, 0);
+    const voucher = await voucherPayment(2n * PRICE);
+    expect(await server.verifyPayment(voucher, requirement)).toMatchObject({ isValid: true });
+    const id = scheme.readRequestContext(voucher)?.pendingId;
+    expect(id).toBeDefined();
+    const call = { paymentId: 'pay_0123456789abcdef', resource: 'GET /v1/ticker/BTC' };
+
+    await paidCalls.record(id, call, () => server.settlePayment(voucher, requirement));
+
+    expect(await storage.get(channelId)).toMatchObject({
+      chargedCumulativeAmount: (2n * PRICE).toString(),
+      chargedBy: id,
+      paidCall: { paymentId: call.paymentId },
+    });
   });
 });
 
@@ -464,6 +513,41 @@ describe('a voucher presented twice at once', () => {
 
     expect(refused).toMatchObject({ errorReason: CUMULATIVE_MISMATCH });
     expect(facilitator.settled).toHaveLength(0);
+    expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe((2n * PRICE).toString());
+  });
+});
+
+describe("a copy of a voucher whose charge fails after the first copy's was sold", () => {
+  it('is uncertain, and what is taken back for it is its own charge only: none', async () => {
+    const { storage, server, scheme } = seller();
+    await recordedChannel(storage, 0);
+    const first = await voucherPayment(2n * PRICE);
+    const copy = await voucherPayment(2n * PRICE);
+    expect(await server.verifyPayment(first, requirement)).toMatchObject({ isValid: true });
+    expect(await server.verifyPayment(copy, requirement)).toMatchObject({ isValid: true });
+    const copyId = scheme.readRequestContext(copy)?.pendingId;
+    expect(
+      chargeRecorded(await server.settlePayment(first, requirement), (2n * PRICE).toString()),
+    ).toBe(true);
+
+    jest.spyOn(storage, 'updateChannel').mockRejectedValueOnce(new Error('store unavailable'));
+    const refused = await server.settlePayment(copy, requirement).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    // the record moved on past the copy's base: maybe charged, as far as the copy can tell
+    expect(refused).toMatchObject({ errorReason: CHANNEL_STATE_UNCERTAIN });
+
+    const logger = { error: jest.fn(), warn: jest.fn() } as unknown as Logger;
+    const { signature } = (copy.payload as { voucher: { signature: string } }).voucher;
+    await takeBackUncertainCharge(
+      storage,
+      logger,
+      verifiedPayment(copy),
+      { channelId, signature, maxClaimableAmount: (2n * PRICE).toString(), chargeId: copyId },
+      () => false,
+    );
+    // the first copy's sale stands
     expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe((2n * PRICE).toString());
   });
 });

@@ -80,8 +80,11 @@ export class BatchSettlement {
     // the id goes into the record with the voucher: proof of the sale should the answer be lost
     const paidCall =
       paymentId === undefined ? undefined : { paymentId, resource: resourceOf(request) };
+    // this request's id: its charge, if it is one checked locally, carries it (chargedBy)
+    const chargeId = this.channels.reservationOf(inProgress.payment);
+    const charged = { ...inProgress.accepted, ...(chargeId === undefined ? {} : { chargeId }) };
     const settling = this.channels.paidCalls.record(
-      this.channels.reservationOf(inProgress.payment),
+      chargeId,
       paidCall,
       kind === 'deposit' ? () => settlementTraces.run(trace, settle) : settle,
     );
@@ -103,9 +106,12 @@ export class BatchSettlement {
       this.logger.error(
         `batch settlement: ${kind} on ${channelId} not settled within X402_SETTLE_TIMEOUT_MS`,
       );
-      // still running: if it lands, this unanswered call's price comes off the channel's charge
-      this.channels.takeBackLateCharge(inProgress.payment, inProgress.accepted, settling);
-      await this.identifiers.release(inProgress.paymentId);
+      // still running: if it lands, this unanswered call's price comes off the channel's charge;
+      // its payment-identifier stays taken until then (a retry meanwhile: 502 again)
+      this.releaseAfter(
+        this.channels.takeBackLateCharge(inProgress.payment, charged, settling),
+        paymentId,
+      );
       throw channelPaymentUnknown();
     }
     const reason = settlement.errorReason ?? 'settlement_failed';
@@ -119,11 +125,16 @@ export class BatchSettlement {
       this.logger.error(
         `batch settlement: ${kind} on ${channelId} ended without this call's charge recorded (${unknown}); answered 502, nothing charged`,
       );
-      // the storage may have recorded it before failing: then its price comes off again
+      // the storage may have recorded it before failing: then its price comes off again, and
+      // its payment-identifier stays taken until then (a retry meanwhile: 502 again)
       if (unknown === CHANNEL_STATE_UNCERTAIN) {
-        this.channels.takeBackUncertainCharge(inProgress.payment, inProgress.accepted);
+        this.releaseAfter(
+          this.channels.takeBackUncertainCharge(inProgress.payment, charged),
+          paymentId,
+        );
+      } else {
+        await this.identifiers.release(paymentId);
       }
-      await this.identifiers.release(inProgress.paymentId);
       throw channelPaymentUnknown();
     }
     if (!settlement.success && reason === CHANNEL_STATE_UNAVAILABLE) {
@@ -146,6 +157,17 @@ export class BatchSettlement {
     this.metrics.paymentSettled(route, inProgress.accepted.requirement, seconds());
     this.channels.claimIfOverThreshold(settlement);
     return this.identifiers.deliver(reply, inProgress, receiptHeaders(2, settlement), body);
+  }
+
+  /** Frees the payment-identifier once `takingBack` (which never rejects) is done. */
+  private releaseAfter(takingBack: Promise<void>, paymentId: string | undefined): void {
+    void takingBack
+      .then(() => this.identifiers.release(paymentId))
+      .catch((error: unknown) => {
+        this.logger.error(
+          `could not free payment-identifier ${String(paymentId)}: ${remoteText(error)}`,
+        );
+      });
   }
 
   /** Nothing was sold: the channel's reservation and the payment-identifier are given back. */

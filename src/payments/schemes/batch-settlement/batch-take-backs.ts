@@ -1,10 +1,11 @@
 import type { Logger } from '@nestjs/common';
 import type { SettleResponse } from '@x402/core/types';
-import type { ChannelStorage } from '@x402/evm/batch-settlement/server';
+import type { Channel, ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { reasonOf } from '../../facilitator/facilitator-client.js';
 import type { VerifiedPayment } from '../../paywall/x402-paywall.js';
 import { withoutPaidCall } from './paid-calls.js';
-import { chargeRecorded, isReserved } from './seller-batch-scheme.js';
+import { CHANNEL_STATE_UNCERTAIN, chargeRecorded, isReserved } from './seller-batch-scheme.js';
+import { chargedBy } from './voucher-charges.js';
 
 /**
  * Taking a price back off a channel's charge when its call was not answered with a 200: the
@@ -24,20 +25,31 @@ export function takeBackLateCharge(
   storage: ChannelStorage,
   logger: Logger,
   payment: VerifiedPayment,
-  { channelId, maxClaimableAmount }: { channelId: string; maxClaimableAmount: string },
+  voucher: ChargedVoucher,
   settling: Promise<SettleResponse>,
-): void {
+  claiming: () => boolean,
+): Promise<void> {
+  const { channelId } = voucher;
   const price = BigInt(payment.requirements.amount);
-  void settling
+  return settling
     .then(async (settlement) => {
-      if (!settlement.success) return;
-      if (!chargeRecorded(settlement, maxClaimableAmount)) {
+      if (!settlement.success) {
+        // a late storage fault that may have recorded it: as when the request saw one itself
+        if (settlement.errorReason === CHANNEL_STATE_UNCERTAIN) {
+          await takeBackUncertainCharge(storage, logger, payment, voucher, claiming);
+        }
+        return;
+      }
+      if (!chargeRecorded(settlement, voucher.maxClaimableAmount)) {
         logger.warn(
           `batch settlement: ${channelId} settled after its request gave up, without its charge recorded; nothing to take back`,
         );
         return;
       }
-      const status = await takeBackPrice(storage, channelId, price);
+      const status = await takeBackPrice(storage, channelId, price, {
+        isOurs: (current) => isChargeOf(current, voucher),
+        claiming,
+      });
       if (status === 'updated') {
         logger.warn(
           `batch settlement: ${channelId} settled after its request gave up; its price was taken back off the channel's charge`,
@@ -46,7 +58,7 @@ export function takeBackLateCharge(
         logger.error(
           `batch settlement: ${channelId} settled after its request gave up and stayed busy; refund ${price} to ${settlement.payer ?? 'the payer'}`,
         );
-      } else {
+      } else if (status === 'claimed') {
         logger.error(
           `batch settlement: ${channelId} settled after its request gave up and its price was already claimed; refund ${price} to ${settlement.payer ?? 'the payer'}`,
         );
@@ -68,21 +80,19 @@ export function takeBackUncertainCharge(
   storage: ChannelStorage,
   logger: Logger,
   payment: VerifiedPayment,
-  voucher: { channelId: string; signature: string; maxClaimableAmount: string },
-): void {
+  voucher: ChargedVoucher,
+  claiming: () => boolean,
+): Promise<void> {
   const { channelId } = voucher;
   const price = BigInt(payment.requirements.amount);
   const attempt = async (until: number): Promise<void> => {
     try {
-      // this voucher's charge, not only its reservation (which wrote its signature already)
-      const record = await storage.get(channelId);
-      if (
-        record?.signature.toLowerCase() !== voucher.signature.toLowerCase() ||
-        record.chargedCumulativeAmount !== voucher.maxClaimableAmount
-      )
-        return;
-      const status = await takeBackPrice(storage, channelId, price);
-      if (status !== 'updated') {
+      if (!isChargeOf(await storage.get(channelId), voucher)) return;
+      const status = await takeBackPrice(storage, channelId, price, {
+        isOurs: (current) => isChargeOf(current, voucher),
+        claiming,
+      });
+      if (status === 'busy' || status === 'claimed') {
         logger.error(
           `batch settlement: ${channelId} may have been charged for a call answered 502 (${status}); refund ${price} to its payer`,
         );
@@ -98,7 +108,28 @@ export function takeBackUncertainCharge(
       await attempt(until);
     }
   };
-  void attempt(Date.now() + TAKE_BACK_WAIT_MS);
+  return attempt(Date.now() + TAKE_BACK_WAIT_MS);
+}
+
+/**
+ * A voucher answered with an error whose charge may be in the record: its channel, amount and
+ * signature, and `chargeId` (its request's id) when it was checked locally: such a charge carries
+ * it (`chargedBy`), so a copy of the same voucher answered 200 by another request is not taken
+ * for it.
+ */
+export interface ChargedVoucher {
+  readonly channelId: string;
+  readonly maxClaimableAmount: string;
+  readonly signature: string;
+  readonly chargeId?: string;
+}
+
+/** Whether the record's charge is this voucher's (this request's, when it has an id). */
+function isChargeOf(record: Channel | undefined, voucher: ChargedVoucher): boolean {
+  if (record?.chargedCumulativeAmount !== voucher.maxClaimableAmount) return false;
+  const by = chargedBy(record);
+  if (voucher.chargeId !== undefined && by !== undefined) return by === voucher.chargeId;
+  return record.signature.toLowerCase() === voucher.signature.toLowerCase();
 }
 
 /** How long a late charge waits for a channel's reservation to end before giving up. */
@@ -106,23 +137,29 @@ const TAKE_BACK_WAIT_MS = 120_000;
 const TAKE_BACK_RETRY_MS = 250;
 
 /**
- * Takes `price` off a channel's charged total once no other request holds a reservation on it:
- * a voucher in flight adds its price to the total it finds, and taking ours off under it would
- * leave that voucher's own charge short of what it signed (and its call answered 502 while
- * charged). Not below the claimed total: a claimed price cannot be taken back.
+ * Takes `price` off a channel's charged total once no other request holds a reservation on it
+ * and no claim round is under way (a claim already on its way to the chain has read the charge
+ * with this price in it: lowered under it, the claimed total would pass the charge): a voucher
+ * in flight adds its price to the total it finds, and taking ours off under it would leave that
+ * voucher's own charge short of what it signed (and its call answered 502 while charged). Not
+ * below the claimed total: a claimed price cannot be taken back. `isOurs`: the charge is still
+ * the one to take back, checked in the same write ('gone' when it is not).
  */
 export async function takeBackPrice(
   storage: ChannelStorage,
   channelId: string,
   price: bigint,
-): Promise<'updated' | 'claimed' | 'busy'> {
+  options: { isOurs?: (current: Channel) => boolean; claiming?: () => boolean } = {},
+): Promise<'updated' | 'claimed' | 'busy' | 'gone'> {
+  const { isOurs = () => true, claiming = () => false } = options;
   for (const until = Date.now() + TAKE_BACK_WAIT_MS; ;) {
-    const seen = { busy: false, claimed: false };
+    const seen = { busy: false, claimed: false, gone: false };
     const { status } = await storage.updateChannel(channelId, (current) => {
       // decided afresh on every run: a store may run this again when its write races another
-      seen.busy = current !== undefined && isReserved(current);
+      seen.busy = claiming() || (current !== undefined && isReserved(current));
       seen.claimed = false;
-      if (current === undefined || seen.busy) return current;
+      seen.gone = current !== undefined && !seen.busy && !isOurs(current);
+      if (current === undefined || seen.busy || seen.gone) return current;
       const charged = BigInt(current.chargedCumulativeAmount) - price;
       if (charged < BigInt(current.totalClaimed)) {
         // the charge stands, its payer to be refunded: not an answer to give again (LostAnswers)
@@ -130,12 +167,13 @@ export async function takeBackPrice(
         return withoutPaidCall(current);
       }
       // an expired reservation still in the record could commit on the lowered total: void it
-      return {
+      return withoutPaidCall({
         ...current,
         chargedCumulativeAmount: charged.toString(),
         pendingRequest: undefined,
-      };
+      });
     });
+    if (seen.gone) return 'gone';
     if (!seen.busy) return status === 'updated' && !seen.claimed ? 'updated' : 'claimed';
     if (Date.now() > until) return 'busy';
     await new Promise((resolve) => setTimeout(resolve, TAKE_BACK_RETRY_MS));

@@ -93,20 +93,29 @@ export class PaidCallStamps {
 
   private stamp(current: Channel | undefined, next: Channel | undefined): Channel | undefined {
     if (next === undefined || next === current) return next;
-    const pendingId = current?.pendingRequest?.pendingId;
-    // the write of the request holding the channel: its charge (or a deposit's first record)
-    if (pendingId !== undefined && this.recording.has(pendingId)) {
-      return this.stampCharge(pendingId, next);
-    }
     if (next.chargedCumulativeAmount !== current?.chargedCumulativeAmount) {
-      return withoutPaidCall(next); // another charge, recorded without an id
+      // a charge the SDK writes (a deposit's, a voucher the facilitator checked): stamped for
+      // the request holding the channel, and set by no locally checked voucher
+      const charged: Channel & { chargedBy?: string } = { ...next };
+      delete charged.chargedBy;
+      return this.stampCharge(current?.pendingRequest?.pendingId, charged);
     }
-    const kept = stampOf(current);
-    // a reservation rebuilds the record: the stamp stays with the charge it describes
-    if (kept !== undefined && !('paidCall' in next)) return { ...next, paidCall: kept } as Channel;
-    return next;
+    // the same charge: a reservation rebuilds the record without the fields describing it; they
+    // stay (and the reservation stays memory-only in the file store)
+    const kept = CHARGE_FIELDS.filter((field) => field in current && !(field in next));
+    if (kept.length === 0) return next;
+    const carried: Record<string, unknown> = { ...next };
+    for (const field of kept)
+      carried[field] = (current as unknown as Record<string, unknown>)[field];
+    return carried as unknown as Channel;
   }
 }
+
+/**
+ * The fields this service adds to a channel record, both about its charged total: the paid call
+ * (this file) and the request whose locally checked voucher set it (`chargedBy`, voucher-charges.ts).
+ */
+const CHARGE_FIELDS = ['paidCall', 'chargedBy'] as const;
 
 /** The record without its stamp: its charge is no longer the stamped call's (a take-back). */
 export function withoutPaidCall(channel: Channel): Channel {

@@ -18,7 +18,7 @@ import type { Hex } from 'viem';
 import { isRecord } from '../../../common/json.js';
 import { reasonOf } from '../../facilitator/facilitator-client.js';
 import { PaidCallStamps } from './paid-calls.js';
-import { channelState, commitCharge } from './voucher-charges.js';
+import { channelState, chargedBy, commitCharge } from './voucher-charges.js';
 import { voucherSigner } from './voucher-signature.js';
 
 /** The payer started a timed withdrawal: the channel takes no new voucher until it is finalized. */
@@ -139,23 +139,27 @@ export class SellerBatchScheme extends BatchSettlementEvmScheme {
     const { requirements } = context;
     const request = this.takeRequestContext(payload);
     const voucher = (payload.payload as { voucher: VoucherFields }).voucher;
+    // set with the request's context by checkVoucherLocally
+    const id = request?.pendingId ?? randomUUID();
+    const base = (BigInt(voucher.maxClaimableAmount) - BigInt(requirements.amount)).toString();
     let outcome: Awaited<ReturnType<typeof commitCharge>>;
     try {
       outcome = await commitCharge(
         this.channels,
         {
+          id,
           channelId: voucher.channelId,
-          base: (BigInt(voucher.maxClaimableAmount) - BigInt(requirements.amount)).toString(),
+          base,
           charged: voucher.maxClaimableAmount,
           signature: voucher.signature,
-          stamped: (next) => this.paidCalls.stampCharge(request?.pendingId, next),
+          stamped: (next) => this.paidCalls.stampCharge(id, next),
         },
         request?.channelSnapshot,
       );
     } catch (error) {
       return {
         abort: true,
-        reason: await this.afterChargeFault(voucher),
+        reason: await this.afterChargeFault(voucher.channelId, id, base),
         message: `The channel state could not be recorded: ${reasonOf(error)}`,
       };
     }
@@ -184,23 +188,31 @@ export class SellerBatchScheme extends BatchSettlementEvmScheme {
         };
       case 'busy':
         return { abort: true, reason: CHANNEL_BUSY, message: 'Channel is processing a request' };
+      case 'refused':
+        return {
+          abort: true,
+          reason: outcome.reason,
+          message: 'The channel changed since the check',
+        };
       case 'missing':
         return { abort: true, reason: MISSING_CHANNEL, message: 'No channel record' };
     }
   }
 
   /**
-   * After the storage failed while charging a voucher checked here: the record shows the charge
-   * → it landed (CHANNEL_STATE_UNCERTAIN: answered 502, taken back); it does not →
-   * CHANNEL_STATE_UNAVAILABLE, nothing charged; the record unreadable → uncertain.
+   * After the storage failed while charging a voucher checked here: the record shows this
+   * request's charge (`chargedBy`) → it landed (CHANNEL_STATE_UNCERTAIN: answered 502, taken
+   * back); the record still at the voucher's base → CHANNEL_STATE_UNAVAILABLE, nothing charged;
+   * anything else (moved on, unreadable) → uncertain, and only a charge of this request's own is
+   * ever taken back.
    */
-  private async afterChargeFault(voucher: VoucherFields): Promise<string> {
+  private async afterChargeFault(channelId: string, id: string, base: string): Promise<string> {
     try {
-      const record = await this.channels.get(voucher.channelId);
-      const charged =
-        record?.signature.toLowerCase() === voucher.signature.toLowerCase() &&
-        record.chargedCumulativeAmount === voucher.maxClaimableAmount;
-      return charged ? CHANNEL_STATE_UNCERTAIN : CHANNEL_STATE_UNAVAILABLE;
+      const record = await this.channels.get(channelId);
+      if (chargedBy(record) === id) return CHANNEL_STATE_UNCERTAIN;
+      return record === undefined || record.chargedCumulativeAmount === base
+        ? CHANNEL_STATE_UNAVAILABLE
+        : CHANNEL_STATE_UNCERTAIN;
     } catch {
       return CHANNEL_STATE_UNCERTAIN;
     }

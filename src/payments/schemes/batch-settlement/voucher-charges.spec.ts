@@ -17,6 +17,7 @@ const record: Channel = {
   lastRequestTimestamp: 1,
 };
 const charge: VoucherCharge = {
+  id: 'request-1',
   channelId: CHANNEL_ID,
   base: '2000',
   charged: '4000',
@@ -35,6 +36,7 @@ describe('chargeOn', () => {
     expect(outcome).toEqual({ status: 'committed', previous: expired });
     expect(next).toEqual({
       ...record,
+      chargedBy: 'request-1',
       chargedCumulativeAmount: '4000',
       signedMaxClaimable: '4000',
       signature: charge.signature,
@@ -60,6 +62,19 @@ describe('chargeOn', () => {
     expect(chargeOn(undefined, charge, NOW)).toEqual({
       outcome: { status: 'missing' },
       next: undefined,
+    });
+  });
+
+  it('charges nothing over the balance or on a channel whose payer started a withdrawal', () => {
+    const drained = { ...record, balance: '3999' };
+    expect(chargeOn(drained, charge, NOW).outcome).toEqual({
+      status: 'refused',
+      reason: 'invalid_batch_settlement_evm_cumulative_exceeds_balance',
+    });
+    const withdrawing = { ...record, withdrawRequestedAt: 1 };
+    expect(chargeOn(withdrawing, charge, NOW).outcome).toEqual({
+      status: 'refused',
+      reason: 'invalid_batch_settlement_evm_withdrawal_pending',
     });
   });
 

@@ -1,12 +1,18 @@
 import type { Channel, ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { isReserved } from './seller-batch-scheme.js';
 
+/** The SDK's reasons, for a charge refused on a record that changed since its voucher's check. */
+const CUMULATIVE_EXCEEDS_BALANCE = 'invalid_batch_settlement_evm_cumulative_exceeds_balance';
+const WITHDRAWAL_PENDING = 'invalid_batch_settlement_evm_withdrawal_pending';
+
 /**
  * A voucher checked locally against its channel's record (SellerBatchScheme), to be charged when
  * its call is answered: its cumulative amount is exactly one price over the charged total it was
  * checked against.
  */
 export interface VoucherCharge {
+  /** The request's own id (its SDK request context's), written with the charge as `chargedBy`. */
+  readonly id: string;
   readonly channelId: string;
   /** The charged total the voucher was checked against. */
   readonly base: string;
@@ -20,7 +26,13 @@ export interface VoucherCharge {
 export type ChargeOutcome =
   | { readonly status: 'committed'; readonly previous: Channel }
   | { readonly status: 'stale' | 'busy'; readonly channel: Channel }
+  | { readonly status: 'refused'; readonly reason: string }
   | { readonly status: 'missing' };
+
+/** A record's `chargedBy`: the request whose locally checked voucher set its charged total. */
+export function chargedBy(channel: Channel | undefined): string | undefined {
+  return channel === undefined ? undefined : (channel as { chargedBy?: string }).chargedBy;
+}
 
 /** A store that writes a record only if it is still exactly the one read (Redis: one script). */
 export interface ComparingChannelStorage extends ChannelStorage {
@@ -44,14 +56,22 @@ export function chargeOn(
   if (current.chargedCumulativeAmount !== charge.base) {
     return { outcome: { status: 'stale', channel: current }, next: current };
   }
+  // checked at the voucher's check already; again here, on the record the charge is written to
+  if (BigInt(charge.charged) > BigInt(current.balance)) {
+    return { outcome: { status: 'refused', reason: CUMULATIVE_EXCEEDS_BALANCE }, next: current };
+  }
+  if (current.withdrawRequestedAt > 0) {
+    return { outcome: { status: 'refused', reason: WITHDRAWAL_PENDING }, next: current };
+  }
   const next = charge.stamped({
     ...current,
+    chargedBy: charge.id,
     chargedCumulativeAmount: charge.charged,
     signedMaxClaimable: charge.charged,
     signature: charge.signature,
     lastRequestTimestamp: now,
     pendingRequest: undefined, // an expired reservation, voided
-  });
+  } as Channel);
   return { outcome: { status: 'committed', previous: current }, next };
 }
 
