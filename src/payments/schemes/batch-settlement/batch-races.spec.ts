@@ -21,7 +21,7 @@ import {
   chargeRecorded,
 } from './seller-batch-scheme.js';
 import { verifiedPayment } from '../../../../test/support/payment-doubles.js';
-import { takeBackPrice, takeBackUncertainCharge } from './batch-take-backs.js';
+import { takeBackLateCharge, takeBackPrice, takeBackUncertainCharge } from './batch-take-backs.js';
 import { PaidCallStamps } from './paid-calls.js';
 
 const NETWORK = 'eip155:84532';
@@ -548,6 +548,101 @@ describe("a copy of a voucher whose charge fails after the first copy's was sold
       () => false,
     );
     // the first copy's sale stands
+    expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe((2n * PRICE).toString());
+  });
+});
+
+describe("a take-back of a request's own charge", () => {
+  const logger = () => ({ error: jest.fn(), warn: jest.fn() }) as unknown as Logger;
+
+  /** The record charged to 2 × PRICE by request `id` (a locally checked voucher's charge). */
+  async function chargedBy(storage: InMemoryChannelStorage, id: string): Promise<string> {
+    await recordedChannel(storage, 0);
+    const voucher = await signedVoucher(2n * PRICE);
+    await storage.updateChannel(channelId, (current) => ({
+      ...current!,
+      chargedCumulativeAmount: voucher.maxClaimableAmount,
+      signedMaxClaimable: voucher.maxClaimableAmount,
+      signature: voucher.signature,
+      chargedBy: id,
+      paidCall: { paymentId: 'pay_0123456789abcdef', resource: 'r', at: Date.now() },
+    }));
+    return voucher.signature;
+  }
+
+  it('takes its price off a charge the next voucher raised meanwhile, after the claim round', async () => {
+    const { storage } = seller();
+    const signature = await chargedBy(storage, 'mine');
+    let claiming = true;
+    const payment = verifiedPayment(await voucherPayment(2n * PRICE));
+    const taking = takeBackUncertainCharge(
+      storage,
+      logger(),
+      payment,
+      { channelId, signature, maxClaimableAmount: (2n * PRICE).toString(), chargeId: 'mine' },
+      () => claiming,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // the stamp went at once: no lost answer is owed for a call answered 502
+    expect(await storage.get(channelId)).not.toHaveProperty('paidCall');
+    // the buyer's next voucher is charged on top while the round runs
+    await storage.updateChannel(channelId, (current) => ({
+      ...current!,
+      chargedCumulativeAmount: (3n * PRICE).toString(),
+      chargedBy: 'next',
+    }));
+    claiming = false;
+    await taking;
+
+    expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe((2n * PRICE).toString());
+  });
+
+  it('is run for a late settlement that ended uncertain', async () => {
+    const { storage } = seller();
+    const signature = await chargedBy(storage, 'mine');
+    const payment = verifiedPayment(await voucherPayment(2n * PRICE));
+
+    await takeBackLateCharge(
+      storage,
+      logger(),
+      payment,
+      { channelId, signature, maxClaimableAmount: (2n * PRICE).toString(), chargeId: 'mine' },
+      Promise.resolve({
+        success: false,
+        errorReason: CHANNEL_STATE_UNCERTAIN,
+        transaction: '',
+        network: NETWORK,
+      }),
+      () => false,
+    );
+
+    expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe(PRICE.toString());
+  });
+
+  it('leaves a sale alone whose voucher the facilitator checked, when a copy checked here failed', async () => {
+    const { storage, server } = seller();
+    await recordedChannel(storage, 120_000);
+    const first = await voucherPayment(2n * PRICE);
+    const copy = await voucherPayment(2n * PRICE);
+    // the first is checked by the facilitator and reserves the channel; the copy, on the record
+    // the facilitator's check refreshed, here
+    expect(await server.verifyPayment(first, requirement)).toMatchObject({ isValid: true });
+    expect(await server.verifyPayment(copy, requirement)).toMatchObject({ isValid: true });
+    expect(
+      chargeRecorded(await server.settlePayment(first, requirement), (2n * PRICE).toString()),
+    ).toBe(true);
+    const sold = await storage.get(channelId);
+    expect(sold?.pendingRequest).toBeUndefined();
+    expect(typeof (sold as { chargedBy?: unknown }).chargedBy).toBe('string');
+
+    const { signature } = (copy.payload as { voucher: { signature: string } }).voucher;
+    await takeBackUncertainCharge(
+      storage,
+      logger(),
+      verifiedPayment(copy),
+      { channelId, signature, maxClaimableAmount: (2n * PRICE).toString(), chargeId: 'copy' },
+      () => false,
+    );
     expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe((2n * PRICE).toString());
   });
 });

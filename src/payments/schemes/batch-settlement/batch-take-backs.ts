@@ -46,10 +46,7 @@ export function takeBackLateCharge(
         );
         return;
       }
-      const status = await takeBackPrice(storage, channelId, price, {
-        isOurs: (current) => isChargeOf(current, voucher),
-        claiming,
-      });
+      const status = await takeBackOwnCharge(storage, voucher, price, claiming);
       if (status === 'updated') {
         logger.warn(
           `batch settlement: ${channelId} settled after its request gave up; its price was taken back off the channel's charge`,
@@ -87,11 +84,19 @@ export function takeBackUncertainCharge(
   const price = BigInt(payment.requirements.amount);
   const attempt = async (until: number): Promise<void> => {
     try {
-      if (!isChargeOf(await storage.get(channelId), voucher)) return;
-      const status = await takeBackPrice(storage, channelId, price, {
-        isOurs: (current) => isChargeOf(current, voucher),
-        claiming,
-      });
+      const record = await storage.get(channelId);
+      if (!isChargeOf(record, voucher)) {
+        if (
+          record !== undefined &&
+          BigInt(record.chargedCumulativeAmount) > BigInt(voucher.maxClaimableAmount)
+        ) {
+          logger.warn(
+            `batch settlement: ${channelId} was charged past a voucher answered 502 before that voucher could be checked; if its payer was charged for it, refund ${price}`,
+          );
+        }
+        return;
+      }
+      const status = await takeBackOwnCharge(storage, voucher, price, claiming);
       if (status === 'busy' || status === 'claimed') {
         logger.error(
           `batch settlement: ${channelId} may have been charged for a call answered 502 (${status}); refund ${price} to its payer`,
@@ -124,12 +129,37 @@ export interface ChargedVoucher {
   readonly chargeId?: string;
 }
 
-/** Whether the record's charge is this voucher's (this request's, when it has an id). */
+/**
+ * Whether the record's charge is this request's: it names the request (`chargedBy`); a record
+ * written before charges named theirs, by the voucher's amount and signature.
+ */
 function isChargeOf(record: Channel | undefined, voucher: ChargedVoucher): boolean {
   if (record?.chargedCumulativeAmount !== voucher.maxClaimableAmount) return false;
   const by = chargedBy(record);
-  if (voucher.chargeId !== undefined && by !== undefined) return by === voucher.chargeId;
+  if (by !== undefined) return by === voucher.chargeId;
   return record.signature.toLowerCase() === voucher.signature.toLowerCase();
+}
+
+/**
+ * Takes back a charge known to be this request's: its paid-call stamp goes first, in a write of
+ * its own (no lost answer is owed for a call answered 502, however long the price waits), then
+ * the price, as long as the charge still includes it: vouchers charged on top since leave it
+ * in, a take-back before this one may have taken it out ('gone').
+ */
+async function takeBackOwnCharge(
+  storage: ChannelStorage,
+  voucher: ChargedVoucher,
+  price: bigint,
+  claiming: () => boolean,
+): Promise<'updated' | 'claimed' | 'busy' | 'gone'> {
+  const { channelId, maxClaimableAmount } = voucher;
+  await storage.updateChannel(channelId, (current) =>
+    current !== undefined && isChargeOf(current, voucher) ? withoutPaidCall(current) : current,
+  );
+  return takeBackPrice(storage, channelId, price, {
+    isOurs: (current) => BigInt(current.chargedCumulativeAmount) >= BigInt(maxClaimableAmount),
+    claiming,
+  });
 }
 
 /** How long a late charge waits for a channel's reservation to end before giving up. */

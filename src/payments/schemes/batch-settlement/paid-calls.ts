@@ -94,11 +94,14 @@ export class PaidCallStamps {
   private stamp(current: Channel | undefined, next: Channel | undefined): Channel | undefined {
     if (next === undefined || next === current) return next;
     if (next.chargedCumulativeAmount !== current?.chargedCumulativeAmount) {
-      // a charge the SDK writes (a deposit's, a voucher the facilitator checked): stamped for
-      // the request holding the channel, and set by no locally checked voucher
+      // a charge the SDK writes (a deposit's, a voucher the facilitator checked): it names the
+      // request holding the channel (chargedBy, as a locally checked voucher's charge does)
+      // and carries that request's stamp
+      const holder = current?.pendingRequest?.pendingId;
       const charged: Channel & { chargedBy?: string } = { ...next };
-      delete charged.chargedBy;
-      return this.stampCharge(current?.pendingRequest?.pendingId, charged);
+      if (holder === undefined) delete charged.chargedBy;
+      else charged.chargedBy = holder;
+      return this.stampCharge(holder, charged);
     }
     // the same charge: a reservation rebuilds the record without the fields describing it; they
     // stay (and the reservation stays memory-only in the file store)
