@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { ExecutionContext } from '@nestjs/common';
 import type { HTTPRequestContext } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import type { Channel } from '@x402/evm/batch-settlement/server';
 import type { ChannelConfig } from '../../src/payments/schemes/batch-settlement/batch-acceptance.js';
 import { MetricsService } from '../../src/metrics/metrics.service.js';
 import type { SettlementChain, SettlementChains } from '../../src/chain/settlement-chain.js';
@@ -191,6 +192,26 @@ export const CHANNEL_CONFIG: ChannelConfig = {
   withdrawDelay: 900,
   salt: `0x${'00'.repeat(32)}`,
 };
+
+/**
+ * A batch-settlement channel record (CHANNEL_CONFIG, one voucher of 2,000 charged, nothing
+ * claimed), with `overrides`.
+ */
+export function channelRecord(overrides: Partial<Channel> = {}): Channel {
+  return {
+    channelId: `0x${'ab'.repeat(32)}`,
+    channelConfig: CHANNEL_CONFIG,
+    chargedCumulativeAmount: '2000',
+    signedMaxClaimable: '2000',
+    signature: `0x${'1b'.repeat(65)}`,
+    balance: '100000',
+    totalClaimed: '0',
+    withdrawRequestedAt: 0,
+    refundNonce: 0,
+    lastRequestTimestamp: 1,
+    ...overrides,
+  };
+}
 
 /** The same chain (or none) for every network's payments, for a class reading SettlementChains. */
 export function onEveryNetwork(chain: SettlementChain | null): SettlementChains {

@@ -1,20 +1,8 @@
 import type { Channel } from '@x402/evm/batch-settlement/server';
-import { CHANNEL_CONFIG } from '../../../test/support/payment-doubles.js';
+import { CHANNEL_CONFIG, channelRecord } from '../../../test/support/payment-doubles.js';
 import { LASTING_HOLD, onlyReservation } from './channel-holds.js';
 
-const record: Channel = {
-  channelId: `0x${'ab'.repeat(32)}`,
-  channelConfig: CHANNEL_CONFIG,
-  chargedCumulativeAmount: '2000',
-  signedMaxClaimable: '2000',
-  signature: `0x${'1b'.repeat(65)}`,
-  balance: '100000',
-  totalClaimed: '0',
-  withdrawRequestedAt: 0,
-  refundNonce: 0,
-  onchainSyncedAt: 1,
-  lastRequestTimestamp: 1,
-};
+const record: Channel = channelRecord({ onchainSyncedAt: 1 });
 const reserved: Channel = {
   ...record,
   channelConfig: { ...CHANNEL_CONFIG },

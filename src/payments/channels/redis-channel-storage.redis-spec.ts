@@ -1,25 +1,16 @@
 import { jest } from '@jest/globals';
-import type { Channel } from '@x402/evm/batch-settlement/server';
 import { RedisChannelStorage } from '@x402/evm/batch-settlement/server/redis-storage';
-import { CHANNEL_CONFIG } from '../../../test/support/payment-doubles.js';
+import { channelRecord } from '../../../test/support/payment-doubles.js';
 import { describeWithRedis, useRedis } from '../../../test/support/redis-suite.js';
 import { commitCharge } from '../schemes/batch-settlement/voucher-charges.js';
 import { ComparingRedisChannelStorage } from './redis-channel-storage.js';
 
 const CHANNEL_ID = `0x${'AB'.repeat(32)}`;
-const record: Channel = {
+const record = channelRecord({
   channelId: CHANNEL_ID.toLowerCase(),
-  channelConfig: CHANNEL_CONFIG,
-  chargedCumulativeAmount: '2000',
-  signedMaxClaimable: '2000',
-  signature: `0x${'1b'.repeat(65)}`,
-  balance: '100000',
-  totalClaimed: '0',
-  withdrawRequestedAt: 0,
-  refundNonce: 0,
   onchainSyncedAt: 1_795_777_940_564,
   lastRequestTimestamp: 1_795_777_940_593,
-};
+});
 
 describeWithRedis('ComparingRedisChannelStorage', () => {
   const shared = useRedis();

@@ -1,5 +1,9 @@
 import { InMemoryChannelStorage, type Channel } from '@x402/evm/batch-settlement/server';
-import { CHANNEL_CONFIG, OFFERED } from '../../../../test/support/payment-doubles.js';
+import {
+  CHANNEL_CONFIG,
+  OFFERED,
+  channelRecord,
+} from '../../../../test/support/payment-doubles.js';
 import type { AcceptedBatchPayment } from './batch-acceptance.js';
 import { onlyReservation } from '../../channels/channel-holds.js';
 import {
@@ -15,18 +19,7 @@ const FIRST_SIGNATURE = `0x${'1b'.repeat(65)}`;
 const NEXT_SIGNATURE = `0x${'1C'.repeat(65)}`;
 const CALL: PaidCall = { paymentId: 'pay_0123456789abcdef', resource: 'GET /v1/ticker/BTC' };
 
-const recorded: Channel = {
-  channelId: CHANNEL_ID,
-  channelConfig: CHANNEL_CONFIG,
-  chargedCumulativeAmount: '2000',
-  signedMaxClaimable: '2000',
-  signature: FIRST_SIGNATURE,
-  balance: '100000',
-  totalClaimed: '0',
-  withdrawRequestedAt: 0,
-  refundNonce: 0,
-  lastRequestTimestamp: 1,
-};
+const recorded: Channel = channelRecord({ channelId: CHANNEL_ID });
 
 /** The SDK's reservation of the channel for the voucher signed `signature` (a new record). */
 function reserve(

@@ -1,24 +1,12 @@
 import { jest } from '@jest/globals';
 import { InMemoryChannelStorage, type Channel } from '@x402/evm/batch-settlement/server';
-import { CHANNEL_CONFIG } from '../../../../test/support/payment-doubles.js';
+import { channelRecord } from '../../../../test/support/payment-doubles.js';
 import { chargeOn, commitCharge, type VoucherCharge } from './voucher-charges.js';
 
-const CHANNEL_ID = `0x${'ab'.repeat(32)}`;
-const record: Channel = {
-  channelId: CHANNEL_ID,
-  channelConfig: CHANNEL_CONFIG,
-  chargedCumulativeAmount: '2000',
-  signedMaxClaimable: '2000',
-  signature: `0x${'1b'.repeat(65)}`,
-  balance: '100000',
-  totalClaimed: '0',
-  withdrawRequestedAt: 0,
-  refundNonce: 0,
-  lastRequestTimestamp: 1,
-};
+const record = channelRecord();
 const charge: VoucherCharge = {
   id: 'request-1',
-  channelId: CHANNEL_ID,
+  channelId: record.channelId,
   base: '2000',
   charged: '4000',
   signature: `0x${'1c'.repeat(65)}`,
@@ -90,9 +78,9 @@ describe('chargeOn', () => {
 describe('commitCharge', () => {
   it('writes with one compare-and-set on the record as it was checked, when the store has one', async () => {
     const storage = new InMemoryChannelStorage();
-    await storage.updateChannel(CHANNEL_ID, () => record);
+    await storage.updateChannel(record.channelId, () => record);
     const replaceIfUnchanged = jest.fn(async (_seen: Channel, next: Channel) => {
-      await storage.updateChannel(CHANNEL_ID, () => next);
+      await storage.updateChannel(record.channelId, () => next);
       return true;
     });
     const update = jest.spyOn(storage, 'updateChannel');
@@ -102,17 +90,17 @@ describe('commitCharge', () => {
 
     expect(replaceIfUnchanged).toHaveBeenCalledTimes(1);
     expect(update).toHaveBeenCalledTimes(1); // the fake's own write, nothing else
-    expect((await storage.get(CHANNEL_ID))?.chargedCumulativeAmount).toBe('4000');
+    expect((await storage.get(record.channelId))?.chargedCumulativeAmount).toBe('4000');
   });
 
   it('decides on the record as it is now when it changed since it was checked', async () => {
     const storage = new InMemoryChannelStorage();
     const claimed = { ...record, totalClaimed: '2000' };
-    await storage.updateChannel(CHANNEL_ID, () => claimed);
+    await storage.updateChannel(record.channelId, () => claimed);
     const comparing = Object.assign(storage, { replaceIfUnchanged: () => Promise.resolve(false) });
 
     expect(await commitCharge(comparing, charge, record)).toMatchObject({ status: 'committed' });
-    expect(await storage.get(CHANNEL_ID)).toMatchObject({
+    expect(await storage.get(record.channelId)).toMatchObject({
       chargedCumulativeAmount: '4000',
       totalClaimed: '2000',
     });
@@ -120,6 +108,6 @@ describe('commitCharge', () => {
     // and another voucher on the same base, committed second, is stale: nothing charged
     const second = { ...charge, signature: `0x${'1d'.repeat(65)}` };
     expect(await commitCharge(storage, second, record)).toMatchObject({ status: 'stale' });
-    expect((await storage.get(CHANNEL_ID))?.signature).toBe(charge.signature);
+    expect((await storage.get(record.channelId))?.signature).toBe(charge.signature);
   });
 });
