@@ -35,6 +35,7 @@ export const CHANNEL_STATE_UNAVAILABLE =
 export const CHANNEL_STATE_UNCERTAIN = 'channel_state_uncertain';
 /** Another request holds the channel (a refund's hold, a facilitator-verified voucher in flight). */
 const CHANNEL_BUSY = 'invalid_batch_settlement_evm_channel_busy';
+/** The channel's record is gone (refunded and deleted) since the voucher was checked. */
 const MISSING_CHANNEL = 'invalid_batch_settlement_evm_missing_channel';
 /** The chain refused this channel's last claim: it sells nothing until that is cleared up. */
 export const CHANNEL_SET_ASIDE = 'invalid_batch_settlement_evm_channel_set_aside';
@@ -63,6 +64,10 @@ type BeforeSettleResult = Awaited<ReturnType<BeforeSettleHook>>;
  *   refund) it infers the base from the voucher itself, so a voucher one unit over the claimed
  *   total would pass for a whole price. Refused as a cumulative mismatch carrying the claimed
  *   total, from which the buyer's client signs the right amount.
+ *
+ * A voucher on a fresh record is checked here instead of by the facilitator, reserves nothing,
+ * and is charged in one write at settlement (chargeCheckedVoucher); deposits and vouchers the
+ * facilitator checks take the SDK's reservation and commit.
  */
 export class SellerBatchScheme extends BatchSettlementEvmScheme {
   /** The channel store itself: the SDK gets it wrapped by `paidCalls`. */
