@@ -16,7 +16,8 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const file = path.join(dir, entry.name);
     if (entry.isDirectory()) return sourceFiles(file);
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') ? [file] : [];
+    // what the build leaves out (*.spec.ts, *.redis-spec.ts) is no part of the service
+    return entry.name.endsWith('.ts') && !/[.-]spec\.ts$/.test(entry.name) ? [file] : [];
   });
 }
 

@@ -60,7 +60,8 @@ describe('nine venues, three ten times off and one hanging', () => {
         scale: Object.fromEntries(WILD.map((id) => [id, 10])),
         faults: { kucoin: { kind: 'hang' } },
       },
-      env: { MARKET_TIMEOUT_MS: '500' },
+      // long enough for a loaded CI machine to answer the wild venues, short for the hang
+      env: { MARKET_TIMEOUT_MS: '2000' },
     });
     honest = await startPaidApp({ markets: { venues: HONEST } });
   });
@@ -152,7 +153,7 @@ describe('/v1/sources from start-up on, with every venue failing', () => {
       },
     });
     // no refresh() here: only the pollers' own first attempts, none of which succeeds
-    app = await startApp({ ...markets.env(), MARKET_TIMEOUT_MS: '500' });
+    app = await startApp({ ...markets.env(), MARKET_TIMEOUT_MS: '2000' });
   });
 
   afterAll(async () => {
@@ -229,7 +230,7 @@ describe('a hostile or broken venue never reaches a served price', () => {
   async function btcFromTheOthers(fault: VenueBehaviour, extraEnv: Record<string, string> = {}) {
     stack = await startPaidApp({
       markets: { venues: ['coinbase', 'kraken', 'bitstamp'], faults: { coinbase: fault } },
-      env: { MARKET_TIMEOUT_MS: '500', ...extraEnv },
+      env: { MARKET_TIMEOUT_MS: '2000', ...extraEnv },
     });
     const response = await stack.buyer.fetchV2(`${stack.service.url}/v1/ticker/BTC`);
     expect(response.status).toBe(200);
