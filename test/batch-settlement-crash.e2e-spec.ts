@@ -18,6 +18,7 @@ import type { ChannelConfig } from '../src/payments/schemes/batch-settlement/bat
 import { BUILD_TIMEOUT_MS, ServiceProcess, buildIfStale } from './support/built-service.js';
 import {
   batchBuyer,
+  batchServiceEnv,
   CHANNEL_VIEWS_ABI,
   channelOnChain,
   voucherHeader,
@@ -66,19 +67,9 @@ describe('batch settlement: crashes', () => {
 
   /** The service with channels in `dataDir`, settling with anvil account `settlerIndex`. */
   async function start(settlerIndex: number, dataDir: string): Promise<ServiceProcess> {
-    const service = await ServiceProcess.start({
-      ...markets.env(),
-      X402_FACILITATOR: 'embedded',
-      X402_NETWORK: 'base-sepolia',
-      X402_SCHEMES: 'exact,batch-settlement',
-      X402_PAY_TO: PAY_TO,
-      X402_SETTLER_PRIVATE_KEY: chain.accounts[settlerIndex]!,
-      X402_BATCH_AUTHORIZER_PRIVATE_KEY: chain.accounts[5]!,
-      X402_RPC_URL: proxy.url,
-      X402_RECEIPT_POLL_MS: '20',
-      X402_BATCH_SETTLE_INTERVAL_MS: '1000',
-      X402_BATCH_DATA_DIR: dataDir,
-    });
+    const service = await ServiceProcess.start(
+      batchServiceEnv(chain, markets, { payTo: PAY_TO, settlerIndex, dataDir, rpcUrl: proxy.url }),
+    );
     services.push(service);
     await service.ready();
     return service;

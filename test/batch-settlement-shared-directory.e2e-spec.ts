@@ -10,7 +10,12 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Hex } from 'viem';
 import { BUILD_TIMEOUT_MS, ServiceProcess, buildIfStale } from './support/built-service.js';
-import { batchBuyer, channelOnChain, type BatchBuyer } from './support/batch-channel.js';
+import {
+  batchBuyer,
+  batchServiceEnv,
+  channelOnChain,
+  type BatchBuyer,
+} from './support/batch-channel.js';
 import { startLocalChain, type LocalChain } from './support/chain.js';
 import { FakeMarkets } from './support/fake-markets.js';
 
@@ -24,19 +29,7 @@ describe('batch settlement: one process per channel directory', () => {
   const services: ServiceProcess[] = [];
 
   function envOf(settlerIndex: number): Record<string, string> {
-    return {
-      ...markets.env(),
-      X402_FACILITATOR: 'embedded',
-      X402_NETWORK: 'base-sepolia',
-      X402_SCHEMES: 'exact,batch-settlement',
-      X402_PAY_TO: PAY_TO,
-      X402_SETTLER_PRIVATE_KEY: chain.accounts[settlerIndex]!,
-      X402_BATCH_AUTHORIZER_PRIVATE_KEY: chain.accounts[5]!,
-      X402_RPC_URL: chain.rpcUrl,
-      X402_RECEIPT_POLL_MS: '20',
-      X402_BATCH_SETTLE_INTERVAL_MS: '1000',
-      X402_BATCH_DATA_DIR: dataDir,
-    };
+    return batchServiceEnv(chain, markets, { payTo: PAY_TO, settlerIndex, dataDir });
   }
 
   async function start(settlerIndex: number): Promise<ServiceProcess> {

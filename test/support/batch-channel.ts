@@ -5,6 +5,7 @@ import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import type { Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { LocalChain } from './chain.js';
+import type { FakeMarkets } from './fake-markets.js';
 import { USDC, onlyTestToken } from './paying-clients.js';
 
 /**
@@ -154,4 +155,29 @@ export function voucherHeader(
       ? {}
       : { extensions: { 'payment-identifier': { info: { required: false, id } } } }),
   });
+}
+
+/**
+ * The environment of a built service (ServiceProcess) selling `exact` and `batch-settlement` on
+ * the local chain through the embedded facilitator: channels in `dataDir`, claims every second,
+ * settled by anvil account `settlerIndex`, chain calls to `rpcUrl` (the chain's, or a proxy's).
+ */
+export function batchServiceEnv(
+  chain: LocalChain,
+  markets: FakeMarkets,
+  options: { payTo: string; settlerIndex: number; dataDir: string; rpcUrl?: string },
+): Record<string, string> {
+  return {
+    ...markets.env(),
+    X402_FACILITATOR: 'embedded',
+    X402_NETWORK: 'base-sepolia',
+    X402_SCHEMES: 'exact,batch-settlement',
+    X402_PAY_TO: options.payTo,
+    X402_SETTLER_PRIVATE_KEY: chain.accounts[options.settlerIndex]!,
+    X402_BATCH_AUTHORIZER_PRIVATE_KEY: chain.accounts[5]!,
+    X402_RPC_URL: options.rpcUrl ?? chain.rpcUrl,
+    X402_RECEIPT_POLL_MS: '20',
+    X402_BATCH_SETTLE_INTERVAL_MS: '1000',
+    X402_BATCH_DATA_DIR: options.dataDir,
+  };
 }
