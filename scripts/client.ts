@@ -12,25 +12,17 @@ import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
 import { FileClientChannelStorage } from '@x402/evm/batch-settlement/client/file-storage';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import path from 'node:path';
-import { wrapFetchWithPayment, x402Client, type PaymentRequirements } from '@x402/fetch';
+import { x402Client } from '@x402/fetch';
 import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { verifyAnswer } from './answer-attestation.js';
 import { isEntryPoint } from './entry-point.js';
 import { buyTool, toolCallFor } from './mcp-client.js';
-import {
-  describeError,
-  describePaid,
-  describeSettlement,
-  paymentReceipt,
-  prettyJson,
-} from './purchase-lines.js';
+import { describeError, describePaid, describeSettlement } from './purchase-lines.js';
+import { EXIT_FAILED, EXIT_OK, buyAndPrint } from './paid-get.js';
 import { SANDBOX_STATE_FILE, defaultStatePath, readSandboxState } from './sandbox-state.js';
 import { buyOnSolana } from './solana-client.js';
 
-export const EXIT_OK = 0;
-/** The request failed, was refused, or there is no API to call. */
-export const EXIT_FAILED = 1;
+export { EXIT_OK, EXIT_FAILED };
 export const EXIT_USAGE = 2;
 /** Where `--batch` keeps its channels (beside the sandbox state file). */
 export const CHANNELS_DIR = '.x402-channels';
@@ -194,48 +186,8 @@ async function buy(
   batch: boolean,
 ): Promise<number> {
   const account = privateKeyToAccount(privateKey);
-  let chosen: PaymentRequirements | undefined;
-  // The requirements the client picked from the 402 are what it signed for: that is the price.
-  const client = new x402Client()
-    .register('eip155:*', payingScheme(privateKey, options, batch))
-    .onAfterPaymentCreation(({ selectedRequirements }) => {
-      chosen = selectedRequirements;
-      return Promise.resolve();
-    });
-  options.out(`GET ${url}  (buyer ${account.address})`);
-
-  let response: Response;
-  let body: string;
-  try {
-    response = await wrapFetchWithPayment(options.fetch ?? fetch, client)(url);
-    body = await response.text();
-  } catch (error) {
-    options.err(`Request failed: ${describeError(error)}`);
-    return EXIT_FAILED;
-  }
-  const receipt = paymentReceipt(response);
-
-  if (response.status !== 200) {
-    options.err(`HTTP ${response.status} ${response.statusText}`);
-    options.err(prettyJson(body));
-    if (receipt !== undefined && !receipt.success) {
-      options.err(`settlement failed: ${receipt.errorReason ?? 'no reason given'}; not charged`);
-    }
-    return EXIT_FAILED;
-  }
-  options.out(prettyJson(body));
-  options.out(
-    chosen === undefined ? 'paid nothing: no payment was asked for' : describePaid(chosen),
-  );
-  options.out(describeSettlement(receipt));
-  // every answer is checked against the signer the service publishes
-  const verdict = await verifyAnswer(response, body, attestationInfoUrl, options.fetch ?? fetch);
-  if (!verdict.ok) {
-    options.err(verdict.line);
-    return EXIT_FAILED;
-  }
-  options.out(verdict.line);
-  return EXIT_OK;
+  const client = new x402Client().register('eip155:*', payingScheme(privateKey, options, batch));
+  return buyAndPrint(client, url, attestationInfoUrl, `buyer ${account.address}`, options);
 }
 
 /** The buyer's x402 scheme: `exact`, or batch-settlement with its channels kept on disk. */

@@ -5,21 +5,11 @@
  * else from the .sandbox.json a running `npm run sandbox` writes.
  */
 import { createKeyPairSignerFromBytes, getBase58Encoder, type KeyPairSigner } from '@solana/kit';
-import { wrapFetchWithPayment, x402Client, type PaymentRequirements } from '@x402/fetch';
+import { x402Client } from '@x402/fetch';
 import { ExactSvmScheme } from '@x402/svm/exact/client';
-import { verifyAnswer } from './answer-attestation.js';
 import type { ClientOptions } from './client.js';
-import {
-  describeError,
-  describePaid,
-  describeSettlement,
-  paymentReceipt,
-  prettyJson,
-} from './purchase-lines.js';
+import { EXIT_FAILED, buyAndPrint } from './paid-get.js';
 import { defaultStatePath, readSandboxState } from './sandbox-state.js';
-
-const EXIT_OK = 0;
-const EXIT_FAILED = 1;
 
 interface SolanaTarget {
   readonly apiUrl: string;
@@ -55,37 +45,15 @@ export async function buyOnSolana(routePath: string, options: ClientOptions): Pr
     options.err(target);
     return EXIT_FAILED;
   }
-  const url = `${target.apiUrl}${routePath}`;
-  let chosen: PaymentRequirements | undefined;
-  const client = new x402Client()
-    .register('solana:*', new ExactSvmScheme(target.buyer, { rpcUrl: target.rpcUrl }))
-    .onAfterPaymentCreation(({ selectedRequirements }) => {
-      chosen = selectedRequirements;
-      return Promise.resolve();
-    });
-  options.out(`GET ${url}  (Solana buyer ${target.buyer.address})`);
-  let response: Response;
-  let body: string;
-  try {
-    response = await wrapFetchWithPayment(options.fetch ?? fetch, client)(url);
-    body = await response.text();
-  } catch (error) {
-    options.err(`Request failed: ${describeError(error)}`);
-    return EXIT_FAILED;
-  }
-  const receipt = paymentReceipt(response);
-  if (response.status !== 200) {
-    options.err(`HTTP ${response.status} ${response.statusText}`);
-    options.err(prettyJson(body));
-    return EXIT_FAILED;
-  }
-  options.out(prettyJson(body));
-  options.out(
-    chosen === undefined ? 'paid nothing: no payment was asked for' : describePaid(chosen),
+  const client = new x402Client().register(
+    'solana:*',
+    new ExactSvmScheme(target.buyer, { rpcUrl: target.rpcUrl }),
   );
-  options.out(describeSettlement(receipt));
-  const attestationInfoUrl = `${target.apiUrl}/.well-known/price-attestation`;
-  const verdict = await verifyAnswer(response, body, attestationInfoUrl, options.fetch ?? fetch);
-  (verdict.ok ? options.out : options.err)(verdict.line);
-  return verdict.ok ? EXIT_OK : EXIT_FAILED;
+  return buyAndPrint(
+    client,
+    `${target.apiUrl}${routePath}`,
+    `${target.apiUrl}/.well-known/price-attestation`,
+    `Solana buyer ${target.buyer.address}`,
+    options,
+  );
 }
