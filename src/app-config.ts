@@ -6,7 +6,7 @@ import { ConfigError, collectSettings, type SettingsOf } from './config/settings
 import { LOG_FORMAT_SETTINGS } from './logging/logging.settings.js';
 import { CHAINLINK_SETTINGS, MARKETS_SETTINGS } from './markets/markets.settings.js';
 import { METRICS_TOKEN_SETTINGS } from './metrics/metrics.settings.js';
-import { PAYMENT_SETTINGS } from './payments/payments.settings.js';
+import { PAYMENT_SETTINGS } from './payments/index.js';
 import { RATE_LIMIT_SETTINGS } from './rate-limit/rate-limit.settings.js';
 import { SHARED_STATE_SETTINGS } from './shared-state/shared-state.settings.js';
 

@@ -9,7 +9,7 @@ import { DeploymentNoticeModule, type DeploymentNotice } from './common/deployme
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { DocsRedirectController } from './openapi/docs-redirect.controller.js';
-import { PaymentsModule } from './payments/payments.module.js';
+import { PaymentsModule } from './payments/index.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { SharedStateModule } from './shared-state/shared-state.module.js';
 import { McpModule } from './mcp/mcp.module.js';

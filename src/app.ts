@@ -20,8 +20,7 @@ import { installHttpMetrics } from './metrics/http-metrics.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { buildOpenApiDocument } from './openapi/openapi-document.js';
 import { x402RequestInterceptor } from './openapi/swagger-wallet-payment.js';
-import { PaidRouteExplorer } from './payments/paywall/paid-routes.js';
-import { installPaywall } from './payments/paywall/install-paywall.js';
+import { PaidRouteExplorer, installPaywall } from './payments/index.js';
 
 /** The OpenAPI document each app serves at /openapi.json, as createApp built it. */
 const documents = new WeakMap<NestFastifyApplication, OpenAPIObject>();

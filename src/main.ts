@@ -5,7 +5,7 @@ import { createApp } from './app.js';
 import { StartupError } from './common/startup-error.js';
 import { HTTP_SETTINGS, type HttpSettings } from './common/server.settings.js';
 import { ConfigError } from './config/settings.js';
-import { PAYMENT_SETTINGS, type PaymentConfig } from './payments/payments.settings.js';
+import { PAYMENT_SETTINGS, type PaymentConfig } from './payments/index.js';
 import { ShutdownState } from './health/shutdown-state.js';
 
 async function bootstrap(): Promise<void> {

@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DEPLOYMENT_NOTICE, type DeploymentNotice } from '../common/deployment-notice.js';
-import { networkStates } from '../payments/networks/network-state.dto.js';
-import { NetworkStates } from '../payments/networks/network-states.js';
+import { networkStates, NetworkStates } from '../payments/index.js';
 import { PriceRefreshService } from './price-refresh.service.js';
 import type { SourcesDto } from './sources.dto.js';
 

@@ -1,4 +1,4 @@
-import { NetworkStateDto } from '../payments/networks/network-state.dto.js';
+import { NetworkStateDto } from '../payments/index.js';
 import { ApiProperty } from '@nestjs/swagger';
 import { STREAM_STATES, type StreamState } from '../markets/venue-stream.js';
 import {

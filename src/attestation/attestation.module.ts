@@ -1,8 +1,7 @@
-import { PAYMENT_SETTINGS, type PaymentConfig } from '../payments/payments.settings.js';
+import { PAYMENT_SETTINGS, type PaymentConfig, REQUESTED_EXTENSIONS } from '../payments/index.js';
 import { Global, Logger, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { generatePrivateKey } from 'viem/accounts';
-import { REQUESTED_EXTENSIONS } from '../payments/paywall/requested-extensions.js';
 import { ATTESTATION_SIGNER, AttestationSigner } from './attestation-signer.js';
 import { AttestationController } from './attestation.controller.js';
 import { ATTESTATION_SETTINGS, type AttestationConfig } from './attestation.settings.js';

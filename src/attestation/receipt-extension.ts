@@ -5,7 +5,7 @@ import {
   createOfferReceiptExtension,
   type OfferReceiptDeclaration,
 } from '@x402/extensions/offer-receipt';
-import type { RequestedExtension } from '../payments/paywall/requested-extensions.js';
+import type { RequestedExtension } from '../payments/index.js';
 import type { AttestationSigner } from './attestation-signer.js';
 
 /** A receipt names its settlement transaction: the buyer asked for proof, not privacy. */

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../app-config.js';
-import { NetworkStates } from '../payments/networks/network-states.js';
+import { NetworkStates } from '../payments/index.js';
 import type { MetricsService } from '../metrics/metrics.service.js';
 import { ChainCheck } from './chain-check.js';
 

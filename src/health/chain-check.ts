@@ -1,11 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ErrorCode } from '../common/api-error.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import {
-  NETWORK_PROBE_INTERVAL_MS,
-  NetworkStates,
-  type NetworkState,
-} from '../payments/networks/network-states.js';
+import { NETWORK_PROBE_INTERVAL_MS, NetworkStates, type NetworkState } from '../payments/index.js';
 import { READY, type CheckResult, type ReadinessCheck } from './readiness.js';
 
 /**

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SNAPSHOT_STORE, type SnapshotStore } from '../aggregation/snapshot-store.js';
 import { ErrorCode } from '../common/api-error.js';
-import { X402Paywall } from '../payments/paywall/x402-paywall.js';
+import { X402Paywall } from '../payments/index.js';
 import { READY, type CheckResult, type ReadinessCheck } from './readiness.js';
 import { RecentAnswer } from './recent-answer.js';
 

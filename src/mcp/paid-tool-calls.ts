@@ -8,12 +8,15 @@ import { isRecord } from '../common/json.js';
 import { PreparedResponseException } from '../common/prepared-response.exception.js';
 import { noteSale } from '../logging/request-log.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { PaymentRefusedError } from '../payments/paywall/offered-requirement.js';
-import type { RequestWithPayment } from '../payments/paywall/payment-errors.js';
-import { PaymentIntake } from '../payments/paywall/payment-intake.js';
-import { PaidRouteExplorer } from '../payments/paywall/paid-routes.js';
-import { X402Paywall } from '../payments/paywall/x402-paywall.js';
-import { PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER } from '../payments/paywall/x402-wire.js';
+import {
+  PaymentRefusedError,
+  type RequestWithPayment,
+  PaymentIntake,
+  PaidRouteExplorer,
+  X402Paywall,
+  PAYMENT_REQUIRED_HEADER,
+  PAYMENT_RESPONSE_HEADER,
+} from '../payments/index.js';
 import { TickerQuotesService } from '../tickers/ticker-quotes.service.js';
 import { tickerAnswer, tickersAnswer } from '../tickers/ticker-answers.js';
 import { selectionOf } from '../tickers/ticker-request.guard.js';

@@ -3,7 +3,7 @@ import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { DECORATORS, type OpenAPIObject } from '@nestjs/swagger';
 import { ErrorCode } from '../common/api-error.js';
 import { problemResponse } from '../common/api-problem-responses.js';
-import { PAID_PRICE } from '../payments/paywall/paid-price.js';
+import { PAID_PRICE } from '../payments/index.js';
 import { SKIP_RATE_LIMIT } from './skip-rate-limit.decorator.js';
 
 const FREE_ROUTE_LIMIT =

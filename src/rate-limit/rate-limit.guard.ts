@@ -12,9 +12,7 @@ import { ApiError, ErrorCode } from '../common/api-error.js';
 import type { RateLimitRecord, RateLimitStorage } from './rate-limit-storage.js';
 import { RATE_LIMIT_SETTINGS, type RateLimitSettings } from './rate-limit.settings.js';
 import { SKIP_RATE_LIMIT } from './skip-rate-limit.decorator.js';
-import { PAID_PRICE } from '../payments/paywall/paid-price.js';
-import type { RequestWithPayment } from '../payments/paywall/payment-errors.js';
-import { presentedPaymentHeader } from '../payments/paywall/x402-wire.js';
+import { PAID_PRICE, type RequestWithPayment, presentedPaymentHeader } from '../payments/index.js';
 import { remoteText } from '../common/remote-text.js';
 
 export const RATE_LIMIT_STORAGE = Symbol('RateLimitStorage');

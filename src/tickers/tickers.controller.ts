@@ -3,7 +3,7 @@ import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ErrorCode } from '../common/api-error.js';
 import { Attested } from '../attestation/attested.decorator.js';
 import { ApiProblemResponses, type ProblemResponse } from '../common/api-problem-responses.js';
-import { Paid } from '../payments/paywall/paid.decorator.js';
+import { Paid } from '../payments/index.js';
 import {
   SYMBOL_MAX_LENGTH,
   SYMBOL_OPENAPI_PATTERN,

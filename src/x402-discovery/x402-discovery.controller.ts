@@ -2,8 +2,7 @@ import { Controller, Get, Header, Inject, Req } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { MCP_TOOLS, toolResourceUrl } from '../mcp/mcp-tools.js';
-import { PAYMENT_SETTINGS, type PaymentConfig } from '../payments/payments.settings.js';
-import { PaidRouteExplorer } from '../payments/paywall/paid-routes.js';
+import { PAYMENT_SETTINGS, type PaymentConfig, PaidRouteExplorer } from '../payments/index.js';
 import { X402DiscoveryDto } from './x402-discovery.dto.js';
 
 const DISCOVERY_CACHE = 'public, max-age=300';

@@ -1,0 +1,31 @@
+/**
+ * The one face of the payments room: what other rooms may import. Everything else under
+ * `payments/` is the room's own and may change without notice to them.
+ */
+export { PaymentsModule } from './payments.module.js';
+export { PAYMENT_SETTINGS, type PaymentConfig } from './payments.settings.js';
+export {
+  Paid,
+  type PaidOptions,
+  X402_SECURITY,
+  X402_V1_SECURITY,
+} from './paywall/paid.decorator.js';
+export { PAID_PRICE, type UsdPrice } from './paywall/paid-price.js';
+export { PaidRouteExplorer, type PaidRoute } from './paywall/paid-routes.js';
+export { REQUESTED_EXTENSIONS, type RequestedExtension } from './paywall/requested-extensions.js';
+export { NetworkStateDto, networkStates } from './networks/network-state.dto.js';
+export {
+  NETWORK_PROBE_INTERVAL_MS,
+  NetworkStates,
+  type NetworkState,
+} from './networks/network-states.js';
+export { X402Paywall } from './paywall/x402-paywall.js';
+export { installPaywall } from './paywall/install-paywall.js';
+export { PaymentIntake } from './paywall/payment-intake.js';
+export { PaymentRefusedError } from './paywall/offered-requirement.js';
+export type { RequestWithPayment } from './paywall/payment-errors.js';
+export {
+  PAYMENT_REQUIRED_HEADER,
+  PAYMENT_RESPONSE_HEADER,
+  presentedPaymentHeader,
+} from './paywall/x402-wire.js';
