@@ -1,6 +1,6 @@
 import { IsOptional, Matches } from 'class-validator';
 import { splitList, type SettingsSection } from '../config/settings.js';
-import { SYMBOL_PATTERN } from './symbol-format.js';
+import { SYMBOL_PATTERN } from '../common/symbol-format.js';
 
 const COMMA_LIST = /^\s*[^,\s]+(\s*,\s*[^,\s]+)*\s*$/;
 

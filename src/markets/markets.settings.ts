@@ -1,6 +1,6 @@
 import { IsInt, IsOptional, IsString, IsUrl, Max, Min, isURL } from 'class-validator';
 import { getAddress, isAddress, type Address } from 'viem';
-import { SYMBOL_PATTERN } from '../assets/symbol-format.js';
+import { SYMBOL_PATTERN } from '../common/symbol-format.js';
 import { URL_OPTIONS, splitList, type SettingsSection } from '../config/settings.js';
 import { BASE_CHAINLINK_UPDATE_RULES, BASE_CHAINLINK_USD_FEEDS } from './chainlink-feeds.js';
 import type { ChainlinkConfig } from './chainlink.source.js';
