@@ -176,19 +176,21 @@ describe('one route sold on two networks, each with two schemes', () => {
       const buyer = await fundedBuyer(stack.chain, 1_000_000n, BASE_SEPOLIA);
       expect((await buyer.fetchV2(`${stack.service.url}${TICKER}`)).status).toBe(200);
       // ready (one network sells), each network's state named
+      const states = [
+        { network: BASE_SEPOLIA, state: 'up' },
+        {
+          network: SECOND,
+          state: 'down',
+          reason: expect.stringContaining('eth_blockNumber') as string,
+        },
+      ];
       const ready = await stack.service.get('/health/ready');
       expect(ready.status).toBe(200);
-      expect(await ready.json()).toMatchObject({
-        status: 'ok',
-        networks: [
-          { network: BASE_SEPOLIA, state: 'up' },
-          {
-            network: SECOND,
-            state: 'down',
-            reason: expect.stringContaining('eth_blockNumber') as string,
-          },
-        ],
-      });
+      expect(await ready.json()).toMatchObject({ status: 'ok', networks: states });
+      // and so does /v1/sources, through the states the payments room contributes to it
+      const sources = await stack.service.get('/v1/sources');
+      expect(sources.status).toBe(200);
+      expect(await sources.json()).toMatchObject({ payments: { networks: states } });
     } finally {
       secondRpc.clear();
     }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DEPLOYMENT_NOTICE, type DeploymentNotice } from '../common/deployment-notice.js';
-import { networkStates, NetworkStates } from '../payments/index.js';
+import { PAYMENT_NETWORKS, type PaymentNetworks } from '../common/payment-networks.js';
 import { PriceRefreshService } from './price-refresh.service.js';
 import type { SourcesDto } from './sources.dto.js';
 
@@ -14,7 +14,7 @@ export class SourcesAnswer {
   constructor(
     private readonly refresh: PriceRefreshService,
     @Inject(DEPLOYMENT_NOTICE) private readonly notice: DeploymentNotice,
-    private readonly networks: NetworkStates,
+    @Inject(PAYMENT_NETWORKS) private readonly networks: PaymentNetworks,
   ) {}
 
   async answer(): Promise<SourcesDto> {
@@ -26,7 +26,7 @@ export class SourcesAnswer {
       notice: this.notice,
       rates: report.rates,
       sources: report.sources,
-      payments: { networks: await networkStates(this.networks) },
+      payments: { networks: await this.networks.states() },
     };
   }
 }

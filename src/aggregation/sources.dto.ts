@@ -1,5 +1,5 @@
-import { NetworkStateDto } from '../payments/index.js';
 import { ApiProperty } from '@nestjs/swagger';
+import { NetworkStateDto } from '../common/payment-networks.js';
 import { STREAM_STATES, type StreamState } from '../markets/venue-stream.js';
 import {
   SOURCE_ERROR_KINDS,

@@ -3,7 +3,8 @@ import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagg
 import { ApiProblemResponses } from '../common/api-problem-responses.js';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { SkipRateLimit } from '../rate-limit/skip-rate-limit.decorator.js';
-import { NetworkStateDto, networkStates, NetworkStates } from '../payments/index.js';
+import { NetworkStateDto } from '../common/payment-networks.js';
+import { networkStates, NetworkStates } from '../payments/index.js';
 import { READINESS_CHECKS, type ReadinessCheck } from './readiness.js';
 
 export class HealthDto {

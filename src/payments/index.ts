@@ -13,7 +13,7 @@ export {
 export { PAID_PRICE, type UsdPrice } from './paywall/paid-price.js';
 export { PaidRouteExplorer, type PaidRoute } from './paywall/paid-routes.js';
 export { REQUESTED_EXTENSIONS, type RequestedExtension } from './paywall/requested-extensions.js';
-export { NetworkStateDto, networkStates } from './networks/network-state.dto.js';
+export { networkStates } from './networks/network-state.dto.js';
 export {
   NETWORK_PROBE_INTERVAL_MS,
   NetworkStates,

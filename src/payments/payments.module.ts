@@ -24,6 +24,8 @@ import { SoldAnswers } from './schemes/exact/sold-answers.js';
 import { SettlementInterceptor } from './paywall/settlement.interceptor.js';
 import { X402Paywall } from './paywall/x402-paywall.js';
 import { NetworkStates } from './networks/network-states.js';
+import { paymentNetworksProvider } from './networks/network-state.dto.js';
+import { PAYMENT_NETWORKS } from '../common/payment-networks.js';
 import { channelStorageProvider } from './channels/channel-storage.js';
 import { PaymentIdentifiers } from './paywall/payment-identifiers.js';
 import { PaymentIntake } from './paywall/payment-intake.js';
@@ -94,6 +96,7 @@ import { SvmReconciler } from './schemes/exact-svm/svm-reconciler.js';
     PaidRouteExplorer,
     SchemeRegistry,
     NetworkStates,
+    paymentNetworksProvider,
     X402Paywall,
     PaymentVerification,
     PaymentIdentifiers,
@@ -118,6 +121,7 @@ import { SvmReconciler } from './schemes/exact-svm/svm-reconciler.js';
     X402Paywall,
     PaidRouteExplorer,
     NetworkStates,
+    PAYMENT_NETWORKS,
     SchemeRegistry,
     PAYMENT_LEDGER,
     PaymentGuard,

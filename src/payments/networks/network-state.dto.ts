@@ -1,23 +1,10 @@
-import { ApiProperty } from '@nestjs/swagger';
-import type { NetworkStates } from './network-states.js';
-
-/** One network the paid routes are sold on, as the 402 offers it now. */
-export class NetworkStateDto {
-  @ApiProperty({ example: 'eip155:8453', description: 'CAIP-2 id.' })
-  network!: string;
-
-  @ApiProperty({
-    enum: ['up', 'down', 'unchecked'],
-    example: 'up',
-    description:
-      '`up`: its chain RPC answers and it is offered; `down`: it does not, and the 402 leaves it ' +
-      'out while another network is up; `unchecked`: no RPC configured (a trusted facilitator).',
-  })
-  state!: 'up' | 'down' | 'unchecked';
-
-  @ApiProperty({ required: false, example: 'eth_blockNumber failed within 1000 ms: timeout' })
-  reason?: string;
-}
+import type { Provider } from '@nestjs/common';
+import {
+  PAYMENT_NETWORKS,
+  type NetworkStateDto,
+  type PaymentNetworks,
+} from '../../common/payment-networks.js';
+import { NetworkStates } from './network-states.js';
 
 /** Each network's state as the API shows it (readiness, sources). */
 export async function networkStates(networks: NetworkStates): Promise<NetworkStateDto[]> {
@@ -27,3 +14,12 @@ export async function networkStates(networks: NetworkStates): Promise<NetworkSta
     ...(reason === undefined ? {} : { reason }),
   }));
 }
+
+/** The networks' states as this room contributes them to other rooms' answers (GET /v1/sources). */
+export const paymentNetworksProvider: Provider = {
+  provide: PAYMENT_NETWORKS,
+  inject: [NetworkStates],
+  useFactory: (networks: NetworkStates): PaymentNetworks => ({
+    states: () => networkStates(networks),
+  }),
+};
