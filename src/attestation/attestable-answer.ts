@@ -6,7 +6,7 @@
 
 /** One signed value: a `PricePoint` of the message. */
 export interface AttestedValue {
-  /** What the value is of, as the body names it (a ticker's symbol): the point's `symbol`. */
+  /** What the value is of, as the body names it (a symbol, a word): the point's `symbol`. */
   readonly symbol: string;
   /** The value as the body writes it, in the claims' currency: the point's `price` (8 decimals). */
   readonly value: number;
