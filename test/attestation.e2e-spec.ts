@@ -4,6 +4,7 @@ import {
   isEIP712SignedReceipt,
   verifyReceiptSignatureEIP712,
 } from '@x402/extensions/offer-receipt';
+import { appendPaymentIdentifierToExtensions } from '@x402/extensions/payment-identifier';
 import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { verifyTypedData } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -17,6 +18,7 @@ import {
   type PricedBody,
 } from '../src/attestation/price-attestation.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
+import { paymentRequiredOf, v2Header } from './support/x402-payloads.js';
 import { startApp, type RunningApp } from './support/test-app.js';
 
 const KEY = generatePrivateKey();
@@ -115,6 +117,32 @@ describe('price attestations (e2e, local chain)', () => {
     const response = await stack.service.get(path);
     expect(response.status).toBe(status);
     expect(response.headers.get(PRICE_ATTESTATION_HEADER)).toBeNull();
+  });
+
+  it('an answer served again under its payment-identifier carries its attestation, nothing charged', async () => {
+    const path = '/v1/tickers/BTC,ETH';
+    const required = paymentRequiredOf(await stack.service.get(path));
+    const client = new x402Client().register('eip155:*', new ExactEvmScheme(stack.buyer.account));
+    const payload = await client.createPaymentPayload(required);
+    const payment = v2Header({
+      ...payload,
+      extensions: appendPaymentIdentifierToExtensions(
+        structuredClone(required.extensions ?? {}),
+        `attested_${Date.now()}_replay`,
+      ),
+    });
+    const first = await stack.service.get(path, { headers: payment });
+    expect(first.status).toBe(200);
+    const body = (await first.json()) as PricedBody;
+    const header = first.headers.get(PRICE_ATTESTATION_HEADER);
+    await expect(attestationProblem(header, body, SIGNER)).resolves.toBeUndefined();
+    const afterFirst = await stack.balances();
+
+    const again = await stack.service.get(path, { headers: payment });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual(body);
+    expect(again.headers.get(PRICE_ATTESTATION_HEADER)).toBe(header);
+    expect(await stack.balances()).toEqual(afterFirst);
   });
 
   it('a refused payment (402) carries no attestation', async () => {

@@ -1,21 +1,23 @@
 import { PAYMENT_SETTINGS, type PaymentConfig, REQUESTED_EXTENSIONS } from '../payments/index.js';
 import { Global, Logger, Module } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
+import { DiscoveryModule } from '@nestjs/core';
 import { generatePrivateKey } from 'viem/accounts';
 import { ATTESTATION_SIGNER, AttestationSigner } from './attestation-signer.js';
 import { AttestationController } from './attestation.controller.js';
 import { ATTESTATION_SETTINGS, type AttestationConfig } from './attestation.settings.js';
-import { PriceAttestationInterceptor } from './price-attestation.interceptor.js';
+import { AttestedRoutes } from './attested-routes.js';
 import { PriceAttestor } from './price-attestor.js';
 import { receiptExtension } from './receipt-extension.js';
 
 /**
  * Signed answers: every `@Attested()` route's 200 carries a Price-Attestation header, buyers
  * may ask for signed x402 receipts, and GET /.well-known/price-attestation says how to verify
- * both. Global so the payments module finds the receipt extension.
+ * both. Global so the payments module finds the receipt extension and every feature module's
+ * `@Attested()` routes find their interceptor's signer.
  */
 @Global()
 @Module({
+  imports: [DiscoveryModule],
   controllers: [AttestationController],
   providers: [
     {
@@ -40,8 +42,8 @@ import { receiptExtension } from './receipt-extension.js';
         signer === null ? [] : [receiptExtension(signer, payments.publicUrl)],
     },
     PriceAttestor,
-    { provide: APP_INTERCEPTOR, useClass: PriceAttestationInterceptor },
+    AttestedRoutes,
   ],
-  exports: [REQUESTED_EXTENSIONS, ATTESTATION_SIGNER],
+  exports: [REQUESTED_EXTENSIONS, ATTESTATION_SIGNER, PriceAttestor],
 })
 export class AttestationModule {}

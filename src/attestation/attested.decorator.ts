@@ -1,5 +1,6 @@
-import { SetMetadata, applyDecorators } from '@nestjs/common';
+import { SetMetadata, UseInterceptors, applyDecorators } from '@nestjs/common';
 import { PRICE_ATTESTATION_HEADER } from './price-attestation.js';
+import { PriceAttestationInterceptor } from './price-attestation.interceptor.js';
 
 export const ATTESTED = Symbol('Attested');
 
@@ -14,11 +15,16 @@ export const PRICE_ATTESTATION_HEADER_DOC = {
 } as const;
 
 /**
- * Marks a paid price route whose 200 carries a `Price-Attestation` header (added by
- * PriceAttestationInterceptor once the answer is sold) and documents the header.
+ * Signs a paid route's answer: its 200 carries a `Price-Attestation` header over what the
+ * route's resolved answer claims (`AttestableAnswer`), and the header is documented. Only this
+ * route pays for the interceptor; start-up refuses it on a route without `@Paid({ resolver })`.
  */
 export function Attested(): MethodDecorator {
-  return applyDecorators(SetMetadata(ATTESTED, true), documentHeaderOn200);
+  return applyDecorators(
+    SetMetadata(ATTESTED, true),
+    UseInterceptors(PriceAttestationInterceptor),
+    documentHeaderOn200,
+  );
 }
 
 /** @nestjs/swagger's response metadata key (its constants module is not exported). */

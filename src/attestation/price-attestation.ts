@@ -165,7 +165,7 @@ export function priceAttestationTypedData(message: PriceAttestationMessage) {
   } as const;
 }
 
-/** The body shapes of the paid ticker routes: `price` for one symbol, `prices` for several. */
+/** The body shape of a signed price answer: `price` for one value, `prices` for several. */
 export interface PricedBody {
   readonly timestamp: string;
   readonly currency: string;

@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { PriceSnapshot } from '../aggregation/price-snapshot.js';
-import type { TickerQuotes } from '../tickers/ticker-quotes.service.js';
+import type { AttestableAnswer, AttestedClaims } from './attestable-answer.js';
 import { ATTESTATION_SIGNER, type AttestationSigner } from './attestation-signer.js';
 import {
   encodePriceAttestation,
@@ -9,55 +8,60 @@ import {
   type PriceAttestationMessage,
 } from './price-attestation.js';
 
-/** Distinct selections signed per snapshot at most; past it an answer is signed on its own. */
-const MAX_SELECTIONS_PER_SNAPSHOT = 2_000;
+/** Distinct keys signed per source at most; past it an answer is signed on its own. */
+const MAX_KEYS_PER_SOURCE = 2_000;
+
+const UINT16_MAX = 2 ** 16 - 1;
 
 /**
- * Signs each answer once per snapshot and selection: the header value is kept with the snapshot
- * it was made from (and dropped with it), so a request reads a signature instead of making one.
+ * Signs each answer once per source and key (`AttestableAnswer.claimsKey`): the header value is
+ * kept with the source it was made from (and dropped with it), so a request reads a signature
+ * instead of making one.
  */
 @Injectable()
 export class PriceAttestor {
-  private readonly signed = new WeakMap<PriceSnapshot, Map<string, Promise<string>>>();
+  private readonly signed = new WeakMap<object, Map<string, Promise<string>>>();
 
   constructor(@Inject(ATTESTATION_SIGNER) private readonly signer: AttestationSigner | null) {}
 
-  /** The Price-Attestation header for `quotes`; undefined with ATTESTATION=off. */
-  headerFor(quotes: TickerQuotes): Promise<string> | undefined {
+  /** The Price-Attestation header for `answer`; undefined with ATTESTATION=off. */
+  headerFor(answer: AttestableAnswer): Promise<string> | undefined {
     const signer = this.signer;
     if (signer === null) return undefined;
-    const selection = Object.keys(quotes.prices).join(',');
-    let bySelection = this.signed.get(quotes.snapshot);
-    if (bySelection === undefined) {
-      bySelection = new Map();
-      this.signed.set(quotes.snapshot, bySelection);
+    const sign = () =>
+      Promise.resolve()
+        .then(() => signer.signPrices(attestedMessage(answer.attestedClaims())))
+        .then(encodePriceAttestation);
+    const claimsKey = answer.claimsKey;
+    if (claimsKey === undefined) return sign();
+    let byKey = this.signed.get(claimsKey.source);
+    if (byKey === undefined) {
+      byKey = new Map();
+      this.signed.set(claimsKey.source, byKey);
     }
-    const known = bySelection.get(selection);
+    const known = byKey.get(claimsKey.key);
     if (known !== undefined) return known;
-    const signing = signer.signPrices(attestedMessage(quotes)).then(encodePriceAttestation);
-    if (bySelection.size < MAX_SELECTIONS_PER_SNAPSHOT) {
-      bySelection.set(selection, signing);
+    const signing = sign();
+    if (byKey.size < MAX_KEYS_PER_SOURCE) {
+      const kept = byKey;
+      kept.set(claimsKey.key, signing);
       // a failure is not kept: the next request signs again
-      signing.catch(() => bySelection.delete(selection));
+      signing.catch(() => kept.delete(claimsKey.key));
     }
     return signing;
   }
 }
 
-/** What an answer's attestation says: its prices (body order), venues and spread, and time. */
-export function attestedMessage(quotes: TickerQuotes): PriceAttestationMessage {
+/** The EIP-712 message of `claims`: values by the fixed-point rule, spreads in basis points. */
+export function attestedMessage(claims: AttestedClaims): PriceAttestationMessage {
   return {
-    currency: 'USD',
-    timestamp: BigInt(quotes.snapshot.asOf),
-    prices: Object.entries(quotes.prices).map(([symbol, price]) => {
-      const aggregated = quotes.snapshot.prices.get(symbol);
-      if (aggregated === undefined) throw new Error(`${symbol} is not in the snapshot`);
-      return {
-        symbol,
-        price: fixedPointPrice(price),
-        venues: aggregated.sources.length,
-        spreadBps: spreadBps(aggregated.spread),
-      };
+    currency: claims.currency,
+    timestamp: BigInt(claims.timestamp),
+    prices: claims.values.map(({ symbol, value, venues = 0, spread = 0 }) => {
+      if (!Number.isInteger(venues) || venues < 0 || venues > UINT16_MAX) {
+        throw new RangeError(`${symbol}: ${venues} venues do not fit the attestation`);
+      }
+      return { symbol, price: fixedPointPrice(value), venues, spreadBps: spreadBps(spread) };
     }),
   };
 }

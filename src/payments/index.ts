@@ -29,3 +29,4 @@ export {
   PAYMENT_RESPONSE_HEADER,
   presentedPaymentHeader,
 } from './paywall/x402-wire.js';
+export { addAnswerHeaders, answerHeadersOf } from './paywall/answer-headers.js';

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { AttestableAnswer, AttestedClaims } from '../attestation/index.js';
 import { isFresh, type PriceSnapshot } from '../aggregation/price-snapshot.js';
 import { SNAPSHOT_STORE, type SnapshotStore } from '../aggregation/snapshot-store.js';
 import { AssetCatalogue } from '../assets/asset-catalogue.js';
@@ -12,12 +13,34 @@ export type TickerSelection =
   | { readonly kind: 'many'; readonly symbols: readonly string[] }
   | { readonly kind: 'all' };
 
-/** The prices a request will be answered with, all from one snapshot. */
-export interface TickerQuotes {
-  readonly timestamp: string;
-  readonly prices: Record<string, number>;
-  /** The snapshot the prices come from: their venues and spread, for the price attestation. */
-  readonly snapshot: PriceSnapshot;
+/**
+ * The prices a request will be answered with, all from one snapshot, and what their
+ * attestation signs: each price (body order) with its venues and spread, at the snapshot's time.
+ */
+export class TickerQuotes implements AttestableAnswer {
+  constructor(
+    readonly timestamp: string,
+    readonly prices: Record<string, number>,
+    /** The snapshot the prices come from: their venues and spread. */
+    readonly snapshot: PriceSnapshot,
+  ) {}
+
+  attestedClaims(): AttestedClaims {
+    return {
+      currency: 'USD',
+      timestamp: this.snapshot.asOf,
+      values: Object.entries(this.prices).map(([symbol, value]) => {
+        const aggregated = this.snapshot.prices.get(symbol);
+        if (aggregated === undefined) throw new Error(`${symbol} is not in the snapshot`);
+        return { symbol, value, venues: aggregated.sources.length, spread: aggregated.spread };
+      }),
+    };
+  }
+
+  /** The same symbols from the same snapshot claim the same: signed once per snapshot. */
+  get claimsKey(): { source: object; key: string } {
+    return { source: this.snapshot, key: Object.keys(this.prices).join(',') };
+  }
 }
 
 /**
@@ -36,11 +59,11 @@ export class TickerQuotesService {
     const { snapshot, fresh } = await this.decide(selection);
     const prices = new Map<string, number>();
     for (const [symbol, price] of fresh) prices.set(symbol, servedPrice(price));
-    return {
-      timestamp: new Date(snapshot.asOf).toISOString(),
-      prices: Object.fromEntries(prices),
+    return new TickerQuotes(
+      new Date(snapshot.asOf).toISOString(),
+      Object.fromEntries(prices),
       snapshot,
-    };
+    );
   }
 
   /**

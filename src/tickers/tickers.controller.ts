@@ -1,8 +1,9 @@
-import { Controller, Get, UseGuards } from '@nestjs/common';
+import { Controller, Get } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ErrorCode } from '../common/api-error.js';
-import { Attested } from '../attestation/attested.decorator.js';
+import { Attested } from '../attestation/index.js';
 import { ApiProblemResponses, type ProblemResponse } from '../common/api-problem-responses.js';
+import { Resolved } from '../paid-answers/index.js';
 import { Paid } from '../payments/index.js';
 import {
   SYMBOL_MAX_LENGTH,
@@ -11,7 +12,7 @@ import {
 } from '../assets/symbol-format.js';
 import { MAX_LIST_SYMBOLS, MIN_LIST_SYMBOLS } from './symbols.js';
 import type { TickerQuotes } from './ticker-quotes.service.js';
-import { ResolvedQuotes, Selects, TickerRequestGuard } from './ticker-request.guard.js';
+import { AllTickersResolver, TickerListResolver, TickerResolver } from './ticker-resolvers.js';
 import { tickerAnswer, tickersAnswer } from './ticker-answers.js';
 import { TickerDto, TickersDto } from './tickers.dto.js';
 
@@ -36,12 +37,15 @@ const PAYING =
 
 @ApiTags('tickers')
 @Controller('v1')
-@UseGuards(TickerRequestGuard)
 export class TickersController {
   @Get('ticker/:symbol')
-  @Selects('one')
   @Attested()
-  @Paid({ price: '$0.002', response: TickerDto, description: 'The price of the symbol.' })
+  @Paid({
+    price: '$0.002',
+    response: TickerDto,
+    description: 'The price of the symbol.',
+    resolver: TickerResolver,
+  })
   @ApiOperation({
     operationId: 'getTicker',
     summary: 'Current USD price of one asset',
@@ -71,14 +75,18 @@ export class TickersController {
     },
     503: UNAVAILABLE,
   })
-  getTicker(@ResolvedQuotes() quotes: TickerQuotes): TickerDto {
+  getTicker(@Resolved() quotes: TickerQuotes): TickerDto {
     return tickerAnswer(quotes);
   }
 
   @Get('tickers/:symbols')
-  @Selects('many')
   @Attested()
-  @Paid({ price: '$0.008', response: TickersDto, description: 'The price of each symbol.' })
+  @Paid({
+    price: '$0.008',
+    response: TickersDto,
+    description: 'The price of each symbol.',
+    resolver: TickerListResolver,
+  })
   @ApiOperation({
     operationId: 'getTickers',
     summary: `Current USD prices of ${MIN_LIST_SYMBOLS} to ${MAX_LIST_SYMBOLS} assets`,
@@ -109,17 +117,17 @@ export class TickersController {
     },
     503: UNAVAILABLE,
   })
-  getTickers(@ResolvedQuotes() quotes: TickerQuotes): TickersDto {
+  getTickers(@Resolved() quotes: TickerQuotes): TickersDto {
     return tickersAnswer(quotes);
   }
 
   @Get('all-tickers')
-  @Selects('all')
   @Attested()
   @Paid({
     price: '$0.010',
     response: TickersDto,
     description: 'Every asset that has a price right now.',
+    resolver: AllTickersResolver,
   })
   @ApiOperation({
     operationId: 'getAllTickers',
@@ -148,7 +156,7 @@ export class TickersController {
       },
     },
   })
-  getAllTickers(@ResolvedQuotes() quotes: TickerQuotes): TickersDto {
+  getAllTickers(@Resolved() quotes: TickerQuotes): TickersDto {
     return tickersAnswer(quotes);
   }
 }

@@ -1,7 +1,6 @@
 import 'reflect-metadata';
 import { GUARDS_METADATA, INTERCEPTORS_METADATA } from '@nestjs/common/constants.js';
-import { TickerRequestGuard } from '../../tickers/ticker-request.guard.js';
-import { TickersController } from '../../tickers/tickers.controller.js';
+import { ANSWER_RESOLVER, resolverGuard, type AnswerResolver } from '../../paid-answers/index.js';
 import { PAID_PRICE, type UsdPrice } from './paid-price.js';
 import { Paid } from './paid.decorator.js';
 import { PaymentGuard } from './payment.guard.js';
@@ -18,10 +17,26 @@ class ExampleDto {
   readonly answer!: string;
 }
 
+class ExampleResolver implements AnswerResolver<string> {
+  resolve(): Promise<string> {
+    return Promise.resolve('resolved');
+  }
+}
+
 class Example {
   @Paid({ price: '$0.004', response: ExampleDto, description: 'The answer.' })
   paid(): string {
     return 'paid';
+  }
+
+  @Paid({
+    price: '$0.004',
+    response: ExampleDto,
+    description: 'The answer.',
+    resolver: ExampleResolver,
+  })
+  resolved(): string {
+    return 'resolved';
   }
 }
 
@@ -67,12 +82,14 @@ describe('@Paid', () => {
     }
   });
 
-  it('runs after the ticker validation guard, so 400/404/503 come before any 402', () => {
-    expect(Reflect.getMetadata(GUARDS_METADATA, TickersController)).toEqual([TickerRequestGuard]);
-    for (const name of ['getTicker', 'getTickers', 'getAllTickers']) {
-      expect(
-        Reflect.getMetadata(GUARDS_METADATA, handler(TickersController.prototype, name)),
-      ).toEqual([PaymentGuard]);
-    }
+  it('runs the named resolver before the payment guard, so 400/404/503 come before any 402', () => {
+    const resolved = handler(Example.prototype, 'resolved');
+    expect(Reflect.getMetadata(GUARDS_METADATA, resolved)).toEqual([
+      resolverGuard(ExampleResolver),
+      PaymentGuard,
+    ]);
+    expect(Reflect.getMetadata(ANSWER_RESOLVER, resolved)).toBe(ExampleResolver);
+    expect(Reflect.getMetadata(INTERCEPTORS_METADATA, resolved)).toEqual([SettlementInterceptor]);
+    expect(Reflect.getMetadata(ANSWER_RESOLVER, method)).toBeUndefined();
   });
 });

@@ -8,6 +8,11 @@ import {
 import { ApiExtension, ApiOkResponse, ApiResponse, ApiSecurity } from '@nestjs/swagger';
 import { ErrorCode } from '../../common/api-error.js';
 import { ApiProblemResponse } from '../../common/api-problem-responses.js';
+import {
+  ANSWER_RESOLVER,
+  resolverGuard,
+  type AnswerResolverType,
+} from '../../paid-answers/index.js';
 import { PAID_PRICE, type UsdPrice } from './paid-price.js';
 import { PaymentRequiredDto } from './payment-required.dto.js';
 import { PaymentGuard } from './payment.guard.js';
@@ -24,17 +29,29 @@ export interface PaidOptions {
   readonly response: Type<unknown>;
   /** What the 200 holds, for the OpenAPI document. */
   readonly description: string;
+  /**
+   * Checks and resolves the request before any 402 (`AnswerResolver`): its refusals (400, 404,
+   * 503) are answered with nothing offered and nothing charged; the handler reads its value
+   * with `@Resolved()`. A provider of the route's module.
+   */
+  readonly resolver?: AnswerResolverType;
 }
 
 const USD_PRICE = /^\$(\d+)(?:\.(\d+))?$/;
 
 /**
- * Sells a route per request through x402: records the price, guards the route with challenge +
- * verify, settles after the handler, and documents the 200, the 402, the 409/502 and the price.
- * Everything a paid route needs comes from here; a malformed price fails at class definition.
+ * Sells a route per request through x402: records the price, resolves the request (when the
+ * route names a resolver), guards the route with challenge + verify, settles after the handler,
+ * and documents the 200, the 402, the 409/502 and the price. Everything a paid route needs comes
+ * from here; a malformed price fails at class definition.
  */
-export function Paid({ price, response, description }: PaidOptions): MethodDecorator {
-  const decorate = paidDecorators(price, response, description);
+export function Paid({ price, response, description, resolver }: PaidOptions): MethodDecorator {
+  const decorate = applyDecorators(
+    ...(resolver === undefined ? [] : [SetMetadata(ANSWER_RESOLVER, resolver)]),
+    // the resolver's guard first: nothing is offered for a request that cannot be answered
+    UseGuards(...(resolver === undefined ? [] : [resolverGuard(resolver)]), PaymentGuard),
+    paidDecorators(price, response, description),
+  );
   return (target, key, descriptor) => {
     const match = USD_PRICE.exec(price);
     if (match === null || /^0*$/.test(`${match[1] ?? ''}${match[2] ?? ''}`)) {
@@ -54,7 +71,6 @@ function paidDecorators(
   return applyDecorators(
     SetMetadata(PAID_PRICE, price),
     ApiOkResponse({ type: response, description }),
-    UseGuards(PaymentGuard),
     UseInterceptors(SettlementInterceptor),
     ApiExtension('x-x402-price', { amount: price.slice(1), currency: 'USD' }),
     ApiSecurity(X402_SECURITY),

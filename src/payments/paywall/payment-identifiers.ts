@@ -8,6 +8,7 @@ import { isRecord } from '../../common/json.js';
 import { remoteText } from '../../common/remote-text.js';
 import { PreparedResponseException } from '../../common/prepared-response.exception.js';
 import { PAYMENT_LEDGER, type PaymentLedger } from '../ledger/payment-ledger.js';
+import { answerHeadersOf } from './answer-headers.js';
 import { settlementStillUnknown, type RequestWithPayment } from './payment-errors.js';
 import { PaymentVerification } from './payment-verification.js';
 
@@ -102,15 +103,16 @@ export class PaymentIdentifiers {
   }
 
   /**
-   * A sold answer goes out: kept under its payment-identifier (if any) for retries, its receipt
-   * headers on the reply.
+   * A sold answer goes out: its receipt headers and the answer's own (`addAnswerHeaders`) on the
+   * reply, and all of them kept with the body under its payment-identifier (if any) for retries.
    */
   async deliver(
     reply: FastifyReply,
     sold: { readonly paymentId: string | undefined; readonly fingerprint: string },
-    headers: Record<string, string>,
+    receipt: Record<string, string>,
     body: unknown,
   ): Promise<unknown> {
+    const headers = { ...(await answerHeadersOf(reply.request)), ...receipt };
     if (sold.paymentId !== undefined) {
       await this.storeAnswer(sold.paymentId, sold.fingerprint, headers, body);
     }

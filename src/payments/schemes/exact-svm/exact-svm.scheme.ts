@@ -284,11 +284,7 @@ export class ExactSvmSellerScheme
       payer: sale.accepted.payer,
     });
     const headers = { [name]: value, 'cache-control': 'private, no-store' };
-    if (sale.paymentId !== undefined) {
-      await this.identifiers.storeAnswer(sale.paymentId, sale.fingerprint, headers, body);
-    }
-    void reply.headers(headers);
-    return body;
+    return this.identifiers.deliver(reply, sale, headers, body);
   }
 
   /** Nothing was sold: the transaction may be presented again, and the buyer pay again. */

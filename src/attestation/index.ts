@@ -1,0 +1,6 @@
+/**
+ * The one face of the attestation room: what a paid product imports to have its answers
+ * signed. Everything else under `attestation/` is the room's own.
+ */
+export { Attested } from './attested.decorator.js';
+export type { AttestableAnswer, AttestedClaims, AttestedValue } from './attestable-answer.js';
