@@ -16,8 +16,10 @@ import {
   priceAttestationTypedData,
   type PricedBody,
 } from '../src/attestation/price-attestation.js';
-import { startPaidApp, type PaidApp } from './support/paid-app.js';
+import { requirementFor, startPaidApp, type PaidApp } from './support/paid-app.js';
+import { rawRequest, statusOf } from './support/raw-http.js';
 import { startApp, type RunningApp } from './support/test-app.js';
+import { signedPayment, v2Header } from './support/x402-payloads.js';
 
 const KEY = generatePrivateKey();
 const SIGNER = privateKeyToAccount(KEY).address;
@@ -164,9 +166,37 @@ describe('price attestations (e2e, local chain)', () => {
     });
     expect(Math.abs(payload.issuedAt - Date.now() / 1000)).toBeLessThan(60);
 
+    // a percent-encoded path names the route it was routed to
+    const encoded = await asking(`${stack.service.url}/v1/ticker/%42TC`);
+    expect(encoded.status).toBe(200);
+    const encodedReceipt = extractReceiptFromResponse(encoded);
+    if (encodedReceipt === undefined || !isEIP712SignedReceipt(encodedReceipt)) {
+      throw new Error('no EIP-712 receipt in PAYMENT-RESPONSE');
+    }
+    const verified = await verifyReceiptSignatureEIP712(encodedReceipt);
+    expect(verified.payload.resourceUrl).toBe('/v1/ticker/BTC');
+
     const plain = await stack.buyer.fetchV2(url);
     expect(plain.status).toBe(200);
     expect(extractReceiptFromResponse(plain)).toBeUndefined();
+  });
+
+  it('a target carrying a fragment is refused (400) before any 402, paid or not; nothing charged', async () => {
+    const accepted = await requirementFor(stack, '/v1/ticker/BTC');
+    const payment = v2Header(await signedPayment(stack.buyer.account, accepted));
+    const balance = await stack.chain.usdcBalance(stack.buyer.account.address);
+    for (const headers of [{}, payment]) {
+      const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+      const answer = await rawRequest(
+        stack.service.url,
+        `GET /v1/ticker/BTC#pay-to-attacker-0xdead HTTP/1.1\r\nHost: x\r\n${lines.join('')}` +
+          'Connection: close\r\n\r\n',
+      );
+      expect(statusOf(answer)).toBe(400);
+      expect(answer).toContain('fragment');
+      expect(answer).not.toMatch(/^payment-(response|required):/im);
+    }
+    expect(await stack.chain.usdcBalance(stack.buyer.account.address)).toBe(balance);
   });
 
   describe('two instances sharing the key', () => {
