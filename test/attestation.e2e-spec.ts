@@ -7,6 +7,7 @@ import {
 import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { verifyTypedData } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import type { PriceSnapshot } from '../src/aggregation/price-snapshot.js';
 import { SNAPSHOT_STORE, type SnapshotStore } from '../src/aggregation/snapshot-store.js';
 import {
   PRICE_ATTESTATION_HEADER,
@@ -31,6 +32,12 @@ const PAID_ROUTES = [
   ['getTickers', '/v1/tickers/ETH,BTC,SOL'],
   ['getAllTickers', '/v1/all-tickers'],
 ] as const;
+
+/** The time an attestation of `symbols` from `snapshot` signs: their oldest input. */
+function oldestInputOf(snapshot: PriceSnapshot | undefined, symbols: readonly string[]): bigint {
+  const times = symbols.map((symbol) => snapshot?.prices.get(symbol)?.oldestInputAt ?? NaN);
+  return BigInt(Math.floor(Math.min(...times)));
+}
 
 describe('price attestations (e2e, local chain)', () => {
   let stack: PaidApp;
@@ -82,7 +89,10 @@ describe('price attestations (e2e, local chain)', () => {
         expect(point.venues).toBeGreaterThanOrEqual(2);
         expect(point.spreadBps).toBeGreaterThanOrEqual(0);
       }
-      expect(message.timestamp).toBe(BigInt(Date.parse(body.timestamp)));
+      // signed at the oldest input behind the answer's prices, at or before the body's time
+      const snapshot = await stack.service.app.get<SnapshotStore>(SNAPSHOT_STORE).current();
+      expect(message.timestamp).toBe(oldestInputOf(snapshot, Object.keys(prices)));
+      expect(message.timestamp).toBeLessThanOrEqual(BigInt(Date.parse(body.timestamp)));
       expect(message.currency).toBe(body.currency);
       await expect(attestationProblem(header, body, SIGNER)).resolves.toBeUndefined();
 
@@ -237,7 +247,12 @@ describe('price attestations (e2e, local chain)', () => {
         expect([one.status, two.status]).toEqual([200, 200]);
         expect(await two.text()).toBe(await one.text());
         const header = one.headers.get(PRICE_ATTESTATION_HEADER);
-        expect(decodePriceAttestation(header ?? '').message.timestamp).toBe(BigInt(snapshot.asOf));
+        const symbols = decodePriceAttestation(header ?? '').message.prices.map(
+          (point) => point.symbol,
+        );
+        expect(decodePriceAttestation(header ?? '').message.timestamp).toBe(
+          oldestInputOf(snapshot, symbols),
+        );
         expect(two.headers.get(PRICE_ATTESTATION_HEADER)).toBe(header);
       }
     });

@@ -18,14 +18,18 @@ class CountingSigner extends AttestationSigner {
 
 const AS_OF = Date.parse('2026-11-20T12:00:00.000Z');
 
-function aggregated(symbol: string, price: number, sources: string[], spread: number) {
-  return { symbol, price, sources, observedAt: AS_OF, spread } satisfies AggregatedPrice;
+/** The oldest input behind each price of `snapshot()`: ETH's venue b lagged 40 s. */
+const OLDEST = { BTC: AS_OF - 2_000, ETH: AS_OF - 40_300 } as const;
+
+function aggregated(symbol: keyof typeof OLDEST, price: number, sources: string[], spread: number) {
+  const oldestInputAt = OLDEST[symbol];
+  return { symbol, price, sources, observedAt: AS_OF - 100, oldestInputAt, spread };
 }
 
 function snapshot(): PriceSnapshot {
   return {
     asOf: AS_OF,
-    prices: new Map([
+    prices: new Map<string, AggregatedPrice>([
       ['BTC', aggregated('BTC', 91260.274, ['a', 'b', 'c'], 0.0012)],
       ['ETH', aggregated('ETH', 3012.456, ['a', 'b'], 0.00049)],
     ]),
@@ -43,12 +47,44 @@ describe('PriceAttestor', () => {
     const current = snapshot();
     expect(attestedMessage(quotes(current, { ETH: 3012.46, BTC: 91260.27 }))).toEqual({
       currency: 'USD',
-      timestamp: BigInt(AS_OF),
+      timestamp: BigInt(OLDEST.ETH),
       prices: [
         { symbol: 'ETH', price: 301_246_000_000n, venues: 2, spreadBps: 5 },
         { symbol: 'BTC', price: 9_126_027_000_000n, venues: 3, spreadBps: 12 },
       ],
     });
+  });
+
+  it("signs as its time the oldest input behind the answer's prices, not the snapshot's time", () => {
+    const current = snapshot();
+    expect(attestedMessage(quotes(current, { BTC: 91260.27 })).timestamp).toBe(BigInt(OLDEST.BTC));
+    expect(attestedMessage(quotes(current, { BTC: 91260.27, ETH: 3012.46 })).timestamp).toBe(
+      BigInt(OLDEST.ETH),
+    );
+  });
+
+  it('never signs a time later than the snapshot, and whole milliseconds rounded down', () => {
+    const late: PriceSnapshot = {
+      asOf: AS_OF,
+      prices: new Map([['BTC', { ...aggregated('BTC', 1, ['a'], 0), oldestInputAt: AS_OF + 5 }]]),
+    };
+    expect(attestedMessage(quotes(late, { BTC: 1 })).timestamp).toBe(BigInt(AS_OF));
+    const fractional: PriceSnapshot = {
+      asOf: AS_OF,
+      prices: new Map([['BTC', { ...aggregated('BTC', 1, ['a'], 0), oldestInputAt: AS_OF - 0.5 }]]),
+    };
+    expect(attestedMessage(quotes(fractional, { BTC: 1 })).timestamp).toBe(BigInt(AS_OF - 1));
+  });
+
+  it('refuses to sign a price whose oldest input has no time', () => {
+    const unknown = { ...aggregated('BTC', 1, ['a'], 0), oldestInputAt: undefined };
+    const current = {
+      asOf: AS_OF,
+      prices: new Map([['BTC', unknown as unknown as AggregatedPrice]]),
+    };
+    expect(() => attestedMessage(quotes(current, { BTC: 1 }))).toThrow(
+      'BTC has no time for its oldest input',
+    );
   });
 
   it('signs once per snapshot and selection', async () => {

@@ -44,20 +44,27 @@ export class PriceAttestor {
   }
 }
 
-/** What an answer's attestation says: its prices (body order), venues and spread, and time. */
+/**
+ * What an answer's attestation says: its prices (body order), venues and spread, and as its time
+ * the oldest input behind any of those prices (never later than the snapshot's), so that a
+ * contract's `maxAgeSeconds` bounds how old every venue quote behind the answer is.
+ */
 export function attestedMessage(quotes: TickerQuotes): PriceAttestationMessage {
-  return {
-    currency: 'USD',
-    timestamp: BigInt(quotes.snapshot.asOf),
-    prices: Object.entries(quotes.prices).map(([symbol, price]) => {
-      const aggregated = quotes.snapshot.prices.get(symbol);
-      if (aggregated === undefined) throw new Error(`${symbol} is not in the snapshot`);
-      return {
-        symbol,
-        price: fixedPointPrice(price),
-        venues: aggregated.sources.length,
-        spreadBps: spreadBps(aggregated.spread),
-      };
-    }),
-  };
+  let oldestInputAt = quotes.snapshot.asOf;
+  const prices = Object.entries(quotes.prices).map(([symbol, price]) => {
+    const aggregated = quotes.snapshot.prices.get(symbol);
+    if (aggregated === undefined) throw new Error(`${symbol} is not in the snapshot`);
+    if (!Number.isFinite(aggregated.oldestInputAt)) {
+      throw new Error(`${symbol} has no time for its oldest input`);
+    }
+    oldestInputAt = Math.min(oldestInputAt, aggregated.oldestInputAt);
+    return {
+      symbol,
+      price: fixedPointPrice(price),
+      venues: aggregated.sources.length,
+      spreadBps: spreadBps(aggregated.spread),
+    };
+  });
+  // whole milliseconds, rounded down: never later than the input
+  return { currency: 'USD', timestamp: BigInt(Math.floor(oldestInputAt)), prices };
 }
