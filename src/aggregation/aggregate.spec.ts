@@ -87,22 +87,6 @@ describe('aggregate', () => {
     expect(outcome.status === 'priced' && outcome.price.observedAt).toBe(NOW - 2000);
   });
 
-  it('keeps the oldest contributing input as the time no part of the price is older than', () => {
-    const outcome = outcomeFor([
-      quote('a', 100, { observedAt: NOW - 5000 }),
-      quote('b', 100, { observedAt: NOW - 2000 }),
-      // a second listing on venue b, older, in its vote too
-      quote('b', 100, { observedAt: NOW - 9000 }),
-      // an outlier is no input of the price
-      quote('c', 500, { observedAt: NOW - 30_000 }),
-    ]);
-    expect(outcome).toMatchObject({
-      status: 'priced',
-      price: { observedAt: NOW - 2000, oldestInputAt: NOW - 9000 },
-      rejected: ['c'],
-    });
-  });
-
   it('ignores stale quotes, and says so when all are stale', () => {
     const stale = NOW - POLICY.staleMs - 1;
     expect(
@@ -325,23 +309,6 @@ describe('aggregate', () => {
   describe('stablecoin normalisation', () => {
     const usdtRate = [quote('a', 1.001, { symbol: 'USDT' }), quote('b', 0.999, { symbol: 'USDT' })];
     const usdcRate = [quote('a', 0.9998, { symbol: 'USDC' }), quote('b', 1.0, { symbol: 'USDC' })];
-
-    it("dates a converted quote's input no later than the oldest input of its rate", () => {
-      const round = aggregate(
-        [
-          quote('a', 1.001, { symbol: 'USDT', observedAt: NOW - 20_000 }),
-          quote('b', 0.999, { symbol: 'USDT' }),
-          quote('a', 100),
-          quote('c', 100, { quote: 'USDT' }),
-        ],
-        POLICY,
-        NOW,
-      );
-      expect(round.outcomes.get('BTC')).toMatchObject({
-        status: 'priced',
-        price: { sources: ['a', 'c'], observedAt: NOW - 1000, oldestInputAt: NOW - 20_000 },
-      });
-    });
 
     it('converts USDT and USDC quotes with the rates USD venues gave this round', () => {
       const round = aggregate(
