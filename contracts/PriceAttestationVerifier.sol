@@ -23,7 +23,8 @@ contract PriceAttestationVerifier {
     /// An answer's signed fields, its points given by their struct hashes.
     struct Attestation {
         string currency;
-        /// When the prices were aggregated, epoch milliseconds.
+        /// The oldest venue quote (or stablecoin rate) behind any of the prices, epoch
+        /// milliseconds: every input is at least this recent.
         uint64 timestamp;
         bytes32[] pointHashes;
     }
@@ -60,8 +61,8 @@ contract PriceAttestationVerifier {
 
     /**
      * @notice The price of `symbol` (8 decimals), its venue count and spread, when `attestation`
-     *         is the signer's, `point` is its `index`-th point, and it is at most `maxAgeSeconds`
-     *         old; reverts otherwise.
+     *         is the signer's, `point` is its `index`-th point, and its oldest input is at most
+     *         `maxAgeSeconds` old; reverts otherwise.
      */
     function verifiedPrice(
         Attestation calldata attestation,

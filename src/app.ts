@@ -6,7 +6,12 @@ import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module.js';
 import { loadConfig, type AppConfig } from './app-config.js';
 import { answerFrameworkError } from './common/framework-errors.js';
-import { httpServerOptions, originForm, refuseRequestBodies } from './common/http-server.js';
+import {
+  httpServerOptions,
+  originForm,
+  refuseFragments,
+  refuseRequestBodies,
+} from './common/http-server.js';
 import { MethodTable } from './common/method-table.js';
 import { ProblemDetailsFilter } from './common/problem-details.filter.js';
 import { X402_CORS } from './common/cors.js';
@@ -101,6 +106,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   });
   app.enableCors(X402_CORS);
   fastify.addHook('onRequest', refuseRequestBodies);
+  fastify.addHook('onRequest', refuseFragments);
   methods.install(fastify);
   app.useGlobalFilters(new ProblemDetailsFilter(methods));
   const document = buildOpenApiDocument(app, options.notice);

@@ -8,6 +8,7 @@ import { appendPaymentIdentifierToExtensions } from '@x402/extensions/payment-id
 import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { verifyTypedData } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import type { PriceSnapshot } from '../src/aggregation/price-snapshot.js';
 import { SNAPSHOT_STORE, type SnapshotStore } from '../src/aggregation/snapshot-store.js';
 import {
   PRICE_ATTESTATION_HEADER,
@@ -17,9 +18,10 @@ import {
   priceAttestationTypedData,
   type PricedBody,
 } from '../src/attestation/price-attestation.js';
-import { startPaidApp, type PaidApp } from './support/paid-app.js';
-import { paymentRequiredOf, v2Header } from './support/x402-payloads.js';
+import { requirementFor, startPaidApp, type PaidApp } from './support/paid-app.js';
+import { rawRequest, statusOf } from './support/raw-http.js';
 import { startApp, type RunningApp } from './support/test-app.js';
+import { paymentRequiredOf, signedPayment, v2Header } from './support/x402-payloads.js';
 
 const KEY = generatePrivateKey();
 const SIGNER = privateKeyToAccount(KEY).address;
@@ -31,6 +33,12 @@ const PAID_ROUTES = [
   ['getTickers', '/v1/tickers/ETH,BTC,SOL'],
   ['getAllTickers', '/v1/all-tickers'],
 ] as const;
+
+/** The time an attestation of `symbols` from `snapshot` signs: their oldest input. */
+function oldestInputOf(snapshot: PriceSnapshot | undefined, symbols: readonly string[]): bigint {
+  const times = symbols.map((symbol) => snapshot?.prices.get(symbol)?.oldestInputAt ?? NaN);
+  return BigInt(Math.floor(Math.min(...times)));
+}
 
 describe('price attestations (e2e, local chain)', () => {
   let stack: PaidApp;
@@ -82,7 +90,10 @@ describe('price attestations (e2e, local chain)', () => {
         expect(point.venues).toBeGreaterThanOrEqual(2);
         expect(point.spreadBps).toBeGreaterThanOrEqual(0);
       }
-      expect(message.timestamp).toBe(BigInt(Date.parse(body.timestamp)));
+      // signed at the oldest input behind the answer's prices, at or before the body's time
+      const snapshot = await stack.service.app.get<SnapshotStore>(SNAPSHOT_STORE).current();
+      expect(message.timestamp).toBe(oldestInputOf(snapshot, Object.keys(prices)));
+      expect(message.timestamp).toBeLessThanOrEqual(BigInt(Date.parse(body.timestamp)));
       expect(message.currency).toBe(body.currency);
       await expect(attestationProblem(header, body, SIGNER)).resolves.toBeUndefined();
 
@@ -192,9 +203,37 @@ describe('price attestations (e2e, local chain)', () => {
     });
     expect(Math.abs(payload.issuedAt - Date.now() / 1000)).toBeLessThan(60);
 
+    // a percent-encoded path names the route it was routed to
+    const encoded = await asking(`${stack.service.url}/v1/ticker/%42TC`);
+    expect(encoded.status).toBe(200);
+    const encodedReceipt = extractReceiptFromResponse(encoded);
+    if (encodedReceipt === undefined || !isEIP712SignedReceipt(encodedReceipt)) {
+      throw new Error('no EIP-712 receipt in PAYMENT-RESPONSE');
+    }
+    const verified = await verifyReceiptSignatureEIP712(encodedReceipt);
+    expect(verified.payload.resourceUrl).toBe('/v1/ticker/BTC');
+
     const plain = await stack.buyer.fetchV2(url);
     expect(plain.status).toBe(200);
     expect(extractReceiptFromResponse(plain)).toBeUndefined();
+  });
+
+  it('a target carrying a fragment is refused (400) before any 402, paid or not; nothing charged', async () => {
+    const accepted = await requirementFor(stack, '/v1/ticker/BTC');
+    const payment = v2Header(await signedPayment(stack.buyer.account, accepted));
+    const balance = await stack.chain.usdcBalance(stack.buyer.account.address);
+    for (const headers of [{}, payment]) {
+      const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+      const answer = await rawRequest(
+        stack.service.url,
+        `GET /v1/ticker/BTC#pay-to-attacker-0xdead HTTP/1.1\r\nHost: x\r\n${lines.join('')}` +
+          'Connection: close\r\n\r\n',
+      );
+      expect(statusOf(answer)).toBe(400);
+      expect(answer).toContain('fragment');
+      expect(answer).not.toMatch(/^payment-(response|required):/im);
+    }
+    expect(await stack.chain.usdcBalance(stack.buyer.account.address)).toBe(balance);
   });
 
   describe('two instances sharing the key', () => {
@@ -235,7 +274,12 @@ describe('price attestations (e2e, local chain)', () => {
         expect([one.status, two.status]).toEqual([200, 200]);
         expect(await two.text()).toBe(await one.text());
         const header = one.headers.get(PRICE_ATTESTATION_HEADER);
-        expect(decodePriceAttestation(header ?? '').message.timestamp).toBe(BigInt(snapshot.asOf));
+        const symbols = decodePriceAttestation(header ?? '').message.prices.map(
+          (point) => point.symbol,
+        );
+        expect(decodePriceAttestation(header ?? '').message.timestamp).toBe(
+          oldestInputOf(snapshot, symbols),
+        );
         expect(two.headers.get(PRICE_ATTESTATION_HEADER)).toBe(header);
       }
     });

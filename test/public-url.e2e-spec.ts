@@ -6,8 +6,12 @@ import { paymentRequiredOf } from './support/x402-payloads.js';
 const FORWARDED = { 'x-forwarded-host': 'prices.example.com:8443', 'x-forwarded-proto': 'https' };
 
 /** The resource URL of a 402, as its PAYMENT-REQUIRED header (v2) and its body (v1) name it. */
-async function resourceOf(app: RunningApp, headers: Record<string, string>): Promise<string[]> {
-  const response = await app.get('/v1/ticker/BTC', { headers });
+async function resourceOf(
+  app: RunningApp,
+  headers: Record<string, string>,
+  path = '/v1/ticker/BTC',
+): Promise<string[]> {
+  const response = await app.get(path, { headers });
   expect(response.status).toBe(402);
   const v2 = paymentRequiredOf(response).resource.url;
   const body = (await response.json()) as { accepts: { resource: string }[] };
@@ -56,6 +60,10 @@ describe("a 402's resource URL behind a reverse proxy", () => {
       PUBLIC_URL: 'https://api.example.com/',
     });
     for (const url of await resourceOf(app, FORWARDED)) {
+      expect(url).toBe('https://api.example.com/v1/ticker/BTC');
+    }
+    // the routed path, decoded where it names the same route
+    for (const url of await resourceOf(app, {}, '/v1/ticker/%42TC')) {
       expect(url).toBe('https://api.example.com/v1/ticker/BTC');
     }
   });

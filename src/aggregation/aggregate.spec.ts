@@ -59,6 +59,7 @@ describe('aggregate', () => {
         price: 100.5,
         sources: ['a', 'b', 'c'],
         observedAt: NOW - 1000,
+        oldestInputAt: NOW - 1000,
         spread: 1 / 100.5,
       },
       rejected: [],

@@ -16,7 +16,7 @@ export interface PricingPolicy {
   readonly volumeWeighted: boolean;
 }
 
-/** A served price, who made it, and how old its newest observation is. */
+/** A served price, who made it, and how old its newest and oldest inputs are. */
 export interface AggregatedPrice {
   readonly symbol: string;
   readonly price: number;
@@ -24,6 +24,11 @@ export interface AggregatedPrice {
   readonly sources: readonly string[];
   /** Newest observation among those venues; the price goes stale from here. */
   readonly observedAt: number;
+  /**
+   * Oldest input among those venues' quotes and the stablecoin rates that converted them: no
+   * part of the price is older. What an attestation signs as its time.
+   */
+  readonly oldestInputAt: number;
   /** (highest − lowest price of those venues) / price: how far apart the venues were. */
   readonly spread: number;
 }
@@ -77,7 +82,7 @@ export function aggregate(
     .map((quote) => (quote.observedAt > now ? { ...quote, observedAt: now } : quote));
   const rates = stablecoinRates(valid, policy, now);
   const unconverted = new Map<string, number>();
-  const usd: RawQuote[] = [];
+  const usd: UsdQuote[] = [];
   for (const quote of valid) {
     if (isStablecoinPair(quote)) continue;
     const converted = toUsd(quote, rates);
@@ -88,19 +93,26 @@ export function aggregate(
   for (const [symbol, symbolQuotes] of groupBySymbol(usd)) {
     outcomes.set(symbol, aggregateSymbol(symbol, symbolQuotes, policy, now));
   }
-  return { outcomes, rates, unconverted };
+  return {
+    outcomes,
+    rates: { USDT: rates.USDT?.price, USDC: rates.USDC?.price },
+    unconverted,
+  };
 }
+
+/** A quote in USD, and its oldest input: its own time, or a converting rate's oldest input. */
+type UsdQuote = RawQuote & { readonly oldestInputAt?: number };
 
 function stablecoinRates(
   quotes: readonly RawQuote[],
   policy: PricingPolicy,
   now: number,
-): Record<StablecoinQuote, number | undefined> {
-  const rateOf = (coin: StablecoinQuote): number | undefined => {
+): Record<StablecoinQuote, AggregatedPrice | undefined> {
+  const rateOf = (coin: StablecoinQuote): AggregatedPrice | undefined => {
     const usdQuotes = quotes.filter((quote) => quote.symbol === coin && quote.quote === 'USD');
     if (usdQuotes.length === 0) return undefined;
     const outcome = aggregateSymbol(coin, usdQuotes, policy, now);
-    return outcome.status === 'priced' ? outcome.price.price : undefined;
+    return outcome.status === 'priced' ? outcome.price : undefined;
   };
   return { USDT: rateOf('USDT'), USDC: rateOf('USDC') };
 }
@@ -116,23 +128,31 @@ function isStablecoinPair(quote: RawQuote): boolean {
 /** A quote in USD, or undefined when its stablecoin had no agreed rate this round. */
 function toUsd(
   quote: RawQuote,
-  rates: Record<StablecoinQuote, number | undefined>,
-): RawQuote | undefined {
+  rates: Record<StablecoinQuote, AggregatedPrice | undefined>,
+): UsdQuote | undefined {
   if (quote.quote === 'USD') return quote;
   const rate = rates[quote.quote];
-  return rate === undefined ? undefined : { ...quote, quote: 'USD', price: quote.price * rate };
+  if (rate === undefined) return undefined;
+  return {
+    ...quote,
+    quote: 'USD',
+    price: quote.price * rate.price,
+    oldestInputAt: Math.min(quote.observedAt, rate.oldestInputAt),
+  };
 }
 
 interface VenueQuote {
   readonly source: string;
   readonly price: number;
   readonly observedAt: number;
+  /** Oldest input behind this venue's vote. */
+  readonly oldestInputAt: number;
   readonly volume: number | undefined;
 }
 
 function aggregateSymbol(
   symbol: string,
-  quotes: readonly RawQuote[],
+  quotes: readonly UsdQuote[],
   policy: PricingPolicy,
   now: number,
 ): SymbolOutcome {
@@ -158,6 +178,7 @@ function aggregateSymbol(
       price,
       sources,
       observedAt: Math.max(...agreeing.map((quote) => quote.observedAt)),
+      oldestInputAt: Math.min(...agreeing.map((quote) => quote.oldestInputAt)),
       spread: (Math.max(...agreed) - Math.min(...agreed)) / price,
     },
     rejected: fresh
@@ -174,10 +195,10 @@ function aggregateSymbol(
  * again: it is lagging). With no venue current by age there is nothing to hold them against.
  */
 function currentQuotes(
-  quotes: readonly RawQuote[],
+  quotes: readonly UsdQuote[],
   policy: PricingPolicy,
   now: number,
-): RawQuote[] {
+): UsdQuote[] {
   const byAge = quotes.filter((quote) => now - quote.observedAt <= policy.staleMs);
   const byRule = quotes.filter(
     (quote) =>
@@ -211,8 +232,8 @@ export function outlierTolerance(
   return Math.min(Math.max(spread, policy.outlierFloor * centre), policy.maxDeviation * centre);
 }
 
-function groupBySymbol(quotes: readonly RawQuote[]): Map<string, RawQuote[]> {
-  const groups = new Map<string, RawQuote[]>();
+function groupBySymbol(quotes: readonly UsdQuote[]): Map<string, UsdQuote[]> {
+  const groups = new Map<string, UsdQuote[]>();
   for (const quote of quotes) {
     const group = groups.get(quote.symbol);
     if (group === undefined) groups.set(quote.symbol, [quote]);
@@ -223,16 +244,17 @@ function groupBySymbol(quotes: readonly RawQuote[]): Map<string, RawQuote[]> {
 
 /**
  * A venue listing one asset several times (twice, or in USDT and USDC) still casts one vote:
- * the median of its own quotes, its newest observation, its summed volume.
+ * the median of its own quotes, its newest observation, its oldest input, its summed volume.
  */
-function onePerVenue(quotes: readonly RawQuote[]): VenueQuote[] {
-  const bySource = new Map<string, RawQuote[]>();
+function onePerVenue(quotes: readonly UsdQuote[]): VenueQuote[] {
+  const bySource = new Map<string, UsdQuote[]>();
   for (const quote of quotes)
     bySource.set(quote.source, [...(bySource.get(quote.source) ?? []), quote]);
   return [...bySource].map(([source, own]) => ({
     source,
     price: median(own.map((quote) => quote.price)),
     observedAt: Math.max(...own.map((quote) => quote.observedAt)),
+    oldestInputAt: Math.min(...own.map((quote) => quote.oldestInputAt ?? quote.observedAt)),
     volume: own.every((quote) => quote.volume !== undefined)
       ? own.reduce((sum, quote) => sum + (quote.volume ?? 0), 0)
       : undefined,
@@ -243,7 +265,9 @@ function onePerVenue(quotes: readonly RawQuote[]): VenueQuote[] {
  * Volume-weighted median of agreeing venues, each weight capped at twice the median weight so
  * one large venue cannot decide alone; the plain median when any venue lacks a volume.
  */
-export function volumeWeightedMedian(quotes: readonly VenueQuote[]): number {
+export function volumeWeightedMedian(
+  quotes: readonly Pick<VenueQuote, 'price' | 'volume'>[],
+): number {
   const prices = quotes.map((quote) => quote.price);
   if (quotes.some((quote) => quote.volume === undefined || quote.volume <= 0))
     return median(prices);

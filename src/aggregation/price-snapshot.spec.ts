@@ -7,7 +7,7 @@ const T0 = 1_795_176_000_000;
 function priced(symbol: string, price: number, observedAt: number): SymbolOutcome {
   return {
     status: 'priced',
-    price: { symbol, price, sources: ['a', 'b'], observedAt, spread: 0 },
+    price: { symbol, price, sources: ['a', 'b'], observedAt, oldestInputAt: observedAt, spread: 0 },
     rejected: [],
   };
 }
@@ -62,6 +62,7 @@ describe('isFresh', () => {
     price: 1,
     sources: ['a'],
     observedAt: T0,
+    oldestInputAt: T0,
     spread: 0,
   };
   it('is fresh up to and including the staleness limit', () => {

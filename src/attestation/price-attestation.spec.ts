@@ -75,10 +75,16 @@ describe('the Price-Attestation header', () => {
     await expect(attestationProblem(header, reordered, signer.address)).resolves.toBe(
       'the symbols differ from the body',
     );
-    const later = { ...body, timestamp: '2026-11-20T12:00:00.001Z' };
-    await expect(attestationProblem(header, later, signer.address)).resolves.toBe(
-      'the timestamp differs from the body',
+    const earlier = { ...body, timestamp: '2026-11-20T11:59:59.999Z' };
+    await expect(attestationProblem(header, earlier, signer.address)).resolves.toBe(
+      "the timestamp is later than the body's",
     );
+  });
+
+  it("proves a body aggregated after its oldest input, the attestation's time", async () => {
+    const header = encodePriceAttestation(await signer.signPrices(message));
+    const later = { ...body, timestamp: '2026-11-20T12:00:40.000Z' };
+    await expect(attestationProblem(header, later, signer.address)).resolves.toBeUndefined();
   });
 
   it('is nobody else’s signature, and a changed message is nobody’s', async () => {

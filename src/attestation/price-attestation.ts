@@ -42,7 +42,11 @@ export interface PricePoint {
 /** What is signed: one answer's prices, in the body's order, from one aggregation. */
 export interface PriceAttestationMessage {
   readonly currency: string;
-  /** When the snapshot was aggregated, epoch milliseconds (the body's `timestamp`). */
+  /**
+   * The oldest input behind any of the prices, epoch milliseconds: every venue quote (and
+   * stablecoin rate) they were made from is at least this recent. At or before the body's
+   * `timestamp`, when the snapshot was aggregated.
+   */
   readonly timestamp: bigint;
   readonly prices: readonly PricePoint[];
 }
@@ -175,8 +179,8 @@ export interface PricedBody {
 
 /**
  * Why `header` does not prove `body` came from `signer`, or undefined when it does: the
- * signature recovers to `signer`, and currency, timestamp and every price (by the fixed-point
- * rule, same symbols in the same order) are the body's.
+ * signature recovers to `signer`, currency and every price (by the fixed-point rule, same
+ * symbols in the same order) are the body's, and the signed time is no later than the body's.
  */
 export async function attestationProblem(
   header: string | null | undefined,
@@ -198,8 +202,9 @@ export async function attestationProblem(
   }).catch(() => false);
   if (!valid) return `the signature is not ${signer}'s`;
   if (message.currency !== body.currency) return 'the currency differs from the body';
-  if (message.timestamp !== BigInt(Date.parse(body.timestamp))) {
-    return 'the timestamp differs from the body';
+  // the signed time is the answer's oldest input; the body's, when that was aggregated
+  if (message.timestamp > BigInt(Date.parse(body.timestamp))) {
+    return "the timestamp is later than the body's";
   }
   const prices = Object.entries(body.price ?? body.prices ?? {});
   if (prices.length !== message.prices.length) return 'the symbols differ from the body';

@@ -52,6 +52,12 @@ describe('attestedMessage', () => {
     ]);
   });
 
+  it('signs whole milliseconds, rounded down: never later than the claimed time', () => {
+    expect(attestedMessage({ ...CLAIMS, timestamp: AS_OF - 0.5 }).timestamp).toBe(
+      BigInt(AS_OF - 1),
+    );
+  });
+
   it('refuses a venue count the message cannot hold', () => {
     for (const venues of [-1, 1.5, 65_536]) {
       const claims = { ...CLAIMS, values: [{ symbol: 'BTC', value: 1, venues }] };

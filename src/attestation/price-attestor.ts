@@ -56,7 +56,8 @@ export class PriceAttestor {
 export function attestedMessage(claims: AttestedClaims): PriceAttestationMessage {
   return {
     currency: claims.currency,
-    timestamp: BigInt(claims.timestamp),
+    // whole milliseconds, rounded down: never later than the inputs the claims name
+    timestamp: BigInt(Math.floor(claims.timestamp)),
     prices: claims.values.map(({ symbol, value, venues = 0, spread = 0 }) => {
       if (!Number.isInteger(venues) || venues < 0 || venues > UINT16_MAX) {
         throw new RangeError(`${symbol}: ${venues} venues do not fit the attestation`);

@@ -71,6 +71,33 @@ export function refuseRequestBodies(
     );
 }
 
+/**
+ * A request target carrying a fragment (`#`) is refused (400) before routing decides anything:
+ * RFC 9112's request-target has none, and a paid answer's receipt, 402 and payment binding must
+ * name one URL per route, never one the buyer decorated.
+ */
+export function refuseFragments(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  done: () => void,
+): void {
+  if (!request.originalUrl.includes('#')) {
+    done();
+    return;
+  }
+  void reply
+    .status(400)
+    .header('content-type', PROBLEM_CONTENT_TYPE)
+    .send(
+      problem(
+        400,
+        ErrorCode.BadRequest,
+        'A request target carries no fragment (#); send the path and query alone.',
+        request.url.split(/[?#]/)[0],
+      ),
+    );
+}
+
 /** A GET or HEAD that announces a body (refused by refuseRequestBodies); Fastify's or Node's request. */
 export function carriesBody(request: {
   readonly method?: string | undefined;

@@ -15,7 +15,7 @@ export type TickerSelection =
 
 /**
  * The prices a request will be answered with, all from one snapshot, and what their
- * attestation signs: each price (body order) with its venues and spread, at the snapshot's time.
+ * attestation signs: each price (body order) with its venues and spread, at its oldest input's time.
  */
 export class TickerQuotes implements AttestableAnswer {
   constructor(
@@ -25,16 +25,23 @@ export class TickerQuotes implements AttestableAnswer {
     readonly snapshot: PriceSnapshot,
   ) {}
 
+  /**
+   * The prices in body order with their venues and spread; as their time the oldest input behind
+   * any of them (never later than the snapshot's), so that a contract's `maxAgeSeconds` bounds how
+   * old every venue quote behind the answer is.
+   */
   attestedClaims(): AttestedClaims {
-    return {
-      currency: 'USD',
-      timestamp: this.snapshot.asOf,
-      values: Object.entries(this.prices).map(([symbol, value]) => {
-        const aggregated = this.snapshot.prices.get(symbol);
-        if (aggregated === undefined) throw new Error(`${symbol} is not in the snapshot`);
-        return { symbol, value, venues: aggregated.sources.length, spread: aggregated.spread };
-      }),
-    };
+    let oldestInputAt = this.snapshot.asOf;
+    const values = Object.entries(this.prices).map(([symbol, value]) => {
+      const aggregated = this.snapshot.prices.get(symbol);
+      if (aggregated === undefined) throw new Error(`${symbol} is not in the snapshot`);
+      if (!Number.isFinite(aggregated.oldestInputAt)) {
+        throw new Error(`${symbol} has no time for its oldest input`);
+      }
+      oldestInputAt = Math.min(oldestInputAt, aggregated.oldestInputAt);
+      return { symbol, value, venues: aggregated.sources.length, spread: aggregated.spread };
+    });
+    return { currency: 'USD', timestamp: oldestInputAt, values };
   }
 
   /** The same symbols from the same snapshot claim the same: signed once per snapshot. */

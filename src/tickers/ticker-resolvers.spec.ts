@@ -16,7 +16,14 @@ import { TickersController } from './tickers.controller.js';
 const AS_OF = Date.parse('2026-11-20T12:00:00.000Z');
 
 function aggregated(symbol: string, price: number, sources: string[], spread: number) {
-  return { symbol, price, sources, observedAt: AS_OF, spread } satisfies AggregatedPrice;
+  return {
+    symbol,
+    price,
+    sources,
+    observedAt: AS_OF,
+    oldestInputAt: AS_OF,
+    spread,
+  } satisfies AggregatedPrice;
 }
 
 const SNAPSHOT: PriceSnapshot = {

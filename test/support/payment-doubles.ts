@@ -153,11 +153,14 @@ export function paidRequest(
   const lowerCase = Object.fromEntries(
     Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]),
   );
+  const path = url.split('?')[0] ?? '';
   return {
     method: 'GET',
     url,
     headers: lowerCase,
     routeOptions: { url: '/v1/ticker/:symbol' },
+    // as Fastify's router gives it
+    params: { symbol: decodeURIComponent(path.slice(path.lastIndexOf('/') + 1)) },
   } as unknown as RequestWithPayment;
 }
 

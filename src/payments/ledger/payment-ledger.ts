@@ -60,6 +60,11 @@ export interface UncertainSvmSale extends Omit<UncertainSale, 'payment' | 'trans
   };
   /** The settlement transaction's signature (base58), when known. */
   readonly signature?: string;
+  /**
+   * The chain's confirmed slot (decimal) read before the request sent its transaction: a landing
+   * at or before it is an earlier one, not this sale's.
+   */
+  readonly sentAfterSlot?: string;
 }
 
 /** Any uncertain sale the ledger keeps: an EVM `exact` one, or a Solana one (`kind: 'svm'`). */

@@ -1,5 +1,6 @@
 import type { HTTPAdapter } from '@x402/core/server';
 import type { FastifyRequest } from 'fastify';
+import { queryOf, routedPath } from './routed-path.js';
 import { PAYMENT_SIGNATURE_HEADER, X_PAYMENT_HEADER } from './x402-wire.js';
 
 /**
@@ -25,17 +26,19 @@ export class FastifyHttpAdapter implements HTTPAdapter {
     return this.request.method;
   }
 
+  /** The routed path, normalised (routedPath): a receipt signs it. */
   getPath(): string {
-    return this.request.url.split('?')[0] ?? '/';
+    return routedPath(this.request);
   }
 
   /**
-   * The resource URL: PUBLIC_URL + path when set, else the scheme and host the client asked for
-   * (Fastify reads them from X-Forwarded-Proto / X-Forwarded-Host sent by a TRUST_PROXY proxy).
+   * The resource URL: PUBLIC_URL + routed path + query when set, else the scheme and host the
+   * client asked for (Fastify reads them from X-Forwarded-Proto / X-Forwarded-Host sent by a
+   * TRUST_PROXY proxy).
    */
   getUrl(): string {
     const base = this.publicUrl ?? `${this.request.protocol}://${this.request.host}`;
-    return `${base}${this.request.url}`;
+    return `${base}${routedPath(this.request)}${queryOf(this.request)}`;
   }
 
   getAcceptHeader(): string {

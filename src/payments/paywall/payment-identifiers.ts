@@ -11,6 +11,7 @@ import { PAYMENT_LEDGER, type PaymentLedger } from '../ledger/payment-ledger.js'
 import { answerHeadersOf } from './answer-headers.js';
 import { settlementStillUnknown, type RequestWithPayment } from './payment-errors.js';
 import { PaymentVerification } from './payment-verification.js';
+import { queryOf, routedPath } from './routed-path.js';
 
 /** How long a response sold under a payment-identifier is served again for free. */
 const STORED_RESPONSE_TTL_MS = 24 * 60 * 60 * 1000;
@@ -128,7 +129,10 @@ export class PaymentIdentifiers {
 
 /** What a payment-identifier used on `request` is bound to: its route and URL, or its tool call. */
 export function resourceOf(request: FastifyRequest): string {
-  return (request as RequestWithPayment).x402Call?.resource ?? `${request.method} ${request.url}`;
+  return (
+    (request as RequestWithPayment).x402Call?.resource ??
+    `${request.method} ${routedPath(request)}${queryOf(request)}`
+  );
 }
 
 /**

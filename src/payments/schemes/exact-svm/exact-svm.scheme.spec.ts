@@ -7,6 +7,7 @@ import type { PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { SOLANA_DEVNET_CAIP2, USDC_DEVNET_ADDRESS } from '@x402/svm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../common/api-error.js';
+import { PreparedResponseException } from '../../../common/prepared-response.exception.js';
 import { MetricsService } from '../../../metrics/metrics.service.js';
 import { InMemoryPaymentLedger } from '../../ledger/payment-ledger.js';
 import type { PaymentConfig } from '../../payments.settings.js';
@@ -38,9 +39,15 @@ class FailingLedger extends InMemoryPaymentLedger {
   }
 }
 
-/** A Solana JSON-RPC answering what the chain reader asks: the signature's status. */
+/**
+ * A Solana JSON-RPC answering what the chain reader asks: the confirmed slot (`slot`, or an
+ * error with `slotFails`) and the signature's status, landed in `landedSlot`.
+ */
 class ScriptedSolanaRpc {
   landed = false;
+  slot = 10;
+  landedSlot = 11;
+  slotFails = false;
   private server: Server | undefined;
 
   async start(): Promise<string> {
@@ -49,20 +56,25 @@ class ScriptedSolanaRpc {
       request.on('data', (chunk: Buffer) => (body += chunk.toString()));
       request.on('end', () => {
         const { id, method } = JSON.parse(body) as { id: number; method: string };
-        const context = { slot: 1 };
+        const context = { slot: this.slot };
+        const landing = {
+          slot: this.landedSlot,
+          confirmations: null,
+          err: null,
+          confirmationStatus: 'confirmed',
+        };
         const result =
-          method === 'isBlockhashValid'
-            ? { context, value: true }
-            : {
-                context,
-                value: [
-                  this.landed
-                    ? { slot: 1, confirmations: null, err: null, confirmationStatus: 'confirmed' }
-                    : null,
-                ],
-              };
+          method === 'getSlot'
+            ? this.slot
+            : method === 'isBlockhashValid'
+              ? { context, value: true }
+              : { context, value: [this.landed ? landing : null] };
+        const answer =
+          method === 'getSlot' && this.slotFails
+            ? { jsonrpc: '2.0', id, error: { code: -32005, message: 'node is behind' } }
+            : { jsonrpc: '2.0', id, result };
         response.setHeader('content-type', 'application/json');
-        response.end(JSON.stringify({ jsonrpc: '2.0', id, result }));
+        response.end(JSON.stringify(answer));
       });
     });
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
@@ -104,7 +116,11 @@ function instance(
   const verification = {} as PaymentVerification;
   const identifiers = new PaymentIdentifiers(ledger, verification);
   const reconciler = new SvmReconciler(ledger, metrics, identifiers, payments);
-  const paywall = { settle: () => Promise.resolve(settlement()) } as unknown as X402Paywall;
+  const paywall = {
+    settle: () => Promise.resolve(settlement()),
+    challenge: (_request: unknown, error: string) =>
+      Promise.resolve({ body: { error }, headers: {} }),
+  } as unknown as X402Paywall;
   const scheme = new ExactSvmSellerScheme(
     ledger,
     payments,
@@ -138,6 +154,9 @@ describe('ExactSvmSellerScheme after the transfer was sent', () => {
 
   beforeEach(async () => {
     rpc.landed = false;
+    rpc.slot = 10;
+    rpc.landedSlot = 11;
+    rpc.slotFails = false;
     const [feePayer, buyer] = await Promise.all([generateKeyPairSigner(), generateKeyPairSigner()]);
     const messageBytes = crypto.getRandomValues(new Uint8Array(200));
     // the fee payer's signature of the message: the transaction's id
@@ -226,6 +245,58 @@ describe('ExactSvmSellerScheme after the transfer was sent', () => {
     expect(second.reconciler.holds(sale.fingerprint)).toBe(false);
     expect(await ledger.claim(sale.fingerprint, sale.expiresAt)).toBe('settled');
     expect(await ledger.uncertainSales()).toEqual([]);
+  });
+
+  it('refuses (402, recorded used) a transaction the chain shows landed before this request sent it', async () => {
+    const ledger = new InMemoryPaymentLedger();
+    const { scheme } = instance(ledger, landed, rpcUrl);
+    await claimed(ledger);
+    rpc.landed = true;
+    rpc.landedSlot = rpc.slot; // in the last slot confirmed before the send
+    const answer = reply();
+    const refused = await scheme.close(request, answer, sale, BODY).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(PreparedResponseException);
+    expect((refused as PreparedResponseException).getStatus()).toBe(402);
+    expect((refused as PreparedResponseException).body).toContain(
+      `payment_already_used: transaction ${signature} had landed before this request sent it`,
+    );
+    expect(answer.sent).toEqual({});
+    expect(await ledger.claim(sale.fingerprint, sale.expiresAt)).toBe('settled');
+    expect(await ledger.claim(buyerKey(sale.accepted.payer), sale.expiresAt)).toBe('claimed');
+  });
+
+  it('sends nothing while the chain cannot be read: 503, the claims given back', async () => {
+    const ledger = new InMemoryPaymentLedger();
+    let sent = 0;
+    const { scheme } = instance(ledger, () => (sent++, landed()), rpcUrl);
+    await claimed(ledger);
+    rpc.slotFails = true;
+    const refused = await scheme.close(request, reply(), sale, BODY).catch((e: unknown) => e);
+    expect((refused as ApiError).status).toBe(503);
+    expect(sent).toBe(0);
+    expect(await ledger.claim(sale.fingerprint, sale.expiresAt)).toBe('claimed');
+  });
+
+  it('reconciles an unknown sale whose transaction had landed before it was sent as used, selling nothing', async () => {
+    const ledger = new InMemoryPaymentLedger();
+    const { scheme, reconciler } = instance(ledger, pending, rpcUrl);
+    const paymentId = `svm-${crypto.randomUUID()}`;
+    sale = { ...sale, paymentId };
+    const binding = { fingerprint: sale.fingerprint, signatureDigest: 'd', resource: 'r' };
+    await ledger.claimPaymentId(paymentId, binding, sale.expiresAt);
+    await claimed(ledger);
+    await expect(scheme.close(request, reply(), sale, BODY)).rejects.toBeInstanceOf(ApiError);
+    reconciler.onModuleDestroy(); // its passes are run here, one by one
+    rpc.landed = true;
+    rpc.landedSlot = rpc.slot - 1;
+    await reconciler.reconcile();
+    reconciler.onModuleDestroy();
+    expect(reconciler.holds(sale.fingerprint)).toBe(false);
+    expect(await ledger.claim(sale.fingerprint, sale.expiresAt)).toBe('settled');
+    // no answer stored: the id sold nothing and is free again
+    expect(await ledger.claimPaymentId(paymentId, binding, sale.expiresAt)).toEqual({
+      kind: 'claimed',
+    });
   });
 
   it('keeps reconciling a landed sale until the ledger records it, and stores its answer', async () => {

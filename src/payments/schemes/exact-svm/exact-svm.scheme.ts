@@ -34,6 +34,12 @@ import { X402Paywall, type VerifiedPayment } from '../../paywall/x402-paywall.js
 import { receiptHeader, type ProtocolVersion } from '../../paywall/x402-wire.js';
 import { acceptSvmPayment, type AcceptedSvmPayment } from './svm-acceptance.js';
 import { SolanaChainReader, signsThePayment } from './svm-chain.js';
+import {
+  SvmSendingMark,
+  landedEarlierReason,
+  sentAfterSlotOf,
+  type SaleLandingState,
+} from './svm-sending-mark.js';
 import { SvmReconciler } from './svm-reconciler.js';
 
 /** A transaction's blockhash is recent for about a minute; its claim is kept well past that. */
@@ -199,6 +205,7 @@ export class ExactSvmSellerScheme
         'The client closed the connection before settlement; nothing was charged.',
       );
     }
+    const mark = await SvmSendingMark.read(this.chain, sale, () => this.giveBack(sale));
     const started = performance.now();
     const route = routeOf(request);
     const seconds = (): number => (performance.now() - started) / 1000;
@@ -249,7 +256,16 @@ export class ExactSvmSellerScheme
         ? settlement.success
           ? 'landed'
           : 'unseen'
-        : await this.stateOf(signature);
+        : await this.stateOf(signature, mark);
+    if (state === 'landed_earlier') {
+      // used before this request sent it: recorded used, nothing sold under its payment-identifier
+      this.metrics.settlementNotProven(route, 'refused', 'landed_earlier', seconds());
+      await this.ledger.settle(sale.fingerprint, sale.expiresAt);
+      await this.identifiers.release(sale.paymentId);
+      throw challengeResponse(
+        await this.paywall.challenge(request, landedEarlierReason(signature)),
+      );
+    }
     if (state === 'failed') {
       this.metrics.settlementNotProven(route, 'refused', 'transaction_failed', seconds());
       await this.giveBack(sale);
@@ -297,9 +313,12 @@ export class ExactSvmSellerScheme
     }
   }
 
-  private async stateOf(signature: string): Promise<'landed' | 'failed' | 'unseen'> {
+  private async stateOf(
+    signature: string,
+    mark: SvmSendingMark | undefined,
+  ): Promise<SaleLandingState> {
     try {
-      return await (this.chain as SolanaChainReader).signatureState(signature);
+      return await (mark as SvmSendingMark).stateOf(signature);
     } catch {
       return 'unseen';
     }
@@ -330,6 +349,7 @@ export class ExactSvmSellerScheme
       body,
       ...(signature === undefined ? {} : { signature }),
       ...(sale.paymentId === undefined ? {} : { paymentId: sale.paymentId }),
+      ...sentAfterSlotOf(sale),
     });
     throw settlementUnknown(signature, reason);
   }

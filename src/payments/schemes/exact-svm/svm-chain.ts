@@ -18,6 +18,12 @@ import type { AcceptedSvmPayment } from './svm-acceptance.js';
 /** A settlement signature on chain: landed without error, landed and failed, or not (yet) seen. */
 export type SignatureState = 'landed' | 'failed' | 'unseen';
 
+/** A signature's state and, once it is on chain, the slot it landed in. */
+export interface SignatureLanding {
+  readonly state: SignatureState;
+  readonly slot?: bigint;
+}
+
 /** Each chain read gets this long. */
 const READ_TIMEOUT_MS = 2000;
 
@@ -30,6 +36,11 @@ export class SolanaChainReader {
 
   /** `confirmed` or `finalized` counts as landed; a read that fails throws. */
   async signatureState(signature: string): Promise<SignatureState> {
+    return (await this.signatureLanding(signature)).state;
+  }
+
+  /** signatureState, with the slot a landed (or failed) transaction is in. */
+  async signatureLanding(signature: string): Promise<SignatureLanding> {
     const { value } = await this.rpc
       .getSignatureStatuses([signature as Signature], { searchTransactionHistory: true })
       .send({ abortSignal: AbortSignal.timeout(READ_TIMEOUT_MS) });
@@ -39,9 +50,16 @@ export class SolanaChainReader {
       status === undefined ||
       (status.confirmationStatus !== 'confirmed' && status.confirmationStatus !== 'finalized')
     ) {
-      return 'unseen';
+      return { state: 'unseen' };
     }
-    return status.err === null ? 'landed' : 'failed';
+    return { state: status.err === null ? 'landed' : 'failed', slot: status.slot };
+  }
+
+  /** The latest confirmed slot: a transaction sent after this read lands in a later slot. */
+  async confirmedSlot(): Promise<bigint> {
+    return await this.rpc
+      .getSlot({ commitment: 'confirmed' })
+      .send({ abortSignal: AbortSignal.timeout(READ_TIMEOUT_MS) });
   }
 
   async blockhashValid(blockhash: string): Promise<boolean> {

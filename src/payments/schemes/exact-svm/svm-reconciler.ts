@@ -17,6 +17,7 @@ import { PAYMENT_SETTINGS, type PaymentConfig } from '../../payments.settings.js
 import { PaymentIdentifiers } from '../../paywall/payment-identifiers.js';
 import { receiptHeader } from '../../paywall/x402-wire.js';
 import { SolanaChainReader } from './svm-chain.js';
+import { landingState, type SaleLandingState } from './svm-sending-mark.js';
 
 /** How often held Solana settlements are looked up. */
 export const SVM_RECONCILE_INTERVAL_MS = 500;
@@ -151,15 +152,18 @@ export class SvmReconciler implements OnApplicationBootstrap, OnModuleDestroy {
     if (this.unrecorded.has(sale.fingerprint)) await this.record(sale);
     if (chain === undefined || sale.signature === undefined) return;
     try {
-      let state = await chain.signatureState(sale.signature);
+      const stateOf = (): Promise<SaleLandingState> =>
+        landingState(chain, sale.signature as string, sale.sentAfterSlot);
+      let state = await stateOf();
       if (state === 'unseen' && !(await chain.blockhashValid(sale.payment.blockhash))) {
         // asked again: it may have landed between the two reads
-        state = await chain.signatureState(sale.signature);
+        state = await stateOf();
         if (state === 'unseen') state = 'failed';
       }
       if (state === 'unseen') return;
       // the sale stays held until the ledger has its outcome: a failed write is tried again
       if (state === 'landed') await this.landed(sale, sale.signature);
+      else if (state === 'landed_earlier') await this.landedEarlier(sale);
       else await this.neverLanded(sale);
       this.forget(sale);
     } catch (error) {
@@ -183,6 +187,20 @@ export class SvmReconciler implements OnApplicationBootstrap, OnModuleDestroy {
       this.metrics.paymentReconciled(sale.route, sale.payment.requirement);
       this.logger.log(`Solana settlement ${signature} landed: ${sale.fingerprint} settled`);
     }
+  }
+
+  /**
+   * Landed before its request sent it: used, and by an earlier request. Recorded used (never
+   * accepted again) without revenue or a stored answer; its payment-identifier sold nothing.
+   */
+  private async landedEarlier(sale: UnknownSvmSale): Promise<void> {
+    // the id and the uncertain record go; then the transaction is recorded used (a claim made in
+    // between is refused the same way, by the chain)
+    await this.ledger.resolveNeverSettled(sale.fingerprint, sale.paymentId);
+    await this.ledger.settle(sale.fingerprint, sale.expiresAt);
+    this.logger.warn(
+      `Solana settlement ${sale.signature} had landed before its request sent it: ${sale.fingerprint} sold nothing`,
+    );
   }
 
   private async neverLanded(sale: UnknownSvmSale): Promise<void> {
