@@ -1,4 +1,4 @@
-import { SYMBOL_PATTERN } from '../assets/symbol-format.js';
+import { SYMBOL_PATTERN } from '../common/symbol-format.js';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 
 export const MIN_LIST_SYMBOLS = 2;

@@ -9,7 +9,7 @@ import {
   SYMBOL_MAX_LENGTH,
   SYMBOL_OPENAPI_PATTERN,
   symbolListOpenApiPattern,
-} from '../assets/symbol-format.js';
+} from '../common/symbol-format.js';
 import { MAX_LIST_SYMBOLS, MIN_LIST_SYMBOLS } from './symbols.js';
 import type { TickerQuotes } from './ticker-quotes.service.js';
 import { AllTickersResolver, TickerListResolver, TickerResolver } from './ticker-resolvers.js';
