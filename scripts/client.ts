@@ -264,8 +264,11 @@ async function buyOverMcp(
 }
 
 if (isEntryPoint(import.meta.url)) {
+  const stateFile = process.env['SANDBOX_STATE_FILE'];
   runClient(process.argv.slice(2), {
     env: process.env,
+    // the state file of a stack started with SANDBOX_STATE_FILE (another port)
+    ...(stateFile === undefined || stateFile === '' ? {} : { stateFile }),
     out: (text) => process.stdout.write(`${text}\n`),
     err: (text) => process.stderr.write(`${text}\n`),
   })
