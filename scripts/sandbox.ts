@@ -118,6 +118,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         ...(typeof solana === 'string' ? {} : solana.env),
       }),
       notice: localStackNotice(venues),
+      localBuyer: true,
     });
     closers.push(() => app.close());
     installSandboxWallet(app, buyerKey, chain.chainId);
