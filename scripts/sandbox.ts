@@ -80,6 +80,8 @@ export interface Sandbox {
   readonly stateFile: string;
   /** X402_BATCH_DATA_DIR: the shell's, or a directory of this stack's own, removed when it stops. */
   readonly channelsDir: string;
+  /** The app's LOG_LEVEL (`warn` unless the shell sets one): which access lines it writes. */
+  readonly logLevel: string;
   /** Assets the first price round could price (0: requests answer 503 until venues answer). */
   readonly pricedAssets: number;
   /** Stops the app, the venues and the chain and removes the state file. Idempotent. */
@@ -111,9 +113,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (typeof solana !== 'string') closers.push(() => solana.close());
 
     const marketEnv = await startVenues(venues, closers, env);
+    const appEnv = appEnvironment(env, marketEnv, chain.rpcUrl, settlerKey, payTo);
     const app = await createApp({
       config: loadConfig({
-        ...appEnvironment(env, marketEnv, chain.rpcUrl, settlerKey, payTo),
+        ...appEnv,
         X402_BATCH_DATA_DIR: channelsDir,
         ...(typeof solana === 'string' ? {} : solana.env),
       }),
@@ -151,6 +154,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       solana,
       stateFile,
       channelsDir,
+      logLevel: appEnv['LOG_LEVEL'] ?? 'warn',
       pricedAssets,
       close: () => (closing ??= runClosers(closers)),
     };
@@ -344,6 +348,14 @@ export function localChainBanner(): string {
   return [bar, ...lines.map((line) => `#  ${line.padEnd(width - 2)}#`), bar].join('\n');
 }
 
+/** Which access lines a LOG_LEVEL writes: a 5xx answer's at `warn`, every other at `log`. */
+export function accessLinesOf(level: string): string {
+  const more = '; LOG_LEVEL=log writes one for every request';
+  if (level === 'warn') return `LOG_LEVEL=warn: access lines for 5xx answers only${more}`;
+  if (level === 'error' || level === 'fatal') return `LOG_LEVEL=${level}: no access lines${more}`;
+  return `LOG_LEVEL=${level}: an access line for every request`;
+}
+
 export function describeSandbox(sandbox: Sandbox): string {
   const { state, venues } = sandbox;
   const venueLine =
@@ -376,6 +388,7 @@ export function describeSandbox(sandbox: Sandbox): string {
     ['prices', prices],
     ...solanaRows(sandbox.solana),
     ['state file', `${sandbox.stateFile}  (read by npm run client; removed on exit)`],
+    ['logs', accessLinesOf(sandbox.logLevel)],
   ];
   const table = rows.map(([label, value]) => `  ${label.padEnd(11)} ${value}`);
   const banner = venues.mode === 'recorded' ? ['', recordedBanner(venues.reason)] : [];

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { readSandboxState } from '../scripts/sandbox-state.js';
-import { startSandbox, type Sandbox } from '../scripts/sandbox.js';
+import { accessLinesOf, describeSandbox, startSandbox, type Sandbox } from '../scripts/sandbox.js';
 import { StartupError } from '../src/common/startup-error.js';
 import { startOfflineSandbox } from './support/offline-sandbox.js';
 
@@ -44,7 +44,20 @@ describe('several local stacks on one checkout', () => {
     expect(readSandboxState(first.stateFile)?.apiUrl).toBe(first.state.apiUrl);
     expect(existsSync(first.channelsDir)).toBe(true);
     expect((await fetch(`${first.state.apiUrl}/health/live`)).status).toBe(200);
+    // the offline stack runs at LOG_LEVEL=error: its banner says so, and how to see requests
+    expect(first.logLevel).toBe('error');
+    expect(describeSandbox(first)).toContain(
+      '  logs        LOG_LEVEL=error: no access lines; LOG_LEVEL=log writes one for every request',
+    );
   }, 90_000);
+
+  it('says which access lines each LOG_LEVEL writes', () => {
+    expect(accessLinesOf('warn')).toBe(
+      'LOG_LEVEL=warn: access lines for 5xx answers only; LOG_LEVEL=log writes one for every request',
+    );
+    expect(accessLinesOf('log')).toBe('LOG_LEVEL=log: an access line for every request');
+    expect(accessLinesOf('debug')).toBe('LOG_LEVEL=debug: an access line for every request');
+  });
 
   it('refuses, in one line, a state file a live stack owns, and leaves it as it was', async () => {
     other = spawn('sleep', ['60'], { stdio: 'ignore' });
