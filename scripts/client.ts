@@ -4,7 +4,8 @@
  * whether the answer's Price-Attestation is the published signer's signature over its prices.
  * `--batch` pays through a batch-settlement payment channel instead (a deposit on first use, a
  * signed voucher after), keeping the channel's state in .x402-channels/. `--mcp` buys the same
- * answer as a paid MCP tool call on `POST /mcp` (scripts/mcp-client.ts).
+ * answer as a paid MCP tool call on `POST /mcp` (scripts/mcp-client.ts); the two combine.
+ * `--network solana` pays on Solana (exact only: refused with `--batch` or `--mcp`).
  * The API and the paying key come from API_URL / BUYER_PRIVATE_KEY, else from the
  * .sandbox.json a running `npm run sandbox` writes.
  */
@@ -37,6 +38,9 @@ options:
                               get_all_tickers) on POST /mcp, through the MCP SDK's client
   --network solana            pay in USDC on Solana (the sandbox's Solana buyer, or
                               SOLANA_BUYER_KEY and SOLANA_RPC_URL; scripts/solana-client.ts)
+
+--batch and --mcp combine (a paid MCP tool call through a channel); --network solana takes
+neither (exact payments over HTTP only) and is refused with them, before anything is paid.
 
 commands:
   ticker <SYMBOL>             one USD price                 e.g. ticker BTC
@@ -71,7 +75,9 @@ export type Command =
       readonly network?: 'solana';
     }
   | { readonly kind: 'help' }
-  | { readonly kind: 'invalid'; readonly problem: string };
+  | { readonly kind: 'invalid'; readonly problem: string }
+  /** A combination of options no buyer here can honour: one line, no usage, nothing paid. */
+  | { readonly kind: 'refused'; readonly problem: string };
 
 /** The route a command buys; symbols are escaped so an argument can never leave its segment. */
 export function parseCommand(argv: readonly string[]): Command {
@@ -79,6 +85,15 @@ export function parseCommand(argv: readonly string[]): Command {
   const mcp = argv.includes('--mcp');
   const at = argv.indexOf('--network');
   if (at !== -1 && argv[at + 1] !== 'solana') return invalid('--network takes solana');
+  if (at !== -1 && (batch || mcp)) {
+    const asked = [batch ? '--batch' : '', mcp ? '--mcp' : ''].filter(Boolean).join(' and ');
+    return {
+      kind: 'refused',
+      problem:
+        `--network solana cannot be combined with ${asked}: the Solana buyer pays exact over ` +
+        'HTTP only (no channel, no MCP); nothing was paid.',
+    };
+  }
   const rest = at === -1 ? argv : [...argv.slice(0, at), ...argv.slice(at + 2)];
   const command = parseRequest(rest.filter((arg) => arg !== '--batch' && arg !== '--mcp'));
   if (command.kind !== 'request') return command;
@@ -156,6 +171,9 @@ export async function runClient(argv: readonly string[], options: ClientOptions)
       return EXIT_OK;
     case 'invalid':
       options.err(`${command.problem}\n\n${USAGE}`);
+      return EXIT_USAGE;
+    case 'refused':
+      options.err(command.problem);
       return EXIT_USAGE;
     case 'request':
       break;
@@ -246,8 +264,11 @@ async function buyOverMcp(
 }
 
 if (isEntryPoint(import.meta.url)) {
+  const stateFile = process.env['SANDBOX_STATE_FILE'];
   runClient(process.argv.slice(2), {
     env: process.env,
+    // the state file of a stack started with SANDBOX_STATE_FILE (another port)
+    ...(stateFile === undefined || stateFile === '' ? {} : { stateFile }),
     out: (text) => process.stdout.write(`${text}\n`),
     err: (text) => process.stderr.write(`${text}\n`),
   })

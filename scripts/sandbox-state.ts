@@ -4,6 +4,7 @@
  */
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { StartupError } from '../src/common/startup-error.js';
 import { projectRoot } from '../test/support/project-root.js';
 import type { SandboxSolanaState } from './sandbox-solana.js';
 
@@ -51,6 +52,30 @@ export function readSandboxState(file: string): SandboxState | undefined {
 /** Removes the file only if the sandbox `pid` wrote it, so a second sandbox cannot delete the first's. */
 export function removeSandboxState(file: string, pid: number): void {
   if (readSandboxState(file)?.pid === pid) rmSync(file, { force: true });
+}
+
+/**
+ * Refuses to start a local stack whose state file another live stack owns: writing it would point
+ * `npm run client` away from that stack, and stopping this one would delete it.
+ */
+export function assertStateFileFree(file: string): void {
+  const owner = readSandboxState(file);
+  if (owner === undefined || owner.pid === process.pid || !isAlive(owner.pid)) return;
+  throw new StartupError(
+    `Another local stack (pid ${owner.pid}, ${owner.apiUrl}) owns ${file}: stop it, or give ` +
+      'this one its own state file and port, e.g. PORT=3001 SANDBOX_STATE_FILE=.sandbox-3001.json ' +
+      '(npm run client reads SANDBOX_STATE_FILE too).',
+  );
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, under another user
+    return (error as { code?: unknown }).code === 'EPERM';
+  }
 }
 
 function isSandboxState(value: unknown): value is SandboxState {

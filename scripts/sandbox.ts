@@ -5,7 +5,10 @@
  * Writes .sandbox.json for `npm run client` and runs until Ctrl-C.
  */
 import 'reflect-metadata';
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { formatUnits, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -14,6 +17,7 @@ import { createApp } from '../src/app.js';
 import { DEFAULT_MIN_SOURCES } from '../src/aggregation/pricing.settings.js';
 import { loadConfig } from '../src/app-config.js';
 import { HTTP_SETTINGS, type HttpSettings } from '../src/common/server.settings.js';
+import { StartupError } from '../src/common/startup-error.js';
 import { ConfigError } from '../src/config/settings.js';
 import {
   startLocalChain,
@@ -30,6 +34,7 @@ import { isEntryPoint } from './entry-point.js';
 import { installSandboxWallet } from './sandbox-wallet.js';
 import { solanaRows, startSandboxSolana, type SandboxSolana } from './sandbox-solana.js';
 import {
+  assertStateFileFree,
   defaultStatePath,
   removeSandboxState,
   writeSandboxState,
@@ -73,6 +78,10 @@ export interface Sandbox {
   /** The Solana side, or why the stack has none. */
   readonly solana: SandboxSolana | string;
   readonly stateFile: string;
+  /** X402_BATCH_DATA_DIR: the shell's, or a directory of this stack's own, removed when it stops. */
+  readonly channelsDir: string;
+  /** The app's LOG_LEVEL (`warn` unless the shell sets one): which access lines it writes. */
+  readonly logLevel: string;
   /** Assets the first price round could price (0: requests answer 503 until venues answer). */
   readonly pricedAssets: number;
   /** Stops the app, the venues and the chain and removes the state file. Idempotent. */
@@ -87,7 +96,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const stateFile = options.stateFile ?? defaultStatePath();
   const buyerFunds = options.buyerFunds ?? BUYER_FUNDS;
   const closers: Closer[] = [];
+  assertStateFileFree(stateFile);
   try {
+    const channelsDir = ownChannelsDir(env, closers);
     const venues = await decideVenues(options, env);
     // several clients may pay at once, settled from one key
     const chain = await startLocalChain({
@@ -102,12 +113,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (typeof solana !== 'string') closers.push(() => solana.close());
 
     const marketEnv = await startVenues(venues, closers, env);
+    const appEnv = appEnvironment(env, marketEnv, chain.rpcUrl, settlerKey, payTo);
     const app = await createApp({
       config: loadConfig({
-        ...appEnvironment(env, marketEnv, chain.rpcUrl, settlerKey, payTo),
+        ...appEnv,
+        X402_BATCH_DATA_DIR: channelsDir,
         ...(typeof solana === 'string' ? {} : solana.env),
       }),
       notice: localStackNotice(venues),
+      localBuyer: true,
     });
     closers.push(() => app.close());
     installSandboxWallet(app, buyerKey, chain.chainId);
@@ -139,6 +153,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       buyerFunds,
       solana,
       stateFile,
+      channelsDir,
+      logLevel: appEnv['LOG_LEVEL'] ?? 'warn',
       pricedAssets,
       close: () => (closing ??= runClosers(closers)),
     };
@@ -182,6 +198,24 @@ function appEnvironment(
     X402_ASSET_VERSION: undefined,
     X402_ASSET_DECIMALS: undefined,
   };
+}
+
+/**
+ * The stack's batch-settlement channel directory. Its chain is new each run, so channels kept from
+ * an earlier one name a chain that is gone, and another stack on this checkout holds the shared
+ * default: a directory of its own, removed when it stops, unless the shell names one.
+ */
+function ownChannelsDir(
+  env: Readonly<Record<string, string | undefined>>,
+  closers: Closer[],
+): string {
+  const given = env['X402_BATCH_DATA_DIR'];
+  if (given !== undefined && given !== '') return given;
+  const dir = mkdtempSync(path.join(tmpdir(), 'sandbox-channels-'));
+  closers.push(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return dir;
 }
 
 /** By convention dev account #0 settles (pays gas) and #1 receives the payments. */
@@ -314,6 +348,14 @@ export function localChainBanner(): string {
   return [bar, ...lines.map((line) => `#  ${line.padEnd(width - 2)}#`), bar].join('\n');
 }
 
+/** Which access lines a LOG_LEVEL writes: a 5xx answer's at `warn`, every other at `log`. */
+export function accessLinesOf(level: string): string {
+  const more = '; LOG_LEVEL=log writes one for every request';
+  if (level === 'warn') return `LOG_LEVEL=warn: access lines for 5xx answers only${more}`;
+  if (level === 'error' || level === 'fatal') return `LOG_LEVEL=${level}: no access lines${more}`;
+  return `LOG_LEVEL=${level}: an access line for every request`;
+}
+
 export function describeSandbox(sandbox: Sandbox): string {
   const { state, venues } = sandbox;
   const venueLine =
@@ -346,6 +388,7 @@ export function describeSandbox(sandbox: Sandbox): string {
     ['prices', prices],
     ...solanaRows(sandbox.solana),
     ['state file', `${sandbox.stateFile}  (read by npm run client; removed on exit)`],
+    ['logs', accessLinesOf(sandbox.logLevel)],
   ];
   const table = rows.map(([label, value]) => `  ${label.padEnd(11)} ${value}`);
   const banner = venues.mode === 'recorded' ? ['', recordedBanner(venues.reason)] : [];
@@ -405,7 +448,7 @@ async function shutdown(sandbox: Sandbox, signal: NodeJS.Signals): Promise<void>
 }
 
 function explainStartFailure(error: unknown): string {
-  if (error instanceof ConfigError) return error.message;
+  if (error instanceof ConfigError || error instanceof StartupError) return error.message;
   if ((error as { code?: unknown } | null)?.code === 'EADDRINUSE') {
     return 'The port is already in use (another sandbox or `npm start`?). Set PORT to another port.';
   }

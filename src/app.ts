@@ -46,6 +46,11 @@ export interface CreateAppOptions {
   readonly features?: NonNullable<ModuleMetadata['imports']>;
   /** The local test stack's notice, on /docs and /v1/sources; none for the service itself. */
   readonly notice?: string;
+  /**
+   * The local stack's test buyer signs "Try it out" payments on /docs (`POST /sandbox/wallet`,
+   * installed by the local stack); otherwise only a browser wallet pays there.
+   */
+  readonly localBuyer?: boolean;
 }
 
 /** Swagger's answers change only with a deploy: a proxy may keep them a few minutes. */
@@ -109,14 +114,16 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   fastify.addHook('onRequest', refuseFragments);
   methods.install(fastify);
   app.useGlobalFilters(new ProblemDetailsFilter(methods));
-  const document = buildOpenApiDocument(app, options.notice);
+  const localBuyer = options.localBuyer === true;
+  const document = buildOpenApiDocument(app, options.notice, localBuyer);
   installPaywall(app, document);
   documents.set(app, document);
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'openapi.json',
     yamlDocumentUrl: 'openapi.yaml',
-    // "Try it out" pays with the browser's wallet; Swagger UI gets the function as source text
-    swaggerOptions: { requestInterceptor: x402RequestInterceptor },
+    // "Try it out" pays with the browser's wallet (or the local buyer); Swagger UI gets the
+    // function as source text and the flag as an option it keeps
+    swaggerOptions: { requestInterceptor: x402RequestInterceptor, x402LocalBuyer: localBuyer },
   });
   return app;
 }

@@ -228,7 +228,9 @@ describe('npm start, built and run as a process', () => {
       const before = await chain.usdcBalance(payTo);
       expect(await execute(page, 'getTicker')).toBe('200');
       expect(await chain.usdcBalance(payTo)).toBe(before + 2000n);
-      expect(await textOf(page, '#x402-receipt')).toMatch(/transaction 0x[0-9a-f]{64}/);
+      expect(await textOf(page, '[id$="-getTicker"] .x402-receipt .x402-receipt-text')).toMatch(
+        /transaction 0x[0-9a-f]{64}/,
+      );
       expect(failures).toEqual([]);
     } finally {
       await browser.close();

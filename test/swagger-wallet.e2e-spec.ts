@@ -15,6 +15,10 @@ import {
   textOf,
 } from './support/swagger-ui.js';
 
+/** The receipt panel: in the paying operation's Responses, above its response. */
+const RECEIPT = '[id$="-getTicker"] .responses-wrapper > .x402-receipt .x402-receipt-text';
+const RECEIPT_TITLE = '[id$="-getTicker"] .x402-receipt .opblock-section-header .opblock-title';
+
 describe('paying from Swagger UI with a browser wallet (headless Chromium)', () => {
   let stack: PaidApp;
   let browser: Browser;
@@ -48,8 +52,9 @@ describe('paying from Swagger UI with a browser wallet (headless Chromium)', () 
     expect(served.currency).toBe('USD');
     expect(Object.keys(served.price)).toEqual(['BTC']);
     expect(served.price.BTC).toBeGreaterThan(0);
-    const receipt = await textOf(page, '#x402-receipt');
+    const receipt = await textOf(page, RECEIPT);
     expect(receipt).toContain('Paid 0.002 USDC (2000 atomic units) from ');
+    expect(await textOf(page, RECEIPT_TITLE)).toBe('Payment receipt');
     const transaction = /transaction (0x[0-9a-f]{64})/.exec(receipt)?.[1] as
       `0x${string}` | undefined;
     expect(transaction).toBeDefined();
@@ -62,14 +67,27 @@ describe('paying from Swagger UI with a browser wallet (headless Chromium)', () 
     await page.close();
   }, 60_000);
 
-  it('without a wallet shows the 402 and says a wallet is needed, charging nothing', async () => {
+  it('without a wallet shows the 402 and says a wallet is needed, asking no local buyer, charging nothing', async () => {
     const page = await browser.newPage();
+    const asked: string[] = [];
+    page.on('request', (request) => asked.push(new URL(request.url()).pathname));
     await page.goto(`${stack.service.url}/docs`);
     const before = await stack.balances();
     expect(await execute(page, 'getTicker')).toBe('402');
-    const notice = await textOf(page, '#x402-receipt');
+    const notice = await textOf(page, RECEIPT);
     expect(notice).toContain('connect an EIP-1193 wallet');
+    expect(asked).toContain('/v1/ticker/BTC');
+    expect(asked).not.toContain('/sandbox/wallet');
     expect(await stack.balances()).toEqual(before);
+    await page.close();
+  }, 60_000);
+
+  it('the page says a browser wallet pays, and nothing of a test buyer', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${stack.service.url}/docs`);
+    const description = await textOf(page, '.info .description');
+    expect(description).toContain('pays with your browser wallet (EIP-1193)');
+    expect(description).not.toContain('test buyer');
     await page.close();
   }, 60_000);
 });
@@ -107,10 +125,13 @@ describe('paying from Swagger UI served by the local stack, with no browser wall
 
     expect(await execute(page, 'getTicker')).toBe('200');
 
-    const receipt = await textOf(page, '#x402-receipt');
+    const receipt = await textOf(page, RECEIPT);
     expect(receipt).toContain(
       `Paid 0.002 USDC (2000 atomic units) from the sandbox buyer ${sandbox.state.buyerAddress}`,
     );
+    const description = await textOf(page, '.info .description');
+    expect(description).toContain("pays as the local stack's test buyer");
+    expect(description).not.toContain('EIP-1193');
     expect(receipt).toMatch(/transaction 0x[0-9a-f]{64} on eip155:84532/);
     expect(await buyerBalance()).toBe(before - 2000n);
     await page.close();

@@ -8,17 +8,22 @@ interface WalletPage {
     request(args: { method: string; params?: readonly unknown[] }): Promise<unknown>;
   };
   readonly document: {
-    getElementById(id: string): PageElement | null;
     createElement(tag: string): PageElement;
-    readonly body: { prepend(element: PageElement): void };
+    querySelector(selector: string): PageElement | null;
+    readonly activeElement: PageElement | null;
   };
+  /** Swagger UI (swagger-ui-init.js): its options, `x402LocalBuyer` among them. */
+  readonly ui?: { getConfigs(): { readonly x402LocalBuyer?: boolean } };
 }
 
 interface PageElement {
-  id: string;
+  className: string;
   textContent: string | null;
   readonly dataset: Record<string, string | undefined>;
-  setAttribute(name: string, value: string): void;
+  closest(selector: string): PageElement | null;
+  querySelector(selector: string): PageElement | null;
+  append(...nodes: PageElement[]): void;
+  prepend(...nodes: PageElement[]): void;
 }
 
 interface Requirement {
@@ -39,10 +44,11 @@ interface SwaggerRequest {
  * Swagger UI's `requestInterceptor`: "Try it out" on a paid operation pays with the browser's
  * EIP-1193 wallet. On a 402 it asks the wallet to sign the EIP-3009 transfer of an offered
  * `exact` requirement (EIP-712 `TransferWithAuthorization`; on the wallet's chain when the route
- * is sold on several networks), repeats the request with the
- * `PAYMENT-SIGNATURE` header and shows the receipt above the page. Without a wallet it uses the
- * local stack's buyer when the page is served by it (`POST /sandbox/wallet`), else shows the 402. Swagger UI receives this function as source text, so it refers to nothing
- * outside itself.
+ * is sold on several networks), repeats the request with the `PAYMENT-SIGNATURE` header and
+ * shows the receipt in a panel at the top of the paying operation's Responses. On the local
+ * stack (Swagger option `x402LocalBuyer`) its test buyer signs instead (`POST /sandbox/wallet`);
+ * elsewhere, without a wallet, the 402 is shown. Swagger UI receives this function as source
+ * text, so it refers to nothing outside itself.
  */
 export function x402RequestInterceptor(request: SwaggerRequest): SwaggerRequest {
   const page = globalThis as unknown as WalletPage;
@@ -57,19 +63,36 @@ export function x402RequestInterceptor(request: SwaggerRequest): SwaggerRequest 
     JSON.parse(
       new TextDecoder().decode(Uint8Array.from(page.atob(text), (char) => char.charCodeAt(0))),
     );
+  // the operation whose Execute button was pressed: its receipt goes with its response
+  const operation = page.document.activeElement?.closest('.opblock') ?? null;
+  /** A panel in Swagger UI's own classes (a section header, then a code block), one per operation. */
   const show = (text: string, state: 'paid' | 'failed'): void => {
-    let box = page.document.getElementById('x402-receipt');
-    if (box === null) {
-      box = page.document.createElement('div');
-      box.id = 'x402-receipt';
-      box.setAttribute(
-        'style',
-        'font:14px monospace;padding:10px 16px;border-bottom:1px solid #ccc;word-break:break-all',
-      );
-      page.document.body.prepend(box);
+    const place =
+      operation?.querySelector('.responses-wrapper') ??
+      operation ??
+      page.document.querySelector('#swagger-ui');
+    if (place === null) return;
+    let panel = place.querySelector('.x402-receipt');
+    if (panel === null) {
+      panel = page.document.createElement('div');
+      panel.className = 'x402-receipt';
+      const header = page.document.createElement('div');
+      header.className = 'opblock-section-header';
+      const title = page.document.createElement('h4');
+      title.className = 'opblock-title';
+      title.textContent = 'Payment receipt';
+      header.append(title);
+      const inner = page.document.createElement('div');
+      inner.className = 'responses-inner';
+      const pre = page.document.createElement('pre');
+      pre.className = 'microlight x402-receipt-text';
+      inner.append(pre);
+      panel.append(header, inner);
+      place.prepend(panel);
     }
-    box.dataset['state'] = state;
-    box.textContent = text;
+    panel.dataset['state'] = state;
+    const body = panel.querySelector('.x402-receipt-text');
+    if (body !== null) body.textContent = text;
   };
 
   /**
@@ -112,7 +135,8 @@ export function x402RequestInterceptor(request: SwaggerRequest): SwaggerRequest 
     const first = await page.fetch(url, init);
     const challenge = first.headers.get('PAYMENT-REQUIRED');
     if (first.status !== 402 || challenge === null) return first;
-    const wallet = page.ethereum ?? (await sandboxWallet(url));
+    const localBuyer = page.ui?.getConfigs().x402LocalBuyer === true;
+    const wallet = page.ethereum ?? (localBuyer ? await sandboxWallet(url) : undefined);
     const payer = page.ethereum === undefined ? 'the sandbox buyer ' : '';
     if (wallet === undefined) {
       show(

@@ -50,9 +50,13 @@ export class ServiceProcess {
     private readonly output: { text: string },
   ) {}
 
-  static async start(env: Record<string, string>): Promise<ServiceProcess> {
+  /** `cwd`: its working directory (relative data directories resolve there); tmpdir() by default. */
+  static async start(
+    env: Record<string, string>,
+    { cwd = tmpdir() }: { cwd?: string } = {},
+  ): Promise<ServiceProcess> {
     const child = spawn('node', [path.join(projectRoot(), SERVICE_SCRIPT)], {
-      cwd: tmpdir(),
+      cwd,
       env: bareEnv({ HOST: '127.0.0.1', PORT: '0', ...env }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -83,24 +83,38 @@ export class BatchChannels implements OnApplicationBootstrap, OnModuleDestroy {
 
   /**
    * Each network's store holds only that network's channels (a channel id is its config's hash
-   * with the chain id). Not so when X402_NETWORKS was reordered: the first network keeps the
-   * unsuffixed store, so another network's channels would be orphaned (owed vouchers never
-   * claimed) and its buyers could sign the charged range again. Start-up stops instead.
+   * with the chain id). A channel of another configured network means X402_NETWORKS was
+   * reordered (the first network keeps the unsuffixed store): its owed vouchers would never be
+   * claimed and its buyers could sign the charged range again. A channel of no configured network
+   * means the store is another deployment's, or a local chain's since reset. Start-up stops,
+   * saying which.
    */
   async onApplicationBootstrap(): Promise<void> {
     if (this.stores === null) return;
-    for (const { network } of this.payments.networks) {
+    const networks = this.payments.networks.map(({ network }) => network);
+    for (const network of networks) {
       const foreign = (await this.channels(network).list()).find(
         (channel) => computeChannelId(channel.channelConfig, network) !== channel.channelId,
       );
-      if (foreign !== undefined) {
-        throw new StartupError(
-          `Cannot start: the batch-settlement channel store of ${network} holds channel ` +
-            `${foreign.channelId}, which is not a channel on ${network}. Was X402_NETWORKS ` +
-            'reordered? The first network keeps the unsuffixed store (Redis prefix, ' +
-            'X402_BATCH_DATA_DIR): put the network it belongs to first again.',
-        );
-      }
+      if (foreign === undefined) continue;
+      const owner = networks.find(
+        (other) =>
+          other.startsWith('eip155:') &&
+          computeChannelId(foreign.channelConfig, other) === foreign.channelId,
+      );
+      const found =
+        `Cannot start: the batch-settlement channel store of ${network} holds channel ` +
+        `${foreign.channelId}, which is not a channel on ${network}`;
+      throw new StartupError(
+        owner === undefined
+          ? `${found} nor on any network X402_NETWORKS lists: the store belongs to another ` +
+              'deployment or to a chain that was reset. Point X402_BATCH_DATA_DIR (or ' +
+              "REDIS_URL) at this deployment's own store; a store of a throw-away test chain " +
+              'can be deleted.'
+          : `${found} but on ${owner}: X402_NETWORKS was reordered. The first network keeps ` +
+              `the unsuffixed store (Redis prefix, X402_BATCH_DATA_DIR): put ${owner} first ` +
+              'again.',
+      );
     }
   }
 
