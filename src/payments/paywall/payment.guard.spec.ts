@@ -25,6 +25,7 @@ import {
 } from '../schemes/exact/payment-acceptance.js';
 import { challengeResponse } from './payment-errors.js';
 import { InMemoryPaymentLedger } from '../ledger/payment-ledger.js';
+import { PaidCalls } from './paid-calls.js';
 import { PaymentGuard } from './payment.guard.js';
 import type { NetworkFacilitators } from '../facilitator/network-facilitators.js';
 import type { ExactSettlement, PaymentInProgress } from '../schemes/exact/exact-settlement.js';
@@ -105,7 +106,7 @@ describe('PaymentGuard', () => {
       schemes as unknown as SchemeRegistry,
       verification,
     );
-    return new PaymentGuard(paywall.asPaywall(), intake, metrics);
+    return new PaymentGuard(paywall.asPaywall(), intake, metrics, new PaidCalls());
   }
 
   beforeEach(() => {
