@@ -1,7 +1,9 @@
 import { Controller, Post, Req, Res } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiExcludeEndpoint } from '@nestjs/swagger';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { JSON_RPC_ROUTE } from '../common/problem-details.filter.js';
 import { RateLimiter } from '../rate-limit/rate-limit.guard.js';
 import { SkipRateLimit } from '../rate-limit/skip-rate-limit.decorator.js';
 import { checkBatch, refusal } from './json-rpc-batch.js';
@@ -18,7 +20,8 @@ const WIND_DOWN_MS = 2_000;
 /**
  * `POST /mcp`: the Model Context Protocol over Streamable HTTP, stateless (every call stands
  * alone; JSON answers, no SSE stream), through the same Nest pipeline as every route (problem
- * details, access line, metrics). Each message counts as the request it stands for: a tool call
+ * details, access line, metrics); a body that is no JSON is JSON-RPC's parse error (-32700).
+ * Each message counts as the request it stands for: a tool call
  * is its route's own request (its rate-limit bucket, paywall and answer); any other request is
  * one free request. Exchanges are bounded per client and in all (McpExchanges), and each ends
  * by its deadline. Other methods on /mcp answer 405.
@@ -32,6 +35,7 @@ export class McpController {
   ) {}
 
   @Post()
+  @RouteConfig(JSON_RPC_ROUTE)
   @SkipRateLimit()
   @ApiExcludeEndpoint()
   async post(
