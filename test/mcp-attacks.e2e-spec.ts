@@ -79,7 +79,9 @@ describe('POST /mcp under attack (e2e, local chain)', () => {
 
   async function requiredFor(client: string, payer_ = payer): Promise<PaymentPayload> {
     const answer = (await (await post(client, toolCall(1, { symbol: 'BTC' }))).json()) as RpcAnswer;
-    return payer_.createPaymentPayload(answer.result?.structuredContent as unknown as PaymentRequired);
+    return payer_.createPaymentPayload(
+      answer.result?.structuredContent as unknown as PaymentRequired,
+    );
   }
 
   it('counts each paid call of a batch like its HTTP request: unfunded payments past the limit are 429s, not verifications', async () => {
@@ -90,7 +92,9 @@ describe('POST /mcp under attack (e2e, local chain)', () => {
     );
     const batch = [];
     for (let id = 1; id <= 10; id += 1) {
-      batch.push(toolCall(id, { symbol: 'BTC' }, await requiredFor(`10.0.1.${String(id)}`, unfunded)));
+      batch.push(
+        toolCall(id, { symbol: 'BTC' }, await requiredFor(`10.0.1.${String(id)}`, unfunded)),
+      );
     }
     const response = await post(client, batch);
     expect(response.status).toBe(200);
@@ -178,7 +182,9 @@ describe('POST /mcp under attack (e2e, local chain)', () => {
     expect(answer.result?.isError).toBeFalsy();
     const attestation = answer.result?._meta?.['x402/price-attestation'];
     expect(typeof attestation).toBe('string');
-    const { signer } = (await (await stack.service.get('/.well-known/price-attestation')).json()) as {
+    const { signer } = (await (
+      await stack.service.get('/.well-known/price-attestation')
+    ).json()) as {
       signer: `0x${string}`;
     };
     const body = answer.result?.structuredContent as unknown as PricedBody;
@@ -201,7 +207,7 @@ describe('POST /mcp under attack (e2e, local chain)', () => {
     expect(status).toBe(429);
     const unpaid = await client.callTool({ name: 'get_ticker', arguments: { symbol: 'BTC' } });
     const payment = await payer.createPaymentPayload(
-      unpaid.structuredContent as unknown as PaymentRequired,
+      unpaid.structuredContent as PaymentRequired,
     );
     const paid = await client.callTool({
       name: 'get_ticker',

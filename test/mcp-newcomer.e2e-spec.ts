@@ -33,7 +33,12 @@ describe('MCP for a newcomer, and a new route as a tool (e2e, local chain)', () 
   const LIST = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
 
   it('serves a POST without the MCP Accept pair, or accepting only JSON, with JSON', async () => {
-    for (const headers of [{}, { accept: 'application/json' }, { accept: '*/*' }]) {
+    const accepts: Record<string, string>[] = [
+      {},
+      { accept: 'application/json' },
+      { accept: '*/*' },
+    ];
+    for (const headers of accepts) {
       const response = await post(LIST, headers);
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toMatch(/^application\/json/);
@@ -80,7 +85,7 @@ describe('MCP for a newcomer, and a new route as a tool (e2e, local chain)', () 
 
   it('sells the new route’s tool at its price, its arguments in the URL', async () => {
     const unpaid = await client.callTool({ name: 'get_toy_word', arguments: { word: 'hello' } });
-    const required = unpaid.structuredContent as unknown as PaymentRequired;
+    const required = unpaid.structuredContent as PaymentRequired;
     expect(required.resource.url).toBe('mcp://tool/get_toy_word');
     expect(required.accepts[0]?.amount).toBe('1000');
     const payer = new x402Client().register('eip155:*', new ExactEvmScheme(stack.buyer.account));

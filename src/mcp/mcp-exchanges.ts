@@ -46,7 +46,9 @@ export class McpExchanges {
       throw busy(`${ip} has ${String(mine)} MCP exchanges in progress, the most one client may.`);
     }
     if (this.running >= this.limits.total) {
-      throw busy(`${String(this.running)} MCP exchanges are in progress, the most this instance serves.`);
+      throw busy(
+        `${String(this.running)} MCP exchanges are in progress, the most this instance serves.`,
+      );
     }
     this.byClient.set(ip, mine + 1);
     this.running += 1;

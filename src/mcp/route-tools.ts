@@ -85,14 +85,17 @@ export class RouteTools {
     return tools;
   }
 
-  private toolOf(handler: (...args: unknown[]) => unknown, method: string, path: string): RouteTool {
+  private toolOf(
+    handler: (...args: unknown[]) => unknown,
+    method: string,
+    path: string,
+  ): RouteTool {
     const operation = this.reflector.get<{ operationId?: string; summary?: string } | undefined>(
       DECORATORS.API_OPERATION,
       handler,
     );
     const declared =
-      this.reflector.get<ParameterMetadata[] | undefined>(DECORATORS.API_PARAMETERS, handler) ??
-      [];
+      this.reflector.get<ParameterMetadata[] | undefined>(DECORATORS.API_PARAMETERS, handler) ?? [];
     const properties: Record<string, Json> = {};
     const args: ToolArgument[] = [];
     for (const name of pathParameters(path)) {

@@ -77,7 +77,10 @@ export class ToolCalls {
       return this.resultOf(tool, call, response);
     } catch (error) {
       if (call.signal.aborted) {
-        throw new McpError(McpErrorCode.RequestTimeout, 'The call was abandoned; nothing was sold.');
+        throw new McpError(
+          McpErrorCode.RequestTimeout,
+          'The call was abandoned; nothing was sold.',
+        );
       }
       throw error;
     } finally {
@@ -148,7 +151,10 @@ export function urlOf(tool: RouteTool, args: Record<string, unknown>): string {
 function textOf(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  if (Array.isArray(value) && value.every((item) => textOf(item) !== undefined && !Array.isArray(item))) {
+  if (
+    Array.isArray(value) &&
+    value.every((item) => textOf(item) !== undefined && !Array.isArray(item))
+  ) {
     return value.map((item) => textOf(item)).join(',');
   }
   return undefined;
@@ -192,7 +198,8 @@ function withoutDiscoveryEcho(payment: unknown): PaymentPayload {
 function problemIn(status: number, body: string): ProblemDetails {
   try {
     const parsed: unknown = JSON.parse(body);
-    if (isRecord(parsed) && typeof parsed['code'] === 'string') return parsed as unknown as ProblemDetails;
+    if (isRecord(parsed) && typeof parsed['code'] === 'string')
+      return parsed as unknown as ProblemDetails;
   } catch {
     // not JSON: described below
   }

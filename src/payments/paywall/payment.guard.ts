@@ -47,7 +47,9 @@ export class PaymentGuard implements CanActivate {
     }
     const { version, value } = header;
     request.x402Sale = await this.intake.open(request, version, (offered) =>
-      version === 2 ? forThisResource(decodeV2Payment(value), call) : decodeV1Payment(value, offered),
+      version === 2
+        ? forThisResource(decodeV2Payment(value), call)
+        : decodeV1Payment(value, offered),
     );
     return true;
   }
