@@ -206,9 +206,7 @@ describe('POST /mcp under attack (e2e, local chain)', () => {
     }
     expect(status).toBe(429);
     const unpaid = await client.callTool({ name: 'get_ticker', arguments: { symbol: 'BTC' } });
-    const payment = await payer.createPaymentPayload(
-      unpaid.structuredContent as PaymentRequired,
-    );
+    const payment = await payer.createPaymentPayload(unpaid.structuredContent as PaymentRequired);
     const paid = await client.callTool({
       name: 'get_ticker',
       arguments: { symbol: 'BTC' },

@@ -68,6 +68,20 @@ describe('MCP for a newcomer, and a new route as a tool (e2e, local chain)', () 
     expect(await response.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 } });
   });
 
+  it('lists a tool for every GET route under /v1/ of the OpenAPI document, named by its operationId', async () => {
+    const { tools } = await client.listTools();
+    const document = (await (await stack.service.get('/openapi.json')).json()) as {
+      paths: Record<string, { get?: { operationId: string } }>;
+    };
+    const routes = Object.entries(document.paths)
+      .filter(([path, operations]) => path.startsWith('/v1/') && operations.get !== undefined)
+      .map(([, operations]) =>
+        (operations.get?.operationId ?? '').replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase(),
+      );
+    expect(routes).toContain('get_toy_word');
+    expect(tools.map((tool) => tool.name).sort()).toEqual(routes.sort());
+  });
+
   it('lists a new route as a tool: its operationId, summary, path and query parameters, price', async () => {
     const { tools } = await client.listTools();
     const toy = tools.find((tool) => tool.name === 'get_toy_word');

@@ -62,17 +62,8 @@ describe('paid MCP tools (Streamable HTTP, the MCP SDK client, the local chain)'
     return payer.createPaymentPayload(await required(name, args));
   }
 
-  it('lists a tool for every GET route under /v1/; the paid ones name the price of their HTTP route', async () => {
+  it('lists five tools; the paid ones name the price of their HTTP route', async () => {
     const { tools } = await client.listTools();
-    const document = (await (await stack.service.get('/openapi.json')).json()) as {
-      paths: Record<string, { get?: { operationId: string } }>;
-    };
-    const routes = Object.entries(document.paths)
-      .filter(([path, operations]) => path.startsWith('/v1/') && operations.get !== undefined)
-      .map(([, operations]) =>
-        (operations.get?.operationId ?? '').replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase(),
-      );
-    expect(tools.map((tool) => tool.name).sort()).toEqual(routes.sort());
     expect(tools.map((tool) => tool.name).sort()).toEqual([
       'get_all_tickers',
       'get_sources',
