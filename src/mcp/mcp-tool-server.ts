@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   CallToolRequestSchema,
   ErrorCode as McpErrorCode,
@@ -29,6 +30,9 @@ export interface ExchangeCaller {
  */
 @Injectable()
 export class McpToolServer {
+  /** The SDK's schema validator (elicitation only): one for every exchange, not a new Ajv each. */
+  private readonly validator = new AjvJsonSchemaValidator();
+
   constructor(
     private readonly tools: RouteTools,
     private readonly calls: ToolCalls,
@@ -51,6 +55,7 @@ export class McpToolServer {
     // eslint-disable-next-line @typescript-eslint/no-deprecated
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: {}, experimental: { [PAYMENT_EXTENSION]: {} } },
+      jsonSchemaValidator: this.validator,
     });
     let queue: Promise<unknown> = Promise.resolve();
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.listing() }));
