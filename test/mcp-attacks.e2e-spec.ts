@@ -191,6 +191,16 @@ describe('POST /mcp under attack (e2e, local chain)', () => {
     await expect(attestationProblem(attestation as string, body, signer)).resolves.toBeUndefined();
   });
 
+  it('never limits an MCP client that pays each PaymentRequired it gets, as over HTTP', async () => {
+    const client = '10.0.0.9';
+    for (let bought = 0; bought < UNPAID_LIMIT + 2; bought += 1) {
+      const answer = (await (
+        await post(client, toolCall(1, { symbol: 'BTC' }, await requiredFor(client)))
+      ).json()) as RpcAnswer;
+      expect(answer.result?.structuredContent).toMatchObject({ currency: 'USD' });
+    }
+  });
+
   it('serves a paying MCP client after its free bucket is spent', async () => {
     const address = '10.0.0.8';
     const client = new Client({ name: 'mcp-free-spent', version: '1.0.0' });
