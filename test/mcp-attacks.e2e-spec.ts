@@ -191,6 +191,19 @@ describe('POST /mcp under attack (e2e, local chain)', () => {
     await expect(attestationProblem(attestation as string, body, signer)).resolves.toBeUndefined();
   });
 
+  it('counts a POST of notifications alone as a free request', async () => {
+    const statuses: number[] = [];
+    for (let sent = 0; sent <= FREE_LIMIT; sent += 1) {
+      const response = await post('10.0.0.10', {
+        jsonrpc: '2.0',
+        method: 'notifications/initialized',
+      });
+      statuses.push(response.status);
+    }
+    expect(statuses.slice(0, FREE_LIMIT).every((status) => status === 202)).toBe(true);
+    expect(statuses[FREE_LIMIT]).toBe(429);
+  });
+
   it('never limits an MCP client that pays each PaymentRequired it gets, as over HTTP', async () => {
     const client = '10.0.0.9';
     for (let bought = 0; bought < UNPAID_LIMIT + 2; bought += 1) {

@@ -56,6 +56,8 @@ export class McpExchanges {
     const timer = setTimeout(() => {
       deadline.abort();
     }, this.limits.deadlineMs);
+    // the exchange's own request keeps the process alive; its deadline need not
+    timer.unref();
     let left = false;
     return {
       signal: deadline.signal,

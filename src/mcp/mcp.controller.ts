@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { JSON_RPC_ROUTE } from '../common/problem-details.filter.js';
 import { RateLimiter } from '../rate-limit/rate-limit.guard.js';
 import { SkipRateLimit } from '../rate-limit/skip-rate-limit.decorator.js';
-import { checkBatch, refusal } from './json-rpc-batch.js';
+import { checkBatch, refusal, type CheckedBatch } from './json-rpc-batch.js';
 import { McpExchanges } from './mcp-exchanges.js';
 import { McpToolServer } from './mcp-tool-server.js';
 
@@ -21,10 +21,10 @@ const WIND_DOWN_MS = 2_000;
  * `POST /mcp`: the Model Context Protocol over Streamable HTTP, stateless (every call stands
  * alone; JSON answers, no SSE stream), through the same Nest pipeline as every route (problem
  * details, access line, metrics); a body that is no JSON is JSON-RPC's parse error (-32700).
- * Each message counts as the request it stands for: a tool call
- * is its route's own request (its rate-limit bucket, paywall and answer); any other request is
- * one free request. Exchanges are bounded per client and in all (McpExchanges), and each ends
- * by its deadline. Other methods on /mcp answer 405.
+ * Each message counts as the request it stands for: a tool call is its route's own request (its
+ * rate-limit bucket, paywall and answer), any other request one free request, and a POST that
+ * runs no tool call at least one. Exchanges are bounded per client and in all (McpExchanges),
+ * and each ends by its deadline. Other methods on /mcp answer 405.
  */
 @Controller('mcp')
 export class McpController {
@@ -43,14 +43,13 @@ export class McpController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<string> {
     const checked = checkBatch(request.body);
+    for (let count = freeRequestsIn(checked); count > 0; count -= 1) {
+      const refused = await this.limiter.verdict(request, false, reply);
+      if (refused !== undefined) throw refused;
+    }
     if (checked.kind === 'refused') {
       void reply.status(400).header('content-type', 'application/json');
       return JSON.stringify(checked.refusal);
-    }
-    for (const method of checked.methods) {
-      if (method === 'tools/call') continue;
-      const refused = await this.limiter.verdict(request, false, reply);
-      if (refused !== undefined) throw refused;
     }
     const exchange = this.exchanges.enter(request.ip);
     try {
@@ -104,6 +103,16 @@ export class McpController {
       await server.close();
     }
   }
+}
+
+/**
+ * The free requests a POST counts as: each request but a tool call (which counts as its route's
+ * own request), and at least one for a POST that runs no tool call (notifications, a refusal).
+ */
+function freeRequestsIn(checked: CheckedBatch): number {
+  if (checked.kind === 'refused') return 1;
+  const others = checked.methods.filter((method) => method !== 'tools/call').length;
+  return checked.methods.length > others ? others : Math.max(1, others);
 }
 
 /**
