@@ -64,12 +64,12 @@ describe('paid MCP tools (Streamable HTTP, the MCP SDK client, the local chain)'
 
   it('lists five tools; the paid ones name the price of their HTTP route', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual([
-      'list_assets',
-      'get_ticker',
-      'get_tickers',
+    expect(tools.map((tool) => tool.name).sort()).toEqual([
       'get_all_tickers',
       'get_sources',
+      'get_ticker',
+      'get_tickers',
+      'list_assets',
     ]);
     const described = Object.fromEntries(tools.map((tool) => [tool.name, tool.description]));
     expect(described['get_ticker']).toContain('$0.002 per call');

@@ -37,7 +37,7 @@ async function sourcesOf(stack: PaidApp | RunningApp): Promise<SourcesBody> {
   const response = await service.get('/v1/sources');
   expect(response.status).toBe(200);
   const body = (await response.json()) as SourcesBody;
-  contract.assertResponse('listSources', 200, 'application/json', body);
+  contract.assertResponse('getSources', 200, 'application/json', body);
   return body;
 }
 

@@ -62,7 +62,7 @@ describe('ticker streams, with REST as the fallback', () => {
     const response = await service.get('/v1/sources');
     expect(response.status).toBe(200);
     const body = (await response.json()) as { sources: SourceState[] };
-    contract.assertResponse('listSources', 200, 'application/json', body);
+    contract.assertResponse('getSources', 200, 'application/json', body);
     return new Map(body.sources.map((source) => [source.id, source]));
   }
 

@@ -12,7 +12,7 @@ export class SourcesController {
 
   @Get()
   @ApiOperation({
-    operationId: 'listSources',
+    operationId: 'getSources',
     summary: 'Each price source and why it is or is not used (free)',
     description:
       'Per venue: its state, last success and error, latency, failures in a row, when it will be asked ' +

@@ -1,13 +1,18 @@
-import { Logger, type ArgumentsHost } from '@nestjs/common';
+import {
+  BadRequestException,
+  Logger,
+  UnsupportedMediaTypeException,
+  type ArgumentsHost,
+} from '@nestjs/common';
 import { jest } from '@jest/globals';
-import { ProblemDetailsFilter } from './problem-details.filter.js';
+import { JSON_RPC_ROUTE, ProblemDetailsFilter } from './problem-details.filter.js';
 
 interface Sent {
   status?: number;
   body?: unknown;
 }
 
-function httpHost(sent: Sent): ArgumentsHost {
+function httpHost(sent: Sent, config: object = {}): ArgumentsHost {
   const reply = {
     status(code: number) {
       sent.status = code;
@@ -21,7 +26,7 @@ function httpHost(sent: Sent): ArgumentsHost {
       return reply;
     },
   };
-  const request = { method: 'GET', url: '/v1/assets?x=1' };
+  const request = { method: 'GET', url: '/v1/assets?x=1', routeOptions: { config } };
   return {
     switchToHttp: () => ({ getRequest: () => request, getResponse: () => reply }),
   } as unknown as ArgumentsHost;
@@ -63,6 +68,34 @@ describe('ProblemDetailsFilter', () => {
     });
     expect(errors).not.toHaveBeenCalled();
     expect(debug).toHaveBeenCalledWith('GET /v1/assets: Request aborted');
+  });
+
+  it('answers a body a JSON-RPC route could not read with a JSON-RPC error', () => {
+    const parse: Sent = {};
+    new ProblemDetailsFilter().catch(
+      new BadRequestException('bad JSON'),
+      httpHost(parse, JSON_RPC_ROUTE),
+    );
+    expect(parse).toEqual({
+      status: 400,
+      body: {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32700, message: 'Parse error: the body is not valid JSON.' },
+      },
+    });
+    const media: Sent = {};
+    new ProblemDetailsFilter().catch(
+      new UnsupportedMediaTypeException(),
+      httpHost(media, JSON_RPC_ROUTE),
+    );
+    expect(media).toMatchObject({ status: 415, body: { error: { code: -32600 } } });
+    const unread: Sent = {};
+    new ProblemDetailsFilter().catch(
+      fastifyError('Request aborted', 400),
+      httpHost(unread, JSON_RPC_ROUTE),
+    );
+    expect(unread).toMatchObject({ status: 400, body: { error: { code: -32700 } } });
   });
 
   it('logs anything else as an incident and reveals nothing of it', () => {

@@ -38,6 +38,16 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       this.send(reply, problem(exception.status, exception.code, exception.detail, instance));
       return;
     }
+    const unread =
+      exception instanceof HttpException ? exception.getStatus() : clientErrorStatus(exception);
+    if (unread !== undefined && unread < 500 && answersJsonRpc(request)) {
+      // a JSON-RPC client reads JSON-RPC errors: a body it could not send right is one too
+      void reply
+        .status(unread)
+        .header('content-type', 'application/json; charset=utf-8')
+        .send(unreadableJsonRpc(unread));
+      return;
+    }
     if (exception instanceof HttpException) {
       const allowed = exception.getStatus() === 404 ? (this.methods?.allowed(request) ?? []) : [];
       if (allowed.length > 0 && !allowed.includes(request.method)) {
@@ -77,6 +87,23 @@ export class ProblemDetailsFilter implements ExceptionFilter {
   private send(reply: FastifyReply, body: ProblemDetails): void {
     void reply.status(body.status).header('content-type', PROBLEM_CONTENT_TYPE).send(body);
   }
+}
+
+/** Route config (`@RouteConfig(JSON_RPC_ROUTE)`) of a route whose errors are JSON-RPC's. */
+export const JSON_RPC_ROUTE = { jsonRpc: true } as const;
+
+function answersJsonRpc(request: FastifyRequest): boolean {
+  const config = request.routeOptions.config as { jsonRpc?: unknown } | undefined;
+  return config?.jsonRpc === true;
+}
+
+/** An unreadable body on a JSON-RPC route: JSON-RPC's parse error (-32700), or invalid request. */
+function unreadableJsonRpc(status: number): object {
+  const error =
+    status === 400
+      ? { code: -32700, message: 'Parse error: the body is not valid JSON.' }
+      : { code: -32600, message: 'Invalid Request: the body could not be read.' };
+  return { jsonrpc: '2.0', id: null, error };
 }
 
 /** The 4xx status Fastify put on an error it raised while reading the request, if any. */

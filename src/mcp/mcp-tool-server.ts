@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   CallToolRequestSchema,
   ErrorCode as McpErrorCode,
@@ -7,47 +8,41 @@ import {
   McpError,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { SourcesAnswer } from '../aggregation/sources-answer.js';
-import { AssetCatalogue } from '../assets/asset-catalogue.js';
-import { assetList } from '../assets/asset-list.js';
-import { ApiError } from '../common/api-error.js';
-import { MCP_TOOLS, type McpTool } from './mcp-tools.js';
-import { PaidToolCalls } from './paid-tool-calls.js';
-import {
-  PAYMENT_EXTENSION,
-  PAYMENT_META,
-  advertisesPaymentExtension,
-  answered,
-  failedWith,
-  type ToolResult,
-} from './tool-results.js';
+import { RouteTools, type RouteTool } from './route-tools.js';
+import { ToolCalls } from './tool-calls.js';
+import { PAYMENT_EXTENSION, PAYMENT_META, advertisesPaymentExtension } from './tool-results.js';
 
 const SERVER_INFO = { name: 'x402-price-api', version: '1.0.0' };
 
+/** Who an exchange is from, and when its answers can no longer be delivered. */
+export interface ExchangeCaller {
+  readonly ip: string;
+  readonly userAgent: string | undefined;
+  readonly signal: AbortSignal;
+}
+
 /**
- * The MCP server of one `POST /mcp` exchange: `tools/list` names each tool with its price (the
- * `@Paid` price of its HTTP route), `tools/call` answers the free tools and sells the paid ones
- * through PaidToolCalls. Stateless: a new server per exchange, closed after it.
+ * The MCP server of one `POST /mcp` exchange: `tools/list` names a tool for every GET route
+ * under `/v1/` (RouteTools) with its price, `tools/call` runs the call as its route's request
+ * (ToolCalls). The calls of one exchange run one after another, so a batch is counted and
+ * limited call by call as the same requests one by one would be. Stateless: a new server per
+ * exchange, closed after it.
  */
 @Injectable()
 export class McpToolServer {
+  /** The SDK's schema validator (elicitation only): one for every exchange, not a new Ajv each. */
+  private readonly validator = new AjvJsonSchemaValidator();
+
   constructor(
-    private readonly paid: PaidToolCalls,
-    private readonly catalogue: AssetCatalogue,
-    private readonly sources: SourcesAnswer,
+    private readonly tools: RouteTools,
+    private readonly calls: ToolCalls,
   ) {}
 
   /** The tools as `tools/list` shows them. */
   listing(): Tool[] {
-    return MCP_TOOLS.map((tool) => ({
+    return this.tools.all().map((tool) => ({
       name: tool.name,
-      description:
-        tool.kind === 'ticker'
-          ? `${tool.description} Costs ${this.paid.priceOf(tool)} per call, paid with x402 ` +
-            `(an unpaid call answers with the PaymentRequired; retry with the PaymentPayload in ` +
-            `_meta["${PAYMENT_META}"]).`
-          : tool.description,
+      description: describe(tool),
       inputSchema: tool.inputSchema as Tool['inputSchema'],
       annotations: { readOnlyHint: true, openWorldHint: false },
     }));
@@ -56,52 +51,42 @@ export class McpToolServer {
   // The low-level Server, not McpServer: a paid tool answers with x402's own result shapes (the
   // extension binding's `payment_required`), which McpServer's per-tool handling does not pass.
   // eslint-disable-next-line @typescript-eslint/no-deprecated
-  serverFor(http: FastifyRequest, reply: FastifyReply): Server {
+  serverFor(caller: ExchangeCaller): Server {
     // eslint-disable-next-line @typescript-eslint/no-deprecated
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: {}, experimental: { [PAYMENT_EXTENSION]: {} } },
+      jsonSchemaValidator: this.validator,
     });
+    let queue: Promise<unknown> = Promise.resolve();
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.listing() }));
-    server.setRequestHandler(CallToolRequestSchema, async (request) => {
-      const tool = MCP_TOOLS.find((candidate) => candidate.name === request.params.name);
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+      const tool = this.tools.named(request.params.name);
       if (tool === undefined) {
         throw new McpError(McpErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
       }
       const meta = request.params._meta;
-      const result = await this.answer(tool, {
-        args: request.params.arguments ?? {},
-        payment: meta?.[PAYMENT_META],
-        extension: advertisesPaymentExtension(meta),
-        http,
-        reply,
-      });
+      const signal = AbortSignal.any([caller.signal, extra.signal]);
+      const call = () =>
+        this.calls.call(tool, {
+          args: request.params.arguments ?? {},
+          payment: meta?.[PAYMENT_META],
+          extension: advertisesPaymentExtension(meta),
+          ip: caller.ip,
+          userAgent: caller.userAgent,
+          signal,
+        });
+      const result = queue.then(call, call);
+      queue = result.catch(() => undefined);
       return result;
     });
     return server;
   }
+}
 
-  private async answer(
-    tool: McpTool,
-    call: {
-      args: Record<string, unknown>;
-      payment: unknown;
-      extension: boolean;
-      http: FastifyRequest;
-      reply: FastifyReply;
-    },
-  ): Promise<ToolResult> {
-    switch (tool.kind) {
-      case 'assets':
-        return answered(assetList(this.catalogue));
-      case 'sources':
-        try {
-          return answered(await this.sources.answer());
-        } catch (error) {
-          if (error instanceof ApiError) return failedWith(error);
-          throw error;
-        }
-      case 'ticker':
-        return this.paid.call({ tool, ...call });
-    }
-  }
+function describe(tool: RouteTool): string {
+  if (tool.price === undefined) return `${tool.description}. Free.`;
+  return (
+    `${tool.description}. Costs ${tool.price} per call, paid with x402 (an unpaid call answers ` +
+    `with the PaymentRequired; retry with the PaymentPayload in _meta["${PAYMENT_META}"]).`
+  );
 }

@@ -4,13 +4,16 @@ import { problem, type ProblemDetails } from '../common/problem-details.js';
 
 /**
  * Tool results as the x402 MCP transport spells them: a result's JSON in `structuredContent` and
- * as text, the settlement in `_meta["x402/payment-response"]`; a payment required as a tool error
+ * as text, the settlement in `_meta["x402/payment-response"]` and the answer's signed price
+ * attestation (its route's `Price-Attestation` header) in `_meta["x402/price-attestation"]`; a
+ * payment required as a tool error
  * carrying the `PaymentRequired` (tool-result binding) or, for a client that advertised the
  * `org.x402/payment` extension, as a `payment_required` result (extension binding).
  */
 
 export const PAYMENT_META = 'x402/payment';
 export const PAYMENT_RESPONSE_META = 'x402/payment-response';
+export const PRICE_ATTESTATION_META = 'x402/price-attestation';
 export const PAYMENT_EXTENSION = 'org.x402/payment';
 const CLIENT_CAPABILITIES_META = 'io.modelcontextprotocol/clientCapabilities';
 
@@ -18,12 +21,20 @@ export type ToolResult = Record<string, unknown> & {
   content: { type: 'text'; text: string }[];
 };
 
-/** A tool's answer: the same JSON as its HTTP route's body. */
-export function answered(body: unknown, settlement?: SettleResponse): ToolResult {
+/** A tool's answer: the same JSON as its HTTP route's body, its receipt and attestation. */
+export function answered(
+  body: unknown,
+  settlement?: SettleResponse,
+  attestation?: string,
+): ToolResult {
+  const meta = {
+    ...(settlement === undefined ? {} : { [PAYMENT_RESPONSE_META]: settlement }),
+    ...(attestation === undefined ? {} : { [PRICE_ATTESTATION_META]: attestation }),
+  };
   return {
     content: [{ type: 'text', text: JSON.stringify(body) }],
     structuredContent: body,
-    ...(settlement === undefined ? {} : { _meta: { [PAYMENT_RESPONSE_META]: settlement } }),
+    ...(Object.keys(meta).length === 0 ? {} : { _meta: meta }),
   };
 }
 

@@ -23,10 +23,12 @@ export { X402Paywall } from './paywall/x402-paywall.js';
 export { installPaywall } from './paywall/install-paywall.js';
 export { PaymentIntake } from './paywall/payment-intake.js';
 export { PaymentRefusedError } from './paywall/offered-requirement.js';
-export type { RequestWithPayment } from './paywall/payment-errors.js';
+export type { RequestWithPayment, PaidCall } from './paywall/payment-errors.js';
+export { PaidCalls, type EnteredCall } from './paywall/paid-calls.js';
 export {
   PAYMENT_REQUIRED_HEADER,
   PAYMENT_RESPONSE_HEADER,
+  PAYMENT_SIGNATURE_HEADER,
   presentedPaymentHeader,
 } from './paywall/x402-wire.js';
 export { addAnswerHeaders, answerHeadersOf } from './paywall/answer-headers.js';

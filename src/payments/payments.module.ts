@@ -8,6 +8,7 @@ import { RedisPaymentLedger } from './ledger/redis-payment-ledger.js';
 import { SettlerLease } from './facilitator/settler-lease.js';
 import { PaymentSettler } from './schemes/exact/payment-settler.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from './payments.settings.js';
+import { PaidCalls } from './paywall/paid-calls.js';
 import { PaymentGuard } from './paywall/payment.guard.js';
 import {
   RpcSettlementChain,
@@ -102,6 +103,7 @@ import { SvmReconciler } from './schemes/exact-svm/svm-reconciler.js';
     PaymentIdentifiers,
     PaymentIntake,
     SoldAnswers,
+    PaidCalls,
     PaymentGuard,
     SettlementInterceptor,
     // the schemes: one line each (see paywall/seller-scheme.ts); X402_SCHEMES picks among them
@@ -130,6 +132,7 @@ import { SvmReconciler } from './schemes/exact-svm/svm-reconciler.js';
     PaymentIntake,
     SettlementInterceptor,
     SoldAnswers,
+    PaidCalls,
   ],
 })
 export class PaymentsModule {}

@@ -178,13 +178,18 @@ export class RateLimitGuard implements CanActivate {
 
 /**
  * A sale: the payment guard verified and claimed a payment for this request and the answer went
- * out whole with a success status (settlement passed). A stored answer sent again for a
+ * out whole with a success status (settlement passed); an in-process paid call's answer is out
+ * once written, as it reaches its caller in the same process. A stored answer sent again for a
  * payment-identifier is not one: it carries no new payment.
  */
 function sold(request: FastifyRequest, reply: FastifyReply): boolean {
-  if ((request as RequestWithPayment).x402Sale === undefined) return false;
-  const status = reply.raw.statusCode;
-  return reply.raw.writableFinished && status >= 200 && status < 300;
+  const paid = request as RequestWithPayment;
+  if (paid.x402Sale === undefined) return false;
+  const response = reply.raw;
+  // an in-process paid call (an MCP tool call) has its answer once it ended: no socket between
+  const delivered =
+    paid.x402Call === undefined ? response.writableFinished : response.writableEnded;
+  return delivered && response.statusCode >= 200 && response.statusCode < 300;
 }
 
 /** Runs `then` once `response` is closed: at once if its client has already left. */

@@ -1,7 +1,7 @@
 import { Controller, Get, Header, Inject, Req } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { MCP_TOOLS, toolResourceUrl } from '../mcp/mcp-tools.js';
+import { RouteTools, toolResourceUrl } from '../mcp/route-tools.js';
 import { PAYMENT_SETTINGS, type PaymentConfig, PaidRouteExplorer } from '../payments/index.js';
 import { X402DiscoveryDto } from './x402-discovery.dto.js';
 
@@ -17,6 +17,7 @@ const DISCOVERY_CACHE = 'public, max-age=300';
 export class X402DiscoveryController {
   constructor(
     private readonly routes: PaidRouteExplorer,
+    private readonly tools: RouteTools,
     @Inject(PAYMENT_SETTINGS.token) private readonly payments: PaymentConfig,
   ) {}
 
@@ -35,7 +36,10 @@ export class X402DiscoveryController {
     const http = this.routes
       .explore()
       .map((route) => `${base}${route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`);
-    const tools = MCP_TOOLS.filter((tool) => tool.kind === 'ticker').map(toolResourceUrl);
+    const tools = this.tools
+      .all()
+      .filter((tool) => tool.price !== undefined)
+      .map(toolResourceUrl);
     return {
       version: 1,
       resources: [...http, ...tools],

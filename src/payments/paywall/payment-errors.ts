@@ -13,6 +13,10 @@ export interface PaidCall {
   readonly route: string;
   /** What a payment-identifier is bound to: a tool call is not its HTTP route's resource. */
   readonly resource: string;
+  /** The resource its payment must name (`mcp://tool/get_ticker`), never an HTTP route's. */
+  readonly resourceUrl: string;
+  /** Aborts when the call's answer can no longer be delivered: nothing is settled then. */
+  readonly signal: AbortSignal;
 }
 
 /** A paid request after the payment guard: the sale its scheme opened, for the interceptor. */

@@ -1,6 +1,7 @@
 import type { SettlementReconciler } from '../schemes/exact/settlement-reconciler.js';
 import { uncertainSale } from '../../../test/support/eip3009-receipts.js';
 import { Logger } from '@nestjs/common';
+import { Socket } from 'node:net';
 import type { PaymentPayload } from '@x402/core/types';
 import {
   detachedMetrics,
@@ -25,6 +26,7 @@ import {
 } from '../schemes/exact/payment-acceptance.js';
 import { challengeResponse } from './payment-errors.js';
 import { InMemoryPaymentLedger } from '../ledger/payment-ledger.js';
+import { PaidCalls } from './paid-calls.js';
 import { PaymentGuard } from './payment.guard.js';
 import type { NetworkFacilitators } from '../facilitator/network-facilitators.js';
 import type { ExactSettlement, PaymentInProgress } from '../schemes/exact/exact-settlement.js';
@@ -81,6 +83,7 @@ describe('PaymentGuard', () => {
   let guard: PaymentGuard;
   /** Fingerprints whose uncertain settlement the reconciler holds but could not record yet. */
   let unrecorded: Set<string>;
+  let calls: PaidCalls;
 
   function guardWith(verifyTimeoutMs: number): PaymentGuard {
     const reconciler = {
@@ -105,11 +108,12 @@ describe('PaymentGuard', () => {
       schemes as unknown as SchemeRegistry,
       verification,
     );
-    return new PaymentGuard(paywall.asPaywall(), intake, metrics);
+    return new PaymentGuard(paywall.asPaywall(), intake, metrics, calls);
   }
 
   beforeEach(() => {
     unrecorded = new Set();
+    calls = new PaidCalls();
     paywall = new FakePaywall();
     ledger = new InMemoryPaymentLedger();
     guard = guardWith(60_000);
@@ -130,6 +134,78 @@ describe('PaymentGuard', () => {
       expect(paywall.challengeReasons).toEqual([undefined]);
       expect(paywall.verified).toEqual([]);
       expect(inProgressOf(request)).toBeUndefined();
+    });
+  });
+
+  describe('an in-process request standing for a paid call (an MCP tool call)', () => {
+    const TOOL = 'mcp://tool/get_ticker';
+
+    function call(signal: AbortSignal) {
+      const entered = calls.enter({
+        route: 'mcp:get_ticker',
+        resource: 'MCP get_ticker /v1/ticker/BTC',
+        resourceUrl: TOOL,
+        signal,
+      });
+      return (headers: Record<string, string>, reply: unknown = { raw: { destroy() {} } }) => {
+        const request = paidRequest({ ...headers, ...entered.headers });
+        Object.assign(request, { raw: { socket: null } });
+        return { request, outcome: guard.canActivate(httpContext(request, reply)) };
+      };
+    }
+
+    it('refuses a call whose answer can no longer be delivered, before anything is verified', async () => {
+      const cancelled = new AbortController();
+      cancelled.abort();
+      const { outcome } = call(cancelled.signal)(v2Header(presentedPayment()));
+      expectApiError(await rejectionOf(outcome), ErrorCode.ClientClosedRequest, 499);
+      expect(paywall.verified).toEqual([]);
+    });
+
+    it('is bound to its call, and its reply closes once the call is cancelled', async () => {
+      const running = new AbortController();
+      let destroyed = 0;
+      const reply = { raw: { destroy: () => (destroyed += 1) } };
+      const payload = { ...presentedPayment(), resource: { url: TOOL } };
+      const { request, outcome } = call(running.signal)(v2Header(payload), reply);
+      await expect(outcome).resolves.toBe(true);
+      expect(request.x402Call?.route).toBe('mcp:get_ticker');
+      expect(destroyed).toBe(0);
+      running.abort();
+      expect(destroyed).toBe(1);
+    });
+
+    it('refuses a payment made for another resource with 402 resource_mismatch', async () => {
+      const payload = {
+        ...presentedPayment(),
+        resource: { url: 'https://prices.example.com/v1/ticker/BTC' },
+      };
+      const { outcome } = call(new AbortController().signal)(v2Header(payload));
+      const error = await rejectionOf(outcome);
+      expect(error).toBeInstanceOf(PreparedResponseException);
+      expect(
+        (JSON.parse((error as PreparedResponseException).body as string) as { error: string })
+          .error,
+      ).toMatch(/^resource_mismatch: .* not mcp:\/\/tool\/get_ticker/);
+      expect(paywall.verified).toEqual([]);
+    });
+
+    it('leaves a request from a socket an HTTP request, even with a running call’s token', async () => {
+      const entered = calls.enter({
+        route: 'mcp:get_ticker',
+        resource: 'MCP get_ticker /v1/ticker/BTC',
+        resourceUrl: TOOL,
+        signal: new AbortController().signal,
+      });
+      const payload = { ...presentedPayment(), resource: { url: TOOL } };
+      const request = paidRequest({ ...v2Header(payload), ...entered.headers });
+      Object.assign(request, { raw: { socket: new Socket() } });
+      const error = await rejectionOf(guard.canActivate(httpContext(request)));
+      expect(request.x402Call).toBeUndefined();
+      expect(
+        (JSON.parse((error as PreparedResponseException).body as string) as { error: string })
+          .error,
+      ).toMatch(/^resource_mismatch: this payment was made for an MCP tool/);
     });
   });
 

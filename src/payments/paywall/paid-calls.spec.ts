@@ -1,0 +1,48 @@
+import { Socket } from 'node:net';
+import type { FastifyRequest } from 'fastify';
+import { PaidCalls } from './paid-calls.js';
+import type { PaidCall } from './payment-errors.js';
+
+const CALL: PaidCall = {
+  route: 'mcp:get_ticker',
+  resource: 'MCP get_ticker /v1/ticker/BTC',
+  resourceUrl: 'mcp://tool/get_ticker',
+  signal: new AbortController().signal,
+};
+
+/** A request as Fastify hands it over: from a socket, or in process (no socket). */
+function request(headers: Record<string, string>, fromSocket: boolean): FastifyRequest {
+  const socket = fromSocket ? new Socket() : { remoteAddress: '127.0.0.1' };
+  return { headers, raw: { socket } } as unknown as FastifyRequest;
+}
+
+describe('PaidCalls', () => {
+  it('recognises an in-process request carrying a running call’s token', () => {
+    const calls = new PaidCalls();
+    const entered = calls.enter(CALL);
+    expect(calls.of(request({ ...entered.headers }, false))).toBe(CALL);
+  });
+
+  it('ignores the same token on a request from a socket', () => {
+    const calls = new PaidCalls();
+    const entered = calls.enter(CALL);
+    expect(calls.of(request({ ...entered.headers }, true))).toBeUndefined();
+  });
+
+  it('ignores a guessed token, and a call’s token once it has left', () => {
+    const calls = new PaidCalls();
+    const entered = calls.enter(CALL);
+    const [name] = Object.keys(entered.headers);
+    expect(calls.of(request({ [name ?? '']: 'guessed' }, false))).toBeUndefined();
+    entered.leave();
+    expect(calls.of(request({ ...entered.headers }, false))).toBeUndefined();
+  });
+
+  it('gives every call its own token', () => {
+    const calls = new PaidCalls();
+    const first = Object.values(calls.enter(CALL).headers)[0];
+    const second = Object.values(calls.enter(CALL).headers)[0];
+    expect(first).not.toBe(second);
+    expect(first?.length).toBeGreaterThanOrEqual(43);
+  });
+});
