@@ -1,3 +1,8 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { PaymentRequired } from '@x402/core/types';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { x402Client } from '@x402/fetch';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import {
   PRICE_ATTESTATION_HEADER,
@@ -6,6 +11,7 @@ import {
   type PricedBody,
 } from '../src/attestation/price-attestation.js';
 import { requirementFor, responseJson, startPaidApp, type PaidApp } from './support/paid-app.js';
+import { fundedBuyer } from './support/paying-clients.js';
 import { parseExposition, sampleValue } from './support/prometheus.js';
 import { paymentRequiredOf, signedPayment, v2Header } from './support/x402-payloads.js';
 import { ToyProductModule } from './toy-product/toy-product.module.js';
@@ -133,5 +139,52 @@ describe('a paid data product added by another module (the toy word prices)', ()
       expect.arrayContaining(['200', '402', '409', '502']),
     );
     expect(operation?.responses['200']?.headers).toHaveProperty(PRICE_ATTESTATION_HEADER);
+  });
+  it('is sold as an MCP tool from its own declarations: priced, refused before payment, signed', async () => {
+    const buyer = await fundedBuyer(stack.chain);
+    const payer = new x402Client().register('eip155:*', new ExactEvmScheme(buyer.account));
+    const client = new Client({ name: 'toy-product-e2e', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.service.url}/mcp`)));
+    try {
+      const { tools } = await client.listTools();
+      const tool = tools.find(({ name }) => name === 'get_toy_word');
+      expect(tool?.description).toContain('$0.004 per call');
+      expect(Object.keys(tool?.inputSchema.properties ?? {})).toEqual(['word']);
+
+      const unknown = (await client.callTool({
+        name: 'get_toy_word',
+        arguments: { word: 'quince' },
+      })) as { isError?: boolean; structuredContent?: unknown };
+      expect(unknown.isError).toBe(true);
+      expect(JSON.stringify(unknown.structuredContent ?? {})).not.toContain('accepts');
+
+      const challenge = (await client.callTool({
+        name: 'get_toy_word',
+        arguments: { word: 'apple' },
+      })) as { isError?: boolean; structuredContent?: unknown };
+      expect(challenge.isError).toBe(true);
+      const required = challenge.structuredContent as PaymentRequired;
+      expect(required.resource?.url).toBe('mcp://tool/get_toy_word');
+      expect(required.accepts.map(({ amount }) => amount)).toContain('4000');
+
+      const before = await stack.balances();
+      const paid = (await client.callTool({
+        name: 'get_toy_word',
+        arguments: { word: 'apple' },
+        _meta: { 'x402/payment': await payer.createPaymentPayload(required) },
+      })) as { isError?: boolean; structuredContent?: unknown; _meta?: Record<string, unknown> };
+      expect(paid.isError).toBeFalsy();
+      const body = paid.structuredContent as PricedBody;
+      expect(body.price).toEqual({ apple: 1.25 });
+      const attestation = paid._meta?.['x402/price-attestation'];
+      expect(typeof attestation).toBe('string');
+      await expect(
+        attestationProblem(attestation as string, body, SIGNER),
+      ).resolves.toBeUndefined();
+      const after = await stack.balances();
+      expect(after.payTo - before.payTo).toBe(4000n);
+    } finally {
+      await client.close();
+    }
   });
 });
