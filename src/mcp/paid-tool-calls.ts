@@ -97,19 +97,11 @@ export class PaidToolCalls {
     { tool, payment, reply }: ToolCall,
     answer: unknown,
   ): Promise<ToolResult> {
-    const sale = await this.intake.open(request, 2, () => toolPayment(payment, tool));
-    const receipt: Record<string, string> = {};
-    const receiving = {
-      raw: reply.raw,
-      headers(values: Record<string, string>) {
-        Object.assign(receipt, values);
-        return receiving;
-      },
-    } as unknown as FastifyReply;
-    const body = await sale.close(request, receiving, answer);
+    const sale = await this.intake.open(request, reply, 2, () => toolPayment(payment, tool));
+    const receipt = await this.intake.close(request, reply, sale, answer);
     const { amount, network } = sale.requirement;
     noteSale({ payer: sale.payer, amount, network });
-    return answered(body, settlementIn(receipt));
+    return answered(answer, settlementIn(receipt));
   }
 
   /** The route's 402 as the tool's: its resource, and its discovery as an MCP tool. */

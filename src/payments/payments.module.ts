@@ -37,6 +37,7 @@ import { ExactSettlement } from './schemes/exact/exact-settlement.js';
 import { ExactScheme } from './schemes/exact/exact.scheme.js';
 import { ExactSvmSellerScheme } from './schemes/exact-svm/exact-svm.scheme.js';
 import { SvmReconciler } from './schemes/exact-svm/svm-reconciler.js';
+import { SvmSettlement } from './schemes/exact-svm/svm-settlement.js';
 
 /** x402 for every module: any controller method marked `@Paid(price)` is sold per request. */
 @Global()
@@ -113,6 +114,7 @@ import { SvmReconciler } from './schemes/exact-svm/svm-reconciler.js';
     BatchSettlement,
     LostAnswers,
     SvmReconciler,
+    SvmSettlement,
   ],
   exports: [
     X402Paywall,

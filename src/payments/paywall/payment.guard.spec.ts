@@ -90,7 +90,7 @@ describe('PaymentGuard', () => {
     const verification = new PaymentVerification(paywall.asPaywall(), metrics, {
       verifyTimeoutMs,
     } as PaymentConfig);
-    const identifiers = new PaymentIdentifiers(ledger, verification);
+    const identifiers = new PaymentIdentifiers(ledger);
     const exact = new ExactScheme(
       {} as NetworkFacilitators,
       ledger,
@@ -104,6 +104,7 @@ describe('PaymentGuard', () => {
       paywall.asPaywall(),
       schemes as unknown as SchemeRegistry,
       verification,
+      identifiers,
     );
     return new PaymentGuard(paywall.asPaywall(), intake, metrics);
   }
@@ -141,7 +142,8 @@ describe('PaymentGuard', () => {
 
       await expect(outcome).resolves.toBe(true);
       expect(paywall.verified).toEqual([accepted.payload]);
-      expect(inProgressOf(request)).toEqual({
+      const { context, ...inProgress } = inProgressOf(request) ?? {};
+      expect(inProgress).toEqual({
         accepted,
         payment: verifiedPayment(accepted.payload),
         version: 2,
@@ -149,6 +151,14 @@ describe('PaymentGuard', () => {
         expiresAt,
         paymentId: undefined,
       });
+      // what the scheme knows of the call: no request, no reply
+      expect(Object.keys(context ?? {}).sort()).toEqual(['label', 'resource', 'route', 'signal']);
+      expect(context).toMatchObject({
+        route: '/v1/ticker/:symbol',
+        resource: `GET ${request.url}`,
+        label: `GET ${request.url}`,
+      });
+      expect(context?.signal.aborted).toBe(false);
       expect(await ledger.claim(fingerprint, expiresAt)).toBe('in_flight');
     });
 
@@ -335,8 +345,9 @@ describe('PaymentGuard', () => {
       const { fingerprint, expiresAt, binding } = facts(payload);
 
       const error = await rejectionOf(present(v2Header(payload)).outcome);
-      expect(error).toBe(challengeResponse(refusal));
+      // the route's own 402, naming the facilitator's reason
       expectChallenge(error, 'invalid_exact_evm_signature');
+      expect(paywall.challengeReasons).toEqual(['invalid_exact_evm_signature']);
       expect(await ledger.claimPaymentId(ID, binding, expiresAt)).toEqual({ kind: 'claimed' });
       expect(await ledger.claim(fingerprint, expiresAt)).toBe('claimed');
     });

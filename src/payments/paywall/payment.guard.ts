@@ -1,5 +1,6 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { PaymentPayload } from '@x402/core/types';
+import type { FastifyReply } from 'fastify';
 import { MetricsService } from '../../metrics/metrics.service.js';
 import { PaymentRefusedError } from './offered-requirement.js';
 import { challengeResponse, routeOf, type RequestWithPayment } from './payment-errors.js';
@@ -22,14 +23,16 @@ export class PaymentGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const request = context.switchToHttp().getRequest<RequestWithPayment>();
+    const http = context.switchToHttp();
+    const request = http.getRequest<RequestWithPayment>();
     const header = presentedPaymentHeader((name) => single(request.headers[name]));
     if (header === undefined) {
       this.metrics.paymentChallenged(routeOf(request));
       throw challengeResponse(await this.paywall.challenge(request));
     }
     const { version, value } = header;
-    request.x402Sale = await this.intake.open(request, version, (offered) =>
+    const reply = http.getResponse<FastifyReply>();
+    request.x402Sale = await this.intake.open(request, reply, version, (offered) =>
       version === 2 ? notForATool(decodeV2Payment(value)) : decodeV1Payment(value, offered),
     );
     return true;
