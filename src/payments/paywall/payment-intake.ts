@@ -57,7 +57,7 @@ export class PaymentIntake {
       return await scheme.open({ payload, version, requirement }, saleContextOf(request, reply));
     } catch (error) {
       if (error instanceof PaymentRefusedError) {
-        return this.verification.refuse(request, error.reason);
+        return this.verification.refuse(request, error);
       }
       if (error instanceof AnswerAlreadySold) {
         const { status, body, headers } = error.response;

@@ -6,6 +6,7 @@ import { FacilitatorUnavailableError } from '../facilitator/facilitator-client.j
 import { PAYMENT_SETTINGS, type PaymentConfig } from '../payments.settings.js';
 import { withDeadline } from '../../common/deadline.js';
 import { PaymentRefusedError } from './offered-requirement.js';
+import type { PaymentChallenge } from './challenges.js';
 import { challengeResponse, routeOf } from './payment-errors.js';
 import { requestOf } from './sale-context.js';
 import type { SaleContext } from './seller-scheme.js';
@@ -47,7 +48,7 @@ export class PaymentVerification {
       }
       if (verdict.kind === 'challenge') {
         this.metrics.verificationFailed('refused', seconds());
-        throw new PaymentRefusedError(verdict.body.error ?? 'invalid_payment');
+        throw new FacilitatorRefusal(verdict);
       }
       this.metrics.paymentVerified(context.route, seconds());
       return verdict;
@@ -60,9 +61,22 @@ export class PaymentVerification {
     }
   }
 
-  /** Refuses the payment with the route's 402 naming `reason`; nothing is charged. */
-  async refuse(request: FastifyRequest, reason: string): Promise<never> {
-    this.metrics.paymentRefused(routeOf(request), reason);
-    throw challengeResponse(await this.paywall.challenge(request, reason));
+  /**
+   * Refuses the payment with the route's 402 naming the reason (the facilitator's own 402 for
+   * its refusal: a scheme's server side may add what the buyer needs, a channel's state, say);
+   * nothing is charged.
+   */
+  async refuse(request: FastifyRequest, refusal: PaymentRefusedError): Promise<never> {
+    this.metrics.paymentRefused(routeOf(request), refusal.reason);
+    if (refusal instanceof FacilitatorRefusal) throw challengeResponse(refusal.challenge);
+    throw challengeResponse(await this.paywall.challenge(request, refusal.reason));
+  }
+}
+
+/** The facilitator refused the payment: its 402, as the x402 server wrote it. */
+export class FacilitatorRefusal extends PaymentRefusedError {
+  constructor(readonly challenge: PaymentChallenge) {
+    super(challenge.body.error);
+    this.name = 'FacilitatorRefusal';
   }
 }
