@@ -18,11 +18,8 @@ import { X402Paywall, type VerifiedPayment } from '../../paywall/x402-paywall.js
 import { mayHaveSent } from '../exact/payment-settler.js';
 import type { AcceptedBatchPayment } from './batch-acceptance.js';
 import { BatchChannels } from './batch-channels.js';
-import {
-  CHANNEL_STATE_UNAVAILABLE,
-  CHANNEL_STATE_UNCERTAIN,
-  chargeRecorded,
-} from './seller-batch-scheme.js';
+import { CHANNEL_STATE_UNAVAILABLE, CHANNEL_STATE_UNCERTAIN } from './batch-reasons.js';
+import { chargeRecorded } from './channel-reservation.js';
 
 /** A batch-settlement payment verified (its channel reserved), waiting for the handler. */
 export interface BatchPaymentInProgress extends SaleInProgress {

@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { SettleResponse } from '@x402/core/types';
 import { ApiError, ErrorCode } from '../../../common/api-error.js';
 import { remoteText } from '../../../common/remote-text.js';
 import { MetricsService } from '../../../metrics/metrics.service.js';
