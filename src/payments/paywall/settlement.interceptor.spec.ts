@@ -45,8 +45,8 @@ import {
   type PaymentIdBinding,
   type PaymentLedger,
   type StoredResponse,
-  type UncertainSale,
 } from '../ledger/payment-ledger.js';
+import type { UncertainSale } from '../schemes/exact/uncertain-sale.js';
 import type { PaymentSettler, SettlementOutcome } from '../schemes/exact/payment-settler.js';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import type { SettlementTrace } from '../facilitator/facilitator-client.js';
