@@ -1,13 +1,9 @@
-import { Module } from '@nestjs/common';
 import { decodePaymentResponseHeader } from '@x402/core/http';
 import type { PaymentRequirements } from '@x402/core/types';
 import { responseJson, startPaidApp, type PaidApp } from './support/paid-app.js';
 import { paymentRequiredOf, v2Header } from './support/x402-payloads.js';
+import { PrepaidCodeModule } from './toy-scheme/prepaid-code.module.js';
 import { PrepaidCodeScheme, TOY_SCHEME } from './toy-scheme/toy.scheme.js';
-
-/** The registration line: a scheme is one provider in a module the app is given. */
-@Module({ providers: [PrepaidCodeScheme] })
-class PrepaidCodeModule {}
 
 const TICKER = '/v1/ticker/BTC';
 
@@ -18,6 +14,7 @@ describe('a payment scheme added by another module (the toy prepaid-code scheme)
 
   beforeAll(async () => {
     stack = await startPaidApp({
+      // the registration line: the scheme's module, given to the app
       features: [PrepaidCodeModule],
       env: { X402_SCHEMES: `exact,${TOY_SCHEME}` },
     });
