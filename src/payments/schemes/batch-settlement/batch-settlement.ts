@@ -4,7 +4,11 @@ import { ApiError, ErrorCode } from '../../../common/api-error.js';
 import { withDeadline } from '../../../common/deadline.js';
 import { remoteText } from '../../../common/remote-text.js';
 import { MetricsService } from '../../../metrics/metrics.service.js';
-import { settlementTraces, type SettlementTrace } from '../../facilitator/facilitator-client.js';
+import {
+  mayHaveSent,
+  settlementTraces,
+  type SettlementTrace,
+} from '../../facilitator/facilitator-client.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from '../../payments.settings.js';
 import { asPaymentError } from '../../paywall/payment-errors.js';
 import { PaymentIdentifiers } from '../../paywall/payment-identifiers.js';
@@ -15,7 +19,6 @@ import type {
   SaleSettlement,
 } from '../../paywall/seller-scheme.js';
 import { X402Paywall, type VerifiedPayment } from '../../paywall/x402-paywall.js';
-import { mayHaveSent } from '../exact/payment-settler.js';
 import type { AcceptedBatchPayment } from './batch-acceptance.js';
 import { BatchChannels } from './batch-channels.js';
 import { CHANNEL_STATE_UNAVAILABLE, CHANNEL_STATE_UNCERTAIN } from './batch-reasons.js';
@@ -103,7 +106,9 @@ export class BatchSettlement implements SaleSettlement<BatchPaymentInProgress> {
       ? !chargeRecorded(settlement, inProgress.accepted.maxClaimableAmount) && 'charge_not_recorded'
       : reason === CHANNEL_STATE_UNCERTAIN
         ? reason
-        : kind === 'deposit' && mayHaveSent(settlement, trace, reason) && reason;
+        : kind === 'deposit' &&
+          mayHaveSent(settlement, trace, reason, DEPOSIT_PRE_BROADCAST_REASONS) &&
+          reason;
     if (unknown !== false) {
       this.metrics.settlementNotProven(route, 'unknown', unknown, seconds());
       this.logger.error(
@@ -159,6 +164,15 @@ export class BatchSettlement implements SaleSettlement<BatchPaymentInProgress> {
     await this.identifiers.release(inProgress.paymentId);
   }
 }
+
+/** Reasons a facilitator gives for a deposit only from its own checks, before anything is sent. */
+const DEPOSIT_PRE_BROADCAST_REASONS: ReadonlySet<string> = new Set([
+  'invalid_batch_settlement_evm_deposit_simulation_failed',
+  'invalid_batch_settlement_evm_deposit_below_min_deposit',
+  'invalid_batch_settlement_evm_payload_authorization_valid_before',
+  'invalid_batch_settlement_evm_payload_authorization_valid_after',
+  'invalid_batch_settlement_evm_receive_authorization_signature',
+]);
 
 /** A batch payment whose outcome is not known: the call is not charged, a deposit stays the buyer's. */
 function channelPaymentUnknown(reason: string): SaleOutcome {
