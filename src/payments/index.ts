@@ -22,6 +22,20 @@ export {
 export { X402Paywall } from './paywall/x402-paywall.js';
 export { installPaywall } from './paywall/install-paywall.js';
 export { PaymentIntake } from './paywall/payment-intake.js';
+// the scheme seam: what a scheme outside this room implements and uses
+export {
+  SellerScheme,
+  type AbandonReason,
+  type IdentifiedSale,
+  type OpenSale,
+  type PresentedPayment,
+  type SaleContext,
+  type SaleOutcome,
+  type SellerSchemePlugin,
+} from './paywall/seller-scheme.js';
+export { PaymentVerification } from './paywall/payment-verification.js';
+export type { VerifiedPayment } from './paywall/x402-paywall.js';
+export { MalformedPaymentError, type ProtocolVersion } from './paywall/x402-wire.js';
 export { PaymentRefusedError } from './paywall/offered-requirement.js';
 export type { RequestWithPayment } from './paywall/payment-errors.js';
 export {

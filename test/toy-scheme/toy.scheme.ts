@@ -10,28 +10,29 @@ import type {
   VerifyResponse,
 } from '@x402/core/types';
 import { isRecord } from '../../src/common/json.js';
-import { PAYMENT_SETTINGS, type PaymentConfig } from '../../src/payments/payments.settings.js';
 import { Inject } from '@nestjs/common';
-import { PaymentVerification } from '../../src/payments/paywall/payment-verification.js';
 import {
+  MalformedPaymentError,
+  PAYMENT_SETTINGS,
+  PaymentVerification,
   SellerScheme,
+  X402Paywall,
   type IdentifiedSale,
   type OpenSale,
+  type PaymentConfig,
   type PresentedPayment,
+  type ProtocolVersion,
   type SaleContext,
   type SaleOutcome,
   type SellerSchemePlugin,
-} from '../../src/payments/paywall/seller-scheme.js';
-import { X402Paywall, type VerifiedPayment } from '../../src/payments/paywall/x402-paywall.js';
-import {
-  MalformedPaymentError,
-  type ProtocolVersion,
-} from '../../src/payments/paywall/x402-wire.js';
+  type VerifiedPayment,
+} from '../../src/payments/index.js';
 
 /**
  * A toy scheme, to prove that a scheme is a plug-in: `prepaid-code` sells a route for a code the
  * seller issued beforehand, worth exactly the route's price and good once. It brings its own
- * facilitator (the codes live in this process). Registered by one line in a module's providers.
+ * facilitator (the codes live in this process). Registered by its module (prepaid-code.module.ts)
+ * given to the app, and sold through the money-only seam: it never sees a request or a reply.
  */
 export const TOY_SCHEME = 'prepaid-code';
 
@@ -44,6 +45,11 @@ export class PrepaidCodes implements FacilitatorClient {
 
   issue(code: string, amount: string): void {
     this.worth.set(code, amount);
+  }
+
+  /** The code is spent elsewhere (another till, say): any settlement still to come is refused. */
+  spend(code: string): void {
+    this.used.add(code);
   }
 
   getSupported(): Promise<SupportedResponse> {
