@@ -32,10 +32,7 @@ export interface Eip3009Payment {
  * of exactly the price from the payer to the seller and `AuthorizationUsed(payer, nonce)`. A
  * "successful" transaction that moved nothing (a proxy with no code, a decoy) proves nothing.
  */
-export function receiptProvesPayment(
-  receipt: ReceiptEvidence,
-  payment: Eip3009Payment,
-): boolean {
+export function receiptProvesPayment(receipt: ReceiptEvidence, payment: Eip3009Payment): boolean {
   if (receipt.status !== 'success') return false;
   const asset = payment.requirement.asset as `0x${string}`;
   const { from, to, value, nonce } = payment.authorization;
