@@ -8,23 +8,16 @@ import type { SaleContext } from './seller-scheme.js';
  */
 
 const transports = new WeakMap<SaleContext, { request: FastifyRequest; reply: FastifyReply }>();
+/** One departure signal per response, however many sales it carries (an MCP batch's calls). */
+const departures = new WeakMap<FastifyReply['raw'], AbortSignal>();
 
 /** The sale context of a paid call; its signal aborts when the buyer's connection closes first. */
 export function saleContextOf(request: FastifyRequest, reply: FastifyReply): SaleContext {
-  const controller = new AbortController();
-  const response = reply.raw;
-  if (clientGone(reply)) {
-    controller.abort();
-  } else {
-    response.once('close', () => {
-      if (!response.writableFinished) controller.abort();
-    });
-  }
   const context: SaleContext = {
     route: routeOf(request),
     resource: resourceOf(request),
     label: `${request.method} ${request.url}`,
-    signal: controller.signal,
+    signal: departureOf(reply),
   };
   transports.set(context, { request, reply });
   return context;
@@ -35,6 +28,25 @@ export function requestOf(context: SaleContext): FastifyRequest {
   const transport = transports.get(context);
   if (transport === undefined) throw new Error(`${context.label}: not a paywall's sale context`);
   return transport.request;
+}
+
+/** Aborts when the response's connection closes before the response was written in full. */
+function departureOf(reply: FastifyReply): AbortSignal {
+  const response = reply.raw;
+  let signal = departures.get(response);
+  if (signal === undefined) {
+    const controller = new AbortController();
+    if (clientGone(reply)) {
+      controller.abort();
+    } else {
+      response.once('close', () => {
+        if (!response.writableFinished) controller.abort();
+      });
+    }
+    signal = controller.signal;
+    departures.set(response, signal);
+  }
+  return signal;
 }
 
 /** The connection the answer would go out on is gone: nobody would receive what is sold. */
