@@ -4,6 +4,7 @@
  */
 export { PaymentsModule } from './payments.module.js';
 export { PAYMENT_SETTINGS, type PaymentConfig } from './payments.settings.js';
+export { BATCH_SETTLEMENT_SETTINGS } from './schemes/batch-settlement/batch-settlement.settings.js';
 export {
   Paid,
   type PaidOptions,

@@ -32,6 +32,7 @@ async function bootWith(channel: Channel): Promise<void> {
     payments,
     {} as NetworkFacilitators,
     new ChannelStores(new Map([[BASE_SEPOLIA, storage]])),
+    { settleIntervalMs: 60_000, claimThreshold: 0n, dataDir: '', authorizerPrivateKey: undefined },
   );
   await channels.onApplicationBootstrap();
 }
