@@ -84,12 +84,12 @@ describe('loadConfig', () => {
         verifyTimeoutMs: 10_000,
         // batch-settlement is opt-in
         schemes: ['exact'],
-        batch: {
-          settleIntervalMs: 60_000,
-          claimThreshold: 1_000_000n,
-          dataDir: 'data/batch-settlement',
-          authorizerPrivateKey: undefined,
-        },
+      },
+      batchSettlement: {
+        settleIntervalMs: 60_000,
+        claimThreshold: 1_000_000n,
+        dataDir: 'data/batch-settlement',
+        authorizerPrivateKey: undefined,
       },
       sharedState: { redisUrl: undefined },
       rateLimits: { windowMs: 60_000, free: 600, unpaid: 120, trustProxy: false },
@@ -146,6 +146,12 @@ describe('loadConfig', () => {
     });
     expect({ ...config, payments: undefined }).toEqual({
       payments: undefined,
+      batchSettlement: {
+        settleIntervalMs: 60_000,
+        claimThreshold: 1_000_000n,
+        dataDir: 'data/batch-settlement',
+        authorizerPrivateKey: undefined,
+      },
       attestation: { enabled: true, privateKey: `0x${'ab'.repeat(32)}` },
       sharedState: { redisUrl: 'redis://127.0.0.1:6379' },
       rateLimits: { windowMs: 60_000, free: 600, unpaid: 120, trustProxy: false },
@@ -440,16 +446,17 @@ describe('loadConfig', () => {
     });
 
     it('reads the offered schemes and the batch-settlement timer, threshold and directory', () => {
-      expect(
-        loadConfig({
-          X402_SCHEMES: ' batch-settlement , exact,batch-settlement',
-          X402_BATCH_SETTLE_INTERVAL_MS: '5000',
-          X402_BATCH_CLAIM_THRESHOLD: '0',
-          X402_BATCH_DATA_DIR: '/var/lib/prices/channels',
-        }).payments,
-      ).toMatchObject({
-        schemes: ['batch-settlement', 'exact'],
-        batch: { settleIntervalMs: 5000, claimThreshold: 0n, dataDir: '/var/lib/prices/channels' },
+      const config = loadConfig({
+        X402_SCHEMES: ' batch-settlement , exact,batch-settlement',
+        X402_BATCH_SETTLE_INTERVAL_MS: '5000',
+        X402_BATCH_CLAIM_THRESHOLD: '0',
+        X402_BATCH_DATA_DIR: '/var/lib/prices/channels',
+      });
+      expect(config.payments.schemes).toEqual(['batch-settlement', 'exact']);
+      expect(config.batchSettlement).toMatchObject({
+        settleIntervalMs: 5000,
+        claimThreshold: 0n,
+        dataDir: '/var/lib/prices/channels',
       });
       expect(loadConfig({ X402_SCHEMES: 'exact' }).payments.schemes).toEqual(['exact']);
       expect(

@@ -6,7 +6,7 @@ import { ConfigError, collectSettings, type SettingsOf } from './config/settings
 import { LOG_FORMAT_SETTINGS } from './logging/logging.settings.js';
 import { CHAINLINK_SETTINGS, MARKETS_SETTINGS } from './markets/markets.settings.js';
 import { METRICS_TOKEN_SETTINGS } from './metrics/metrics.settings.js';
-import { PAYMENT_SETTINGS } from './payments/index.js';
+import { BATCH_SETTLEMENT_SETTINGS, PAYMENT_SETTINGS } from './payments/index.js';
 import { RATE_LIMIT_SETTINGS } from './rate-limit/rate-limit.settings.js';
 import { SHARED_STATE_SETTINGS } from './shared-state/shared-state.settings.js';
 
@@ -24,6 +24,7 @@ export const SETTINGS_SECTIONS = {
   assets: ASSETS_SETTINGS,
   pricing: PRICING_SETTINGS,
   payments: PAYMENT_SETTINGS,
+  batchSettlement: BATCH_SETTLEMENT_SETTINGS,
   attestation: ATTESTATION_SETTINGS,
   sharedState: SHARED_STATE_SETTINGS,
   rateLimits: RATE_LIMIT_SETTINGS,

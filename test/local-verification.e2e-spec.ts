@@ -17,7 +17,7 @@ import { startApp, type RunningApp } from './support/test-app.js';
 import { paymentRequiredOf, signedPayment, v2Header } from './support/x402-payloads.js';
 import { STRANDED_TRANSACTION_SWEEP_SECONDS } from './support/chain.js';
 import type { ExactEvmAuthorization } from '../src/payments/schemes/exact/payment-acceptance.js';
-import { transferWithAuthorizationArgs } from '../src/payments/schemes/exact/transfer-authorization.js';
+import { transferWithAuthorizationArgs } from '../src/chain/eip3009-authorization.js';
 import { TickersController } from '../src/tickers/tickers.controller.js';
 
 const PRICE = 2000n;

@@ -164,7 +164,7 @@ describe('a paid data product added by another module (the toy word prices)', ()
       })) as { isError?: boolean; structuredContent?: unknown };
       expect(challenge.isError).toBe(true);
       const required = challenge.structuredContent as PaymentRequired;
-      expect(required.resource?.url).toBe('mcp://tool/get_toy_word');
+      expect(required.resource.url).toBe('mcp://tool/get_toy_word');
       expect(required.accepts.map(({ amount }) => amount)).toContain('4000');
 
       const before = await stack.balances();

@@ -1,13 +1,10 @@
-import { Module } from '@nestjs/common';
+import { jest } from '@jest/globals';
 import { decodePaymentResponseHeader } from '@x402/core/http';
 import type { PaymentRequirements } from '@x402/core/types';
 import { responseJson, startPaidApp, type PaidApp } from './support/paid-app.js';
 import { paymentRequiredOf, v2Header } from './support/x402-payloads.js';
+import { PrepaidCodeModule } from './toy-scheme/prepaid-code.module.js';
 import { PrepaidCodeScheme, TOY_SCHEME } from './toy-scheme/toy.scheme.js';
-
-/** The registration line: a scheme is one provider in a module the app is given. */
-@Module({ providers: [PrepaidCodeScheme] })
-class PrepaidCodeModule {}
 
 const TICKER = '/v1/ticker/BTC';
 
@@ -18,6 +15,7 @@ describe('a payment scheme added by another module (the toy prepaid-code scheme)
 
   beforeAll(async () => {
     stack = await startPaidApp({
+      // the registration line: the scheme's module, given to the app
       features: [PrepaidCodeModule],
       env: { X402_SCHEMES: `exact,${TOY_SCHEME}` },
     });
@@ -75,6 +73,21 @@ describe('a payment scheme added by another module (the toy prepaid-code scheme)
     expect(paymentRequiredOf(unknown).error).toContain('unknown_code');
     const malformed = await payWithCode(42);
     expect(malformed.status).toBe(400);
+  });
+
+  it('refuses with a 402 naming the reason, nothing sold, a code spent between its verification and its settlement', async () => {
+    scheme.codes.issue('code-raced', '2000');
+    const verify = scheme.codes.verify.bind(scheme.codes);
+    // spent elsewhere right after this request's verification: its settlement is refused
+    jest.spyOn(scheme.codes, 'verify').mockImplementationOnce(async (payload, requirements) => {
+      const verdict = await verify(payload, requirements);
+      scheme.codes.spend('code-raced');
+      return verdict;
+    });
+    const raced = await payWithCode('code-raced');
+    expect(raced.status).toBe(402);
+    expect(paymentRequiredOf(raced).error).toBe('settlement_failed: code_already_used');
+    expect(raced.headers.get('payment-response')).toBeNull();
   });
 
   it('leaves exact selling as before: the official client pays and exactly the price moves', async () => {

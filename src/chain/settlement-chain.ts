@@ -1,10 +1,10 @@
 import { TransactionReceiptNotFoundError, createPublicClient, type PublicClient } from 'viem';
 import { jsonRpcTransport } from './json-rpc-transport.js';
-import type { AcceptedPayment } from '../payments/schemes/exact/payment-acceptance.js';
 import {
   EIP3009_EVENTS,
   EIP3009_STATE_ABI,
   receiptProvesPayment,
+  type Eip3009Payment,
   type ReceiptEvidence,
 } from './settlement-proof.js';
 
@@ -38,14 +38,14 @@ export interface SettlementChain {
   /** The receipt, or undefined while the transaction is not mined (or unknown to the node). */
   receipt(transaction: `0x${string}`): Promise<ReceiptEvidence | undefined>;
   /** The token's `authorizationState(payer, nonce)`: used (or cancelled) on chain. */
-  authorizationUsed(payment: AcceptedPayment): Promise<boolean>;
+  authorizationUsed(payment: Eip3009Payment): Promise<boolean>;
   /** The transaction that emitted `AuthorizationUsed(payer, nonce)` in recent blocks, if any. */
-  findAuthorizationUse(payment: AcceptedPayment): Promise<`0x${string}` | undefined>;
+  findAuthorizationUse(payment: Eip3009Payment): Promise<`0x${string}` | undefined>;
   /**
    * True once the chain itself has passed the authorization's `validBefore` (a block stamped
    * later exists) with the authorization unused at that block: it can never be used now.
    */
-  expiredUnused(payment: AcceptedPayment): Promise<boolean>;
+  expiredUnused(payment: Eip3009Payment): Promise<boolean>;
 }
 
 /** What the chain says of a payment's authorization, independently of any facilitator. */
@@ -60,7 +60,7 @@ export type AuthorizationUse =
 export async function transactionPaid(
   chain: SettlementChain,
   transaction: `0x${string}`,
-  payment: AcceptedPayment,
+  payment: Eip3009Payment,
 ): Promise<boolean> {
   const receipt = await chain.receipt(transaction);
   return receipt !== undefined && receiptProvesPayment(receipt, payment);
@@ -69,7 +69,7 @@ export async function transactionPaid(
 /** Whether the authorization was used on chain and, if so, whether that use paid the price. */
 export async function authorizationUse(
   chain: SettlementChain,
-  payment: AcceptedPayment,
+  payment: Eip3009Payment,
 ): Promise<AuthorizationUse> {
   if (!(await chain.authorizationUsed(payment))) return { kind: 'unused' };
   const transaction = await chain.findAuthorizationUse(payment);
@@ -97,7 +97,7 @@ export class RpcSettlementChain implements SettlementChain {
     }
   }
 
-  authorizationUsed(payment: AcceptedPayment, blockNumber?: bigint): Promise<boolean> {
+  authorizationUsed(payment: Eip3009Payment, blockNumber?: bigint): Promise<boolean> {
     return this.client.readContract({
       address: payment.requirement.asset as `0x${string}`,
       abi: EIP3009_STATE_ABI,
@@ -107,13 +107,13 @@ export class RpcSettlementChain implements SettlementChain {
     });
   }
 
-  async expiredUnused(payment: AcceptedPayment): Promise<boolean> {
+  async expiredUnused(payment: Eip3009Payment): Promise<boolean> {
     const block = await this.client.getBlock({ blockTag: 'latest' });
     if (block.timestamp < BigInt(payment.authorization.validBefore)) return false;
     return !(await this.authorizationUsed(payment, block.number));
   }
 
-  async findAuthorizationUse(payment: AcceptedPayment): Promise<`0x${string}` | undefined> {
+  async findAuthorizationUse(payment: Eip3009Payment): Promise<`0x${string}` | undefined> {
     // not viem's cached block number (4 s): a use in the newest blocks must be found
     const latest = await this.client.getBlockNumber({ cacheTime: 0 });
     const logs = await this.client.getLogs({

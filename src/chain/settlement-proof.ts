@@ -1,5 +1,4 @@
 import { isAddressEqual, parseAbi, parseEventLogs, type TransactionReceipt } from 'viem';
-import type { AcceptedPayment } from '../payments/schemes/exact/payment-acceptance.js';
 
 /** The two events an EIP-3009 token leaves when an authorization moves money. */
 export const EIP3009_EVENTS = parseAbi([
@@ -14,14 +13,26 @@ export const EIP3009_STATE_ABI = parseAbi([
 export type ReceiptEvidence = Pick<TransactionReceipt, 'status' | 'logs'>;
 
 /**
+ * An EIP-3009 transfer as the chain sees it: the token it is drawn on and the signed
+ * authorization. Whoever sells with such transfers hands its payments over in this shape.
+ */
+export interface Eip3009Payment {
+  readonly requirement: { readonly asset: string };
+  readonly authorization: {
+    readonly from: `0x${string}`;
+    readonly to: `0x${string}`;
+    readonly value: string;
+    readonly validBefore: string;
+    readonly nonce: `0x${string}`;
+  };
+}
+
+/**
  * True only when the receipt shows the payment itself: the offered token emitted a `Transfer`
  * of exactly the price from the payer to the seller and `AuthorizationUsed(payer, nonce)`. A
  * "successful" transaction that moved nothing (a proxy with no code, a decoy) proves nothing.
  */
-export function receiptProvesPayment(
-  receipt: ReceiptEvidence,
-  payment: Pick<AcceptedPayment, 'requirement' | 'authorization'>,
-): boolean {
+export function receiptProvesPayment(receipt: ReceiptEvidence, payment: Eip3009Payment): boolean {
   if (receipt.status !== 'success') return false;
   const asset = payment.requirement.asset as `0x${string}`;
   const { from, to, value, nonce } = payment.authorization;

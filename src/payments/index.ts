@@ -4,6 +4,7 @@
  */
 export { PaymentsModule } from './payments.module.js';
 export { PAYMENT_SETTINGS, type PaymentConfig } from './payments.settings.js';
+export { BATCH_SETTLEMENT_SETTINGS } from './schemes/batch-settlement/batch-settlement.settings.js';
 export {
   Paid,
   type PaidOptions,
@@ -22,6 +23,20 @@ export {
 export { X402Paywall } from './paywall/x402-paywall.js';
 export { installPaywall } from './paywall/install-paywall.js';
 export { PaymentIntake } from './paywall/payment-intake.js';
+// the scheme seam: what a scheme outside this room implements and uses
+export {
+  SellerScheme,
+  type AbandonReason,
+  type IdentifiedSale,
+  type OpenSale,
+  type PresentedPayment,
+  type SaleContext,
+  type SaleOutcome,
+  type SellerSchemePlugin,
+} from './paywall/seller-scheme.js';
+export { PaymentVerification } from './paywall/payment-verification.js';
+export type { VerifiedPayment } from './paywall/x402-paywall.js';
+export { MalformedPaymentError, type ProtocolVersion } from './paywall/x402-wire.js';
 export { PaymentRefusedError } from './paywall/offered-requirement.js';
 export type { RequestWithPayment, PaidCall } from './paywall/payment-errors.js';
 export { PaidCalls, type EnteredCall } from './paywall/paid-calls.js';

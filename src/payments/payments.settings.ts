@@ -55,24 +55,11 @@ export interface PaymentConfig {
   readonly verifyTimeoutMs: number;
   /** The x402 schemes every paid route offers, in this order (X402_SCHEMES). */
   readonly schemes: readonly PaymentScheme[];
-  readonly batch: BatchSettlementConfig;
 }
 
 /** An x402 scheme id, as X402_SCHEMES lists it (`exact`, `batch-settlement`). */
 export type PaymentScheme = string;
 const BATCH: PaymentScheme = 'batch-settlement';
-
-/** Batch settlement: vouchers recorded locally, claimed and settled on chain later. */
-export interface BatchSettlementConfig {
-  /** Claim + settle period (X402_BATCH_SETTLE_INTERVAL_MS). */
-  readonly settleIntervalMs: number;
-  /** Unclaimed atomic units on one channel that trigger a claim before the period ends; 0: off. */
-  readonly claimThreshold: bigint;
-  /** Channel state directory without REDIS_URL (X402_BATCH_DATA_DIR). */
-  readonly dataDir: string;
-  /** The receiver authorizer's key (secret); undefined: the facilitator's authorizer. */
-  readonly authorizerPrivateKey: `0x${string}` | undefined;
-}
 
 export class PaymentVariables {
   @IsOptional()
@@ -176,35 +163,6 @@ export class PaymentVariables {
     message: 'X402_SCHEMES must be a comma list of scheme names, such as exact,batch-settlement',
   })
   X402_SCHEMES?: string;
-
-  /**
-   * How often recorded vouchers are claimed on chain and the claims settled to X402_PAY_TO. At
-   * most 10 min: a payer's timed withdrawal takes at least 15 min, so every voucher is claimed
-   * before one can finalize.
-   */
-  @IsInt()
-  @Min(1000)
-  @Max(600_000)
-  X402_BATCH_SETTLE_INTERVAL_MS = 60_000;
-
-  /** Claim at once when a channel's unclaimed vouchers reach this many atomic units (0: off). */
-  @IsInt()
-  @Min(0)
-  X402_BATCH_CLAIM_THRESHOLD = 1_000_000;
-
-  /**
-   * The channels' receiver authorizer (signs claims and refunds). Unset: the facilitator's
-   * (embedded: the settlement key). Set the same key on every instance of one service.
-   */
-  @IsOptional()
-  @Matches(/^0x[0-9a-fA-F]{64}$/, {
-    message: 'X402_BATCH_AUTHORIZER_PRIVATE_KEY must be 0x and 64 hex digits',
-  })
-  X402_BATCH_AUTHORIZER_PRIVATE_KEY?: string;
-
-  /** Where channel state lives without REDIS_URL (one JSON file per channel). */
-  @IsString()
-  X402_BATCH_DATA_DIR = 'data/batch-settlement';
 }
 
 export const PAYMENT_SETTINGS: SettingsSection<PaymentVariables, PaymentConfig> = {
@@ -213,7 +171,6 @@ export const PAYMENT_SETTINGS: SettingsSection<PaymentVariables, PaymentConfig> 
   secrets: [
     'CDP_API_KEY_SECRET',
     'X402_SETTLER_PRIVATE_KEY',
-    'X402_BATCH_AUTHORIZER_PRIVATE_KEY',
     // RPC providers put the account's key in the URL path
     'X402_RPC_URL',
     // a self-hosted facilitator's URL may carry credentials or a key in its path
@@ -262,13 +219,6 @@ function parsePaymentConfig(
     settleTimeoutMs: variables.X402_SETTLE_TIMEOUT_MS,
     verifyTimeoutMs: variables.X402_VERIFY_TIMEOUT_MS,
     schemes: offeredSchemes(variables.X402_SCHEMES, facilitator.mode),
-    batch: {
-      settleIntervalMs: variables.X402_BATCH_SETTLE_INTERVAL_MS,
-      claimThreshold: BigInt(variables.X402_BATCH_CLAIM_THRESHOLD),
-      dataDir: variables.X402_BATCH_DATA_DIR,
-      authorizerPrivateKey: variables.X402_BATCH_AUTHORIZER_PRIVATE_KEY as
-        `0x${string}` | undefined,
-    },
   };
 }
 

@@ -1,5 +1,5 @@
 import { encodeAbiParameters, encodeEventTopics } from 'viem';
-import type { UncertainSale } from '../../src/payments/ledger/payment-ledger.js';
+import type { UncertainSale } from '../../src/payments/schemes/exact/uncertain-sale.js';
 import type { AcceptedPayment } from '../../src/payments/schemes/exact/payment-acceptance.js';
 import { EIP3009_EVENTS, type ReceiptEvidence } from '../../src/chain/settlement-proof.js';
 

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { createHash, randomBytes } from 'node:crypto';
 import type { ExecutionContext } from '@nestjs/common';
 import type { HTTPRequestContext } from '@x402/core/server';
@@ -164,7 +165,22 @@ export function paidRequest(
   } as unknown as RequestWithPayment;
 }
 
-export function httpContext(request: RequestWithPayment, reply: unknown = {}): ExecutionContext {
+/** A reply whose connection is open: the buyer is still there. */
+export function openReply(): unknown {
+  const raw = new EventEmitter();
+  return {
+    raw: Object.assign(raw, {
+      destroyed: false,
+      socket: { destroyed: false },
+      writableFinished: false,
+    }),
+  };
+}
+
+export function httpContext(
+  request: RequestWithPayment,
+  reply: unknown = openReply(),
+): ExecutionContext {
   return {
     switchToHttp: () => ({ getRequest: () => request, getResponse: () => reply }),
   } as unknown as ExecutionContext;

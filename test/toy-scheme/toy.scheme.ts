@@ -9,25 +9,30 @@ import type {
   SupportedResponse,
   VerifyResponse,
 } from '@x402/core/types';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isRecord } from '../../src/common/json.js';
-import { PAYMENT_SETTINGS, type PaymentConfig } from '../../src/payments/payments.settings.js';
 import { Inject } from '@nestjs/common';
-import { challengeResponse } from '../../src/payments/paywall/payment-errors.js';
-import { PaymentVerification } from '../../src/payments/paywall/payment-verification.js';
 import {
+  MalformedPaymentError,
+  PAYMENT_SETTINGS,
+  PaymentVerification,
   SellerScheme,
+  X402Paywall,
+  type IdentifiedSale,
   type OpenSale,
+  type PaymentConfig,
   type PresentedPayment,
+  type ProtocolVersion,
+  type SaleContext,
+  type SaleOutcome,
   type SellerSchemePlugin,
-} from '../../src/payments/paywall/seller-scheme.js';
-import { X402Paywall, type VerifiedPayment } from '../../src/payments/paywall/x402-paywall.js';
-import { MalformedPaymentError, receiptHeader } from '../../src/payments/paywall/x402-wire.js';
+  type VerifiedPayment,
+} from '../../src/payments/index.js';
 
 /**
  * A toy scheme, to prove that a scheme is a plug-in: `prepaid-code` sells a route for a code the
  * seller issued beforehand, worth exactly the route's price and good once. It brings its own
- * facilitator (the codes live in this process). Registered by one line in a module's providers.
+ * facilitator (the codes live in this process). Registered by its module (prepaid-code.module.ts)
+ * given to the app, and sold through the money-only seam: it never sees a request or a reply.
  */
 export const TOY_SCHEME = 'prepaid-code';
 
@@ -40,6 +45,11 @@ export class PrepaidCodes implements FacilitatorClient {
 
   issue(code: string, amount: string): void {
     this.worth.set(code, amount);
+  }
+
+  /** The code is spent elsewhere (another till, say): any settlement still to come is refused. */
+  spend(code: string): void {
+    this.used.add(code);
   }
 
   getSupported(): Promise<SupportedResponse> {
@@ -123,14 +133,18 @@ export class PrepaidCodeScheme implements SellerSchemePlugin {
     return this.codes;
   }
 
-  async open(request: FastifyRequest, presented: PresentedPayment): Promise<OpenSale> {
+  async open(presented: PresentedPayment, context: SaleContext): Promise<OpenSale> {
     const code = codeOf(presented.payload);
-    const payment = await this.verification.verify(request, presented.payload);
+    const payment = await this.verification.verify(context, presented.payload);
     return new PrepaidSale(code, presented.requirement, payment, this.paywall);
   }
 }
 
+/** A code verified for one call: spent by its settlement, and nothing else. */
 class PrepaidSale implements OpenSale {
+  readonly version: ProtocolVersion = 2;
+  readonly identified: IdentifiedSale | undefined = undefined;
+
   constructor(
     private readonly code: string,
     readonly requirement: PaymentRequirements,
@@ -142,15 +156,11 @@ class PrepaidSale implements OpenSale {
     return `code:${this.code}`;
   }
 
-  async close(request: FastifyRequest, reply: FastifyReply, body: unknown): Promise<unknown> {
+  async close(): Promise<SaleOutcome> {
     const settlement = await this.paywall.settle(this.payment);
-    if (!settlement.success) {
-      const reason = `settlement_failed: ${settlement.errorReason ?? 'refused'}`;
-      throw challengeResponse(await this.paywall.challenge(request, reason));
-    }
-    const [name, value] = receiptHeader(2, settlement);
-    void reply.headers({ [name]: value, 'cache-control': 'private, no-store' });
-    return body;
+    return settlement.success
+      ? { kind: 'settled', receipt: settlement }
+      : { kind: 'refused', reason: settlement.errorReason ?? 'refused' };
   }
 
   abandon(): Promise<void> {

@@ -5,6 +5,10 @@ import { StartupError } from '../../common/startup-error.js';
 import { REDIS_CLIENT, type RedisClient } from '../../shared-state/redis-connection.js';
 import { reasonOf } from '../facilitator/facilitator-client.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from '../payments.settings.js';
+import {
+  BATCH_SETTLEMENT_SETTINGS,
+  type BatchSettlementConfig,
+} from '../schemes/batch-settlement/batch-settlement.settings.js';
 import { LocalChannelStorage } from './local-channel-storage.js';
 import { ComparingRedisChannelStorage } from './redis-channel-storage.js';
 
@@ -35,14 +39,18 @@ export class ChannelStores {
 
 export const channelStorageProvider: Provider = {
   provide: CHANNEL_STORAGE,
-  inject: [PAYMENT_SETTINGS.token, REDIS_CLIENT],
-  useFactory: (payments: PaymentConfig, redis: RedisClient | null): ChannelStores | null => {
+  inject: [PAYMENT_SETTINGS.token, BATCH_SETTLEMENT_SETTINGS.token, REDIS_CLIENT],
+  useFactory: (
+    payments: PaymentConfig,
+    batch: BatchSettlementConfig,
+    redis: RedisClient | null,
+  ): ChannelStores | null => {
     if (!payments.schemes.includes('batch-settlement')) return null;
     return new ChannelStores(
       new Map(
         payments.networks.map(({ network }, index) => [
           network,
-          channelStorage(payments, redis, index === 0 ? undefined : network),
+          channelStorage(batch, redis, index === 0 ? undefined : network),
         ]),
       ),
     );
@@ -50,7 +58,7 @@ export const channelStorageProvider: Provider = {
 };
 
 function channelStorage(
-  payments: PaymentConfig,
+  batch: BatchSettlementConfig,
   redis: RedisClient | null,
   network: string | undefined,
 ): ChannelStorage {
@@ -63,8 +71,8 @@ function channelStorage(
   }
   const dataDir =
     network === undefined
-      ? payments.batch.dataDir
-      : path.join(payments.batch.dataDir, 'networks', network.replace(':', '-'));
+      ? batch.dataDir
+      : path.join(batch.dataDir, 'networks', network.replace(':', '-'));
   try {
     return new LocalChannelStorage(dataDir);
   } catch (error) {

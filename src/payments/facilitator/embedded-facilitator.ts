@@ -26,8 +26,10 @@ import {
 import { createNonceManager, jsonRpc } from 'viem/nonce';
 import { jsonRpcTransport } from '../../chain/json-rpc-transport.js';
 import { ReceiptPacing, pollReceipt } from '../../chain/receipt-wait.js';
-import type { ExactEvmAuthorization } from '../schemes/exact/payment-acceptance.js';
-import { transferWithAuthorizationArgs } from '../schemes/exact/transfer-authorization.js';
+import {
+  transferWithAuthorizationArgs,
+  type Eip3009Authorization,
+} from '../../chain/eip3009-authorization.js';
 import {
   FacilitatorUnavailableError,
   settlementTraces,
@@ -169,7 +171,7 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
    */
   async wouldTransfer(
     asset: Hex,
-    authorization: ExactEvmAuthorization,
+    authorization: Eip3009Authorization,
     signature: Hex,
   ): Promise<boolean | undefined> {
     try {

@@ -41,6 +41,22 @@ export interface SettlementTrace {
 export const settlementTraces = new AsyncLocalStorage<SettlementTrace>();
 
 /**
+ * Whether a failed settlement may have moved money. The embedded facilitator: every chain call
+ * was seen, so only a send that did not end in a revert. Over HTTP: a transaction named in any
+ * answer, a pending answer, or a reason that is not one of the scheme's `preBroadcast` reasons
+ * (the facilitator's own checks, made before anything is sent).
+ */
+export function mayHaveSent(
+  settlement: Pick<SettleResponse, 'transaction'>,
+  trace: SettlementTrace,
+  reason: string,
+  preBroadcast: ReadonlySet<string>,
+): boolean {
+  if (trace.observed) return trace.broadcast && trace.receipt?.status !== 'reverted';
+  return trace.broadcast || settlement.transaction !== '' || !preBroadcast.has(reason);
+}
+
+/**
  * Gives up on a settlement whose transaction has not left yet, so that it never will: true when
  * this process watches its chain calls (the embedded facilitator) and nothing was sent. A
  * facilitator over HTTP may be sending as we speak: false, and the settlement is waited for.

@@ -23,11 +23,18 @@ import {
   type FacilitatorSvmSigner,
 } from '@x402/svm';
 import { ExactSvmScheme } from '@x402/svm/exact/facilitator';
-import {
-  MAX_COMPUTE_UNIT_LIMIT,
-  MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS,
-} from '../schemes/exact-svm/svm-acceptance.js';
 import { FacilitatorUnavailableError } from './facilitator-client.js';
+
+/**
+ * The most compute units a payment may ask for: the fee payer pays for every unit asked, used or
+ * not. A transfer with a memo uses ~20,000 (what the SDK's client asks); this leaves headroom.
+ */
+export const MAX_COMPUTE_UNIT_LIMIT = 40_000;
+/**
+ * The highest compute-unit price (micro-lamports per unit) a payment may set: the fee payer pays
+ * it. The SDK's client sets 1; at the cap, MAX_COMPUTE_UNIT_LIMIT units cost 2,000 lamports.
+ */
+export const MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS = 50_000;
 
 /**
  * The `@x402/svm` facilitator in this process: the fee payer (X402_SOLANA_FEE_PAYER_KEY) signs

@@ -1,4 +1,3 @@
-import type { AcceptedPayment } from '../schemes/exact/payment-acceptance.js';
 import type { ProtocolVersion } from '../paywall/x402-wire.js';
 
 /** Where a payment stands in this service, keyed by its fingerprint. */
@@ -24,55 +23,23 @@ export interface PaymentIdBinding {
 
 /**
  * A sale whose settlement outcome was unknown when its request was answered, as the ledger keeps
- * it until the payment expires: everything any instance needs to find its outcome on chain and to
- * serve what it bought to a payment-identifier retry.
+ * it until the payment expires: what every scheme's record has, and the scheme's own fields (its
+ * payment, a transaction to look up), which the ledger keeps as they are without reading them.
+ * Each scheme's reconciler knows its own records (by `kind`) and finds their outcome on chain.
  */
-export interface UncertainSale {
+export interface UncertainSaleRecord {
   readonly fingerprint: string;
   readonly expiresAt: number;
+  /** Which scheme's record this is, as that scheme names it. */
+  readonly kind?: string;
   /** Its payment-identifier, if the client sent one. */
   readonly paymentId?: string;
   /** The paid route's pattern, for metrics and the sale's log line. */
   readonly route: string;
   /** The x402 version the client paid with: its receipt header is named by it. */
   readonly version: ProtocolVersion;
-  readonly payment: AcceptedPayment;
-  /** The settlement transaction, if one was known to be sent when the request was answered. */
-  readonly transaction?: `0x${string}`;
   /** The answer the payment bought. */
   readonly body: unknown;
-}
-
-/**
- * A Solana (`exact` on `solana:*`) sale whose settlement outcome was unknown, as the ledger keeps
- * it: the buyer's transaction and, when known, the settlement signature to look up on chain.
- */
-export interface UncertainSvmSale extends Omit<UncertainSale, 'payment' | 'transaction'> {
-  readonly kind: 'svm';
-  readonly payment: {
-    readonly requirement: AcceptedPayment['requirement'];
-    /** The buyer's signed wire transaction (base64). */
-    readonly transaction: string;
-    /** The token owner who signed the transfer. */
-    readonly payer: string;
-    /** The recent blockhash the transaction lives by. */
-    readonly blockhash: string;
-  };
-  /** The settlement transaction's signature (base58), when known. */
-  readonly signature?: string;
-  /**
-   * The chain's confirmed slot (decimal) read before the request sent its transaction: a landing
-   * at or before it is an earlier one, not this sale's.
-   */
-  readonly sentAfterSlot?: string;
-}
-
-/** Any uncertain sale the ledger keeps: an EVM `exact` one, or a Solana one (`kind: 'svm'`). */
-export type AnyUncertainSale = UncertainSale | UncertainSvmSale;
-
-/** Whether an uncertain sale is a Solana one. */
-export function isSvmSale(sale: AnyUncertainSale): sale is UncertainSvmSale {
-  return 'kind' in sale;
 }
 
 export type PaymentIdClaim =
@@ -101,9 +68,9 @@ export interface PaymentLedger {
    * bound to this payment) wait. 'resolved' when the payment is already known settled: nothing
    * is written, so a late or repeated record never reopens a reconciled sale.
    */
-  markUncertain(sale: AnyUncertainSale): Promise<'recorded' | 'resolved'>;
+  markUncertain(sale: UncertainSaleRecord): Promise<'recorded' | 'resolved'>;
   /** The uncertain sales not yet resolved or expired, for reconciliation. */
-  uncertainSales(): Promise<AnyUncertainSale[]>;
+  uncertainSales(): Promise<UncertainSaleRecord[]>;
   /**
    * The chain shows an uncertain payment settled: refused as settled from now on. False when it
    * was already recorded settled (another reconciler was first): the sale is counted once.
@@ -152,7 +119,7 @@ export class InMemoryPaymentLedger implements PaymentLedger {
   private lastSweep = 0;
   private readonly payments = new Map<string, PaymentEntry>();
   private readonly ids = new Map<string, PaymentIdEntry>();
-  private readonly uncertain = new Map<string, AnyUncertainSale>();
+  private readonly uncertain = new Map<string, UncertainSaleRecord>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -174,7 +141,7 @@ export class InMemoryPaymentLedger implements PaymentLedger {
     return Promise.resolve();
   }
 
-  markUncertain(sale: AnyUncertainSale): Promise<'recorded' | 'resolved'> {
+  markUncertain(sale: UncertainSaleRecord): Promise<'recorded' | 'resolved'> {
     if (this.live(this.payments, sale.fingerprint)?.state === 'settled') {
       return Promise.resolve('resolved');
     }
@@ -187,7 +154,7 @@ export class InMemoryPaymentLedger implements PaymentLedger {
     return Promise.resolve('recorded');
   }
 
-  uncertainSales(): Promise<AnyUncertainSale[]> {
+  uncertainSales(): Promise<UncertainSaleRecord[]> {
     return Promise.resolve(
       [...this.uncertain.keys()].flatMap((fingerprint) => {
         const sale = this.live(this.uncertain, fingerprint);

@@ -7,7 +7,7 @@ import {
   type RedisClient,
 } from '../../shared-state/redis-connection.js';
 import type {
-  AnyUncertainSale,
+  UncertainSaleRecord,
   ClaimResult,
   PaymentIdBinding,
   PaymentIdClaim,
@@ -130,7 +130,7 @@ export class RedisPaymentLedger implements PaymentLedger {
     return this.setState(fingerprint, 'settled', expiresAt);
   }
 
-  async markUncertain(sale: AnyUncertainSale): Promise<'recorded' | 'resolved'> {
+  async markUncertain(sale: UncertainSaleRecord): Promise<'recorded' | 'resolved'> {
     const keys = saleKeys(sale.fingerprint);
     if (sale.paymentId !== undefined) keys.push(PAYMENT_ID_KEY + sale.paymentId);
     return (await this.run(MARK_UNCERTAIN, keys, [
@@ -140,13 +140,13 @@ export class RedisPaymentLedger implements PaymentLedger {
     ])) as 'recorded' | 'resolved';
   }
 
-  async uncertainSales(): Promise<AnyUncertainSale[]> {
+  async uncertainSales(): Promise<UncertainSaleRecord[]> {
     const sales = (await this.run(
       UNCERTAIN_SALES,
       [UNCERTAIN_INDEX_KEY],
       [String(Date.now()), UNCERTAIN_SALE_KEY],
     )) as string[];
-    return sales.map((sale) => JSON.parse(sale) as AnyUncertainSale);
+    return sales.map((sale) => JSON.parse(sale) as UncertainSaleRecord);
   }
 
   async resolveSettled(fingerprint: string, expiresAt: number): Promise<boolean> {

@@ -2,16 +2,17 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { PaymentPayload } from '@x402/core/types';
 import { PAYMENT_IDENTIFIER, validatePaymentIdentifier } from '@x402/extensions/payment-identifier';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from '../../common/api-error.js';
 import { isRecord } from '../../common/json.js';
 import { remoteText } from '../../common/remote-text.js';
-import { PreparedResponseException } from '../../common/prepared-response.exception.js';
-import { PAYMENT_LEDGER, type PaymentLedger } from '../ledger/payment-ledger.js';
-import { answerHeadersOf } from './answer-headers.js';
-import { settlementStillUnknown, type RequestWithPayment } from './payment-errors.js';
-import { PaymentVerification } from './payment-verification.js';
-import { queryOf, routedPath } from './routed-path.js';
+import {
+  PAYMENT_LEDGER,
+  type PaymentLedger,
+  type StoredResponse,
+} from '../ledger/payment-ledger.js';
+import { PaymentRefusedError } from './offered-requirement.js';
+import { settlementStillUnknown } from './payment-errors.js';
+import type { SaleContext } from './seller-scheme.js';
 
 /** How long a response sold under a payment-identifier is served again for free. */
 const STORED_RESPONSE_TTL_MS = 24 * 60 * 60 * 1000;
@@ -25,32 +26,37 @@ export interface IdentifiedPayment {
   readonly expiresAt: number;
 }
 
+/** A payment-identifier retry of an answer already sold: `response` again, free. */
+export class AnswerAlreadySold extends Error {
+  constructor(readonly response: StoredResponse) {
+    super('this payment-identifier already bought its answer');
+    this.name = 'AnswerAlreadySold';
+  }
+}
+
 /**
  * The payment-identifier extension, the same for every scheme: an id is bound to one payment
  * for one resource. Bound and answered → the stored response again, free; bound to something
- * else → 409; still in flight → 402 (or 502 while its outcome is unknown). A sold answer is
+ * else → 409; still in flight → refused (402) (or 502 while its outcome is unknown). A sold answer is
  * stored under its id for a day.
  */
 @Injectable()
 export class PaymentIdentifiers {
   private readonly logger = new Logger(PaymentIdentifiers.name);
 
-  constructor(
-    @Inject(PAYMENT_LEDGER) private readonly ledger: PaymentLedger,
-    private readonly verification: PaymentVerification,
-  ) {}
+  constructor(@Inject(PAYMENT_LEDGER) private readonly ledger: PaymentLedger) {}
 
   /**
    * Binds the id to this payment, or throws what to answer. `stillUnknown`: the scheme holds an
    * in-flight payment whose outcome is unknown but not yet recorded (never a 402 then).
    */
   async claim(
-    request: FastifyRequest,
+    context: Pick<SaleContext, 'resource'>,
     payment: IdentifiedPayment,
     stillUnknown: () => boolean = () => false,
   ): Promise<void> {
     const { paymentId, fingerprint, signature, expiresAt } = payment;
-    const resource = resourceOf(request);
+    const { resource } = context;
     const signatureDigest = createHash('sha256').update(signature.toLowerCase()).digest('hex');
     const claim = await this.ledger.claimPaymentId(
       paymentId,
@@ -61,11 +67,7 @@ export class PaymentIdentifiers {
       case 'claimed':
         return;
       case 'stored':
-        throw new PreparedResponseException(
-          claim.response.status,
-          claim.response.body,
-          claim.response.headers,
-        );
+        throw new AnswerAlreadySold(claim.response);
       case 'uncertain':
         throw settlementStillUnknown();
       case 'conflict':
@@ -75,8 +77,7 @@ export class PaymentIdentifiers {
         );
       case 'in_flight':
         if (stillUnknown()) throw settlementStillUnknown();
-        return this.verification.refuse(
-          request,
+        throw new PaymentRefusedError(
           'payment_in_progress: this payment-identifier is being used by another request',
         );
     }
@@ -103,36 +104,10 @@ export class PaymentIdentifiers {
     }
   }
 
-  /**
-   * A sold answer goes out: its receipt headers and the answer's own (`addAnswerHeaders`) on the
-   * reply, and all of them kept with the body under its payment-identifier (if any) for retries.
-   */
-  async deliver(
-    reply: FastifyReply,
-    sold: { readonly paymentId: string | undefined; readonly fingerprint: string },
-    receipt: Record<string, string>,
-    body: unknown,
-  ): Promise<unknown> {
-    const headers = { ...(await answerHeadersOf(reply.request)), ...receipt };
-    if (sold.paymentId !== undefined) {
-      await this.storeAnswer(sold.paymentId, sold.fingerprint, headers, body);
-    }
-    void reply.headers(headers);
-    return body;
-  }
-
   /** The id may be used again: nothing was sold under it. */
   async release(paymentId: string | undefined): Promise<void> {
     if (paymentId !== undefined) await this.ledger.releasePaymentId(paymentId);
   }
-}
-
-/** What a payment-identifier used on `request` is bound to: its route and URL, or its tool call. */
-export function resourceOf(request: FastifyRequest): string {
-  return (
-    (request as RequestWithPayment).x402Call?.resource ??
-    `${request.method} ${routedPath(request)}${queryOf(request)}`
-  );
 }
 
 /**

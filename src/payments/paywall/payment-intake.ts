@@ -1,20 +1,33 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { PaymentPayload } from '@x402/core/types';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, ErrorCode } from '../../common/api-error.js';
+import { PreparedResponseException } from '../../common/prepared-response.exception.js';
 import { PaymentRefusedError, offeredRequirement } from './offered-requirement.js';
-import { asPaymentError } from './payment-errors.js';
+import { answerHeadersOf } from './answer-headers.js';
+import { asPaymentError, challengeResponse, settlementUnknown } from './payment-errors.js';
+import { AnswerAlreadySold, PaymentIdentifiers } from './payment-identifiers.js';
 import { PaymentVerification } from './payment-verification.js';
+import { clientGone, saleContextOf } from './sale-context.js';
 import { SchemeRegistry } from './scheme-registry.js';
-import type { OpenSale } from './seller-scheme.js';
+import type { OpenSale, SaleOutcome } from './seller-scheme.js';
 import { X402Paywall } from './x402-paywall.js';
-import type { ProtocolVersion } from './x402-wire.js';
+import { receiptHeader, receiptHeaders, type ProtocolVersion } from './x402-wire.js';
 
 /**
- * A presented payment (already decoded into its v2 form) to an open sale, the same for every
- * transport (the HTTP guard, an MCP tool call): its `accepted` matched field by field to one of
- * the offers (none → 402 with the reason), handed to that offer's scheme, which accepts it only
- * in exactly the offered shape, claims it and has it verified. Refusals are 402s with the reason;
- * a malformed payment is a 400.
+ * The HTTP side of a sale, the same for every transport that carries one (the HTTP guard and
+ * interceptor, an MCP tool call): the only place where what a scheme says becomes a response.
+ *
+ * Opening: a presented payment (already decoded into its v2 form) has its `accepted` matched
+ * field by field to one of the offers (none → 402 with the reason) and goes to that offer's
+ * scheme, which accepts it only in exactly the offered shape, claims it and has it verified.
+ * Refusals are 402s with the reason; a malformed payment is a 400; a payment-identifier retry
+ * of a sold answer gets that answer again.
+ *
+ * Closing: the scheme settles and says how it went; settled → the receipt headers (and the
+ * answer kept under its payment-identifier), refused → 402 with the reason, nothing charged,
+ * used (the payment had paid for an earlier request) → 402 naming that, nothing sold,
+ * unknown → 502 `settlement_unknown` naming the transaction.
  */
 @Injectable()
 export class PaymentIntake {
@@ -24,11 +37,13 @@ export class PaymentIntake {
     private readonly paywall: X402Paywall,
     private readonly schemes: SchemeRegistry,
     private readonly verification: PaymentVerification,
+    private readonly identifiers: PaymentIdentifiers,
   ) {}
 
   /** `decode`: the payment header in v2 form, given what the route offers (v1 pairs with one). */
   async open(
     request: FastifyRequest,
+    reply: FastifyReply,
     version: ProtocolVersion,
     decode: (offered: Awaited<ReturnType<X402Paywall['requirementsFor']>>) => PaymentPayload,
   ): Promise<OpenSale> {
@@ -41,12 +56,76 @@ export class PaymentIntake {
       if (scheme === undefined || (version === 1 && !scheme.offeredToV1)) {
         throw new PaymentRefusedError(`unsupported_scheme: ${requirement.scheme}`);
       }
-      return await scheme.open(request, { payload, version, requirement });
+      return await scheme.open({ payload, version, requirement }, saleContextOf(request, reply));
     } catch (error) {
       if (error instanceof PaymentRefusedError) {
-        return this.verification.refuse(request, error.reason);
+        return this.verification.refuse(request, error);
+      }
+      if (error instanceof AnswerAlreadySold) {
+        const { status, body, headers } = error.response;
+        throw new PreparedResponseException(status, body, headers);
       }
       throw asPaymentError(error, this.logger);
+    }
+  }
+
+  /**
+   * The handler answered `body`: the sale is closed and the receipt headers to send with the
+   * body returned, or what to answer instead is thrown. A buyer already gone buys nothing.
+   */
+  async close(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    sale: OpenSale,
+    body: unknown,
+  ): Promise<Record<string, string>> {
+    if (clientGone(reply)) {
+      await sale.abandon('handler_failed');
+      this.logger.warn(
+        `${request.method} ${request.url}: client left before settlement; nothing charged`,
+      );
+      throw new ApiError(
+        ErrorCode.ClientClosedRequest,
+        'The client closed the connection before settlement; nothing was charged.',
+      );
+    }
+    return this.answer(request, sale, await sale.close(body), body);
+  }
+
+  private async answer(
+    request: FastifyRequest,
+    sale: OpenSale,
+    outcome: SaleOutcome,
+    body: unknown,
+  ): Promise<Record<string, string>> {
+    switch (outcome.kind) {
+      case 'settled': {
+        // the answer's own headers (its attestation) go out, and are kept, with the receipt
+        const headers = {
+          ...(await answerHeadersOf(request)),
+          ...receiptHeaders(sale.version, outcome.receipt),
+        };
+        if (sale.identified !== undefined) {
+          const { paymentId, fingerprint } = sale.identified;
+          await this.identifiers.storeAnswer(paymentId, fingerprint, headers, body);
+        }
+        return headers;
+      }
+      case 'refused': {
+        const challenge = await this.paywall.challenge(
+          request,
+          `settlement_failed: ${outcome.reason}`,
+        );
+        if (outcome.receipt === undefined) throw challengeResponse(challenge);
+        const [name, value] = receiptHeader(sale.version, outcome.receipt);
+        throw challengeResponse({ ...challenge, headers: { ...challenge.headers, [name]: value } });
+      }
+      case 'used':
+        throw challengeResponse(await this.paywall.challenge(request, outcome.reason));
+      case 'unknown':
+        throw outcome.message === undefined
+          ? settlementUnknown(outcome.transaction, outcome.reason)
+          : new ApiError(ErrorCode.SettlementUnknown, outcome.message, { 'retry-after': '5' });
     }
   }
 }

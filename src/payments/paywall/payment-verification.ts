@@ -5,7 +5,11 @@ import { MetricsService } from '../../metrics/metrics.service.js';
 import { FacilitatorUnavailableError } from '../facilitator/facilitator-client.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from '../payments.settings.js';
 import { withDeadline } from '../../common/deadline.js';
+import { PaymentRefusedError } from './offered-requirement.js';
+import type { PaymentChallenge } from './challenges.js';
 import { challengeResponse, routeOf } from './payment-errors.js';
+import { requestOf } from './sale-context.js';
+import type { SaleContext } from './seller-scheme.js';
 import { X402Paywall, type VerifiedPayment } from './x402-paywall.js';
 
 /**
@@ -24,13 +28,16 @@ export class PaymentVerification {
     this.verifyTimeoutMs = payments.verifyTimeoutMs;
   }
 
-  /** A refusal throws its 402; no answer in time a FacilitatorUnavailableError. */
-  async verify(request: FastifyRequest, payload: PaymentPayload): Promise<VerifiedPayment> {
+  /**
+   * A refusal throws PaymentRefusedError with the facilitator's reason; no answer in time a
+   * FacilitatorUnavailableError.
+   */
+  async verify(context: SaleContext, payload: PaymentPayload): Promise<VerifiedPayment> {
     const started = performance.now();
     const seconds = (): number => (performance.now() - started) / 1000;
     try {
       const verdict = await withDeadline(
-        this.paywall.verify(request, payload),
+        this.paywall.verify(requestOf(context), payload),
         this.verifyTimeoutMs,
       );
       if (typeof verdict === 'symbol') {
@@ -41,10 +48,9 @@ export class PaymentVerification {
       }
       if (verdict.kind === 'challenge') {
         this.metrics.verificationFailed('refused', seconds());
-        this.metrics.paymentRefused(routeOf(request), verdict.body.error);
-        throw challengeResponse(verdict);
+        throw new FacilitatorRefusal(verdict);
       }
-      this.metrics.paymentVerified(routeOf(request), seconds());
+      this.metrics.paymentVerified(context.route, seconds());
       return verdict;
     } catch (error) {
       if (error instanceof FacilitatorUnavailableError) {
@@ -55,9 +61,22 @@ export class PaymentVerification {
     }
   }
 
-  /** Refuses the payment with the route's 402 naming `reason`; nothing is charged. */
-  async refuse(request: FastifyRequest, reason: string): Promise<never> {
-    this.metrics.paymentRefused(routeOf(request), reason);
-    throw challengeResponse(await this.paywall.challenge(request, reason));
+  /**
+   * Refuses the payment with the route's 402 naming the reason (the facilitator's own 402 for
+   * its refusal: a scheme's server side may add what the buyer needs, a channel's state, say);
+   * nothing is charged.
+   */
+  async refuse(request: FastifyRequest, refusal: PaymentRefusedError): Promise<never> {
+    this.metrics.paymentRefused(routeOf(request), refusal.reason);
+    if (refusal instanceof FacilitatorRefusal) throw challengeResponse(refusal.challenge);
+    throw challengeResponse(await this.paywall.challenge(request, refusal.reason));
+  }
+}
+
+/** The facilitator refused the payment: its 402, as the x402 server wrote it. */
+export class FacilitatorRefusal extends PaymentRefusedError {
+  constructor(readonly challenge: PaymentChallenge) {
+    super(challenge.body.error);
+    this.name = 'FacilitatorRefusal';
   }
 }

@@ -93,7 +93,7 @@ describe('PaymentGuard', () => {
     const verification = new PaymentVerification(paywall.asPaywall(), metrics, {
       verifyTimeoutMs,
     } as PaymentConfig);
-    const identifiers = new PaymentIdentifiers(ledger, verification);
+    const identifiers = new PaymentIdentifiers(ledger);
     const exact = new ExactScheme(
       {} as NetworkFacilitators,
       ledger,
@@ -107,6 +107,7 @@ describe('PaymentGuard', () => {
       paywall.asPaywall(),
       schemes as unknown as SchemeRegistry,
       verification,
+      identifiers,
     );
     return new PaymentGuard(paywall.asPaywall(), intake, metrics, calls);
   }
@@ -217,7 +218,8 @@ describe('PaymentGuard', () => {
 
       await expect(outcome).resolves.toBe(true);
       expect(paywall.verified).toEqual([accepted.payload]);
-      expect(inProgressOf(request)).toEqual({
+      const { context, ...inProgress } = inProgressOf(request) ?? {};
+      expect(inProgress).toEqual({
         accepted,
         payment: verifiedPayment(accepted.payload),
         version: 2,
@@ -225,6 +227,14 @@ describe('PaymentGuard', () => {
         expiresAt,
         paymentId: undefined,
       });
+      // what the scheme knows of the call: no request, no reply
+      expect(Object.keys(context ?? {}).sort()).toEqual(['label', 'resource', 'route', 'signal']);
+      expect(context).toMatchObject({
+        route: '/v1/ticker/:symbol',
+        resource: `GET ${request.url}`,
+        label: `GET ${request.url}`,
+      });
+      expect(context?.signal.aborted).toBe(false);
       expect(await ledger.claim(fingerprint, expiresAt)).toBe('in_flight');
     });
 

@@ -34,11 +34,13 @@ export class PaymentGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const request = context.switchToHttp().getRequest<RequestWithPayment>();
+    const http = context.switchToHttp();
+    const request = http.getRequest<RequestWithPayment>();
+    const reply = http.getResponse<FastifyReply>();
     const call = this.calls.of(request);
     if (call !== undefined) {
       request.x402Call = call;
-      closeWhenAborted(call, context.switchToHttp().getResponse<FastifyReply>());
+      closeWhenAborted(call, reply);
     }
     const header = presentedPaymentHeader((name) => single(request.headers[name]));
     if (header === undefined) {
@@ -46,7 +48,7 @@ export class PaymentGuard implements CanActivate {
       throw challengeResponse(await this.paywall.challenge(request));
     }
     const { version, value } = header;
-    request.x402Sale = await this.intake.open(request, version, (offered) =>
+    request.x402Sale = await this.intake.open(request, reply, version, (offered) =>
       version === 2
         ? forThisResource(decodeV2Payment(value), call)
         : decodeV1Payment(value, offered),

@@ -5,21 +5,69 @@ import type {
   PaymentPayload,
   PaymentRequirements,
   SchemeNetworkServer,
+  SettleResponse,
 } from '@x402/core/types';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ProtocolVersion } from './x402-wire.js';
 
 /**
- * The contract between the paywall and a payment scheme. The paywall (guard, interceptor, 402,
- * docs) knows only this; each scheme's folder implements it and registers with `@SellerScheme()`
- * plus one line in a module's `providers`.
+ * The contract between the paywall and a payment scheme, in money only: a scheme gets the
+ * payment, the requirement it answers and a SaleContext, and says what happened. The paywall's
+ * PaymentGuard and SettlementInterceptor (through PaymentIntake) alone turn that into HTTP:
+ * headers, 402s, 502 `settlement_unknown`. Each scheme's folder implements it, registers with
+ * `@SellerScheme()` and is one module in the app.
  */
 
-/** Why a sale ends without an answer sold: the handler threw, or its answer could not go out. */
+/** Why a sale ends without an answer sold: the handler threw, or the buyer is gone. */
 export type AbandonReason = 'handler_threw' | 'handler_failed';
 
 /**
- * A payment a scheme accepted, claimed and verified for one request, waiting for the handler.
+ * What a scheme may know of the call it sells, whatever carries it (an HTTP request, an MCP
+ * tool call): built by the paywall, never a request or reply object.
+ */
+export interface SaleContext {
+  /** The paid route's pattern (`/v1/ticker/:symbol`) or tool (`mcp:get_ticker`), for metrics. */
+  readonly route: string;
+  /** What a payment-identifier used on this call is bound to (its route and URL, or its tool call). */
+  readonly resource: string;
+  /** How log lines name the call (`GET /v1/ticker/BTC`). */
+  readonly label: string;
+  /** Aborts once the buyer can no longer receive the answer (its connection closed first). */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * How a sale ended, as the scheme tells it:
+ * - `settled`: the money moved (or is owed, for a channel); the answer goes out with `receipt`;
+ * - `refused`: nothing was charged; the answer is a 402 naming `reason` (with `receipt`, when
+ *   the settlement that failed should be shown);
+ * - `used`: the payment had already paid for an earlier request (found only while settling):
+ *   nothing is sold now; the answer is a 402 whose error is `reason` as given;
+ * - `unknown`: the money may have moved; the answer is 502 `settlement_unknown` naming
+ *   `transaction`, with `message` when the scheme has more to tell the buyer.
+ *
+ * A fault where nothing was charged and nothing is refused (the buyer gone, a facilitator or
+ * shared store unreachable) is thrown as an ApiError instead.
+ */
+export type SaleOutcome =
+  | { readonly kind: 'settled'; readonly receipt: SettleResponse }
+  | { readonly kind: 'refused'; readonly reason: string; readonly receipt?: SettleResponse }
+  | { readonly kind: 'used'; readonly reason: string }
+  | {
+      readonly kind: 'unknown';
+      readonly transaction: string | undefined;
+      readonly reason: string;
+      readonly message?: string;
+    };
+
+/** A payment-identifier bound to a sale's payment: its answer, once sold, is kept under it. */
+export interface IdentifiedSale {
+  readonly paymentId: string;
+  /** The scheme's name for the payment, as the id's binding holds it. */
+  readonly fingerprint: string;
+}
+
+/**
+ * A payment a scheme accepted, claimed and verified for one call, waiting for the handler.
  * Exactly one of `close` or `abandon` runs.
  */
 export interface OpenSale {
@@ -27,13 +75,13 @@ export interface OpenSale {
   readonly requirement: PaymentRequirements;
   /** Who pays (an address on the requirement's network), for the access log. */
   readonly payer: string;
-  /**
-   * The handler answered `body`: settle (or record what is owed), put the receipt headers on
-   * `reply` and give back the body to send; throw what to answer instead (a 402 with the reason,
-   * a 5xx, 502 `settlement_unknown`). Nothing may be charged for a throw unless the answer says so.
-   */
-  close(request: FastifyRequest, reply: FastifyReply, body: unknown): Promise<unknown>;
-  /** The handler failed: nothing is sold, what the sale reserved is given back. */
+  /** The x402 version the buyer paid with: its receipt is written in that version. */
+  readonly version: ProtocolVersion;
+  /** The payment-identifier the buyer sent with it, if any. */
+  readonly identified: IdentifiedSale | undefined;
+  /** The handler answered `body`: settle (or record what is owed) and say how it went. */
+  close(body: unknown): Promise<SaleOutcome>;
+  /** The handler failed or the buyer left: nothing is sold, what the sale reserved is given back. */
   abandon(reason: AbandonReason): Promise<void>;
 }
 
@@ -65,10 +113,12 @@ export interface SellerSchemePlugin {
   ownFacilitator?(): FacilitatorClient;
   /**
    * Accepts a presented payment only in exactly the offered shape, claims it so no copy runs
-   * concurrently, and verifies it; throws what to answer otherwise (PaymentRefusedError for a
-   * 402 with the reason; an ApiError: 400, 409, 502 `settlement_unknown`, 503).
+   * concurrently, and verifies it (PaymentVerification). Throws otherwise: PaymentRefusedError
+   * (a 402 with the reason, nothing charged), MalformedPaymentError (400), AnswerAlreadySold (a
+   * payment-identifier retry of an answer sold before), an ApiError (409, 502
+   * `settlement_unknown`, 503).
    */
-  open(request: FastifyRequest, presented: PresentedPayment): Promise<OpenSale>;
+  open(presented: PresentedPayment, context: SaleContext): Promise<OpenSale>;
   /** The facilitator confirmed the paid routes: background work may start (claims, say). */
   startSelling?(): void;
   /** The service is stopping: finish or hand over background work (bounded). */
@@ -84,17 +134,20 @@ export function SellerScheme(): ClassDecorator {
 
 /** How a scheme ends its sales: settles one whose handler answered, gives back one that failed. */
 export interface SaleSettlement<T> {
-  close(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    inProgress: T,
-    body: unknown,
-  ): Promise<unknown>;
+  close(inProgress: T, body: unknown): Promise<SaleOutcome>;
   giveBack(inProgress: T, reason: AbandonReason): Promise<void>;
 }
 
+/** What every scheme's sale in progress carries. */
+export interface SaleInProgress {
+  readonly context: SaleContext;
+  readonly version: ProtocolVersion;
+  readonly fingerprint: string;
+  readonly paymentId: string | undefined;
+}
+
 /** An open sale whose scheme-specific state (`inProgress`) its settlement closes or gives back. */
-export class SchemeSale<T> implements OpenSale {
+export class SchemeSale<T extends SaleInProgress> implements OpenSale {
   constructor(
     readonly inProgress: T,
     readonly requirement: PaymentRequirements,
@@ -102,8 +155,17 @@ export class SchemeSale<T> implements OpenSale {
     private readonly settlement: SaleSettlement<T>,
   ) {}
 
-  close(request: FastifyRequest, reply: FastifyReply, body: unknown): Promise<unknown> {
-    return this.settlement.close(request, reply, this.inProgress, body);
+  get version(): ProtocolVersion {
+    return this.inProgress.version;
+  }
+
+  get identified(): IdentifiedSale | undefined {
+    const { paymentId, fingerprint } = this.inProgress;
+    return paymentId === undefined ? undefined : { paymentId, fingerprint };
+  }
+
+  close(body: unknown): Promise<SaleOutcome> {
+    return this.settlement.close(this.inProgress, body);
   }
 
   abandon(reason: AbandonReason): Promise<void> {

@@ -45,8 +45,8 @@ import {
   type PaymentIdBinding,
   type PaymentLedger,
   type StoredResponse,
-  type UncertainSale,
 } from '../ledger/payment-ledger.js';
+import type { UncertainSale } from '../schemes/exact/uncertain-sale.js';
 import type { PaymentSettler, SettlementOutcome } from '../schemes/exact/payment-settler.js';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import type { SettlementTrace } from '../facilitator/facilitator-client.js';
@@ -55,6 +55,12 @@ import { SettlementReconciler } from '../schemes/exact/settlement-reconciler.js'
 import { SoldAnswers } from '../schemes/exact/sold-answers.js';
 import type { PaymentConfig } from '../payments.settings.js';
 import { SettlementInterceptor } from './settlement.interceptor.js';
+import { PaymentIntake } from './payment-intake.js';
+import { saleContextOf } from './sale-context.js';
+import type { SchemeRegistry } from './scheme-registry.js';
+import type { RequestWithPayment } from './payment-errors.js';
+import type { SaleContext } from './seller-scheme.js';
+import type { FastifyReply } from 'fastify';
 import type { ProtocolVersion } from './x402-wire.js';
 
 const ID = 'order-0000000000000001';
@@ -175,22 +181,30 @@ describe('SettlementInterceptor', () => {
   let reply: FakeReply;
   let handled: number;
 
+  /** The paid request the handler answers; its sale context is the one the guard built. */
+  let request: RequestWithPayment;
+
   function interceptor(): SettlementInterceptor {
-    return new SettlementInterceptor();
+    const config = { verifyTimeoutMs: 10_000 } as PaymentConfig;
+    const verification = new PaymentVerification(paywall.asPaywall(), detachedMetrics(), config);
+    const schemes = {} as SchemeRegistry;
+    return new SettlementInterceptor(
+      new PaymentIntake(paywall.asPaywall(), schemes, verification, identifiers()),
+    );
   }
 
   function identifiers(): PaymentIdentifiers {
-    const config = { verifyTimeoutMs: 10_000 } as PaymentConfig;
-    return new PaymentIdentifiers(
-      ledger,
-      new PaymentVerification(paywall.asPaywall(), detachedMetrics(), config),
-    );
+    return new PaymentIdentifiers(ledger);
+  }
+
+  /** What the guard tells the scheme of the call, built from the request and its reply. */
+  function saleContext(): SaleContext {
+    return saleContextOf(request, reply as unknown as FastifyReply);
   }
 
   /** The `exact` sale the guard would have opened for this payment. */
   function saleOf(payment: PaymentInProgress): ExactSale {
     const settlement = new ExactSettlement(
-      paywall.asPaywall(),
       settler as unknown as PaymentSettler,
       reconciler as unknown as SettlementReconciler,
       sold,
@@ -212,6 +226,7 @@ describe('SettlementInterceptor', () => {
     takingBack = Promise.resolve();
     sold = new SoldAnswers(detachedMetrics(), identifiers());
     reply = new FakeReply();
+    request = paidRequest();
     handled = 0;
   });
 
@@ -240,6 +255,7 @@ describe('SettlementInterceptor', () => {
       expiresAt,
       paymentId: options.paymentId,
       binding,
+      context: saleContext(),
     };
   }
 
@@ -257,7 +273,6 @@ describe('SettlementInterceptor', () => {
     payment: PaymentInProgress | undefined,
     answer: () => Observable<unknown> = () => of(BODY),
   ): Promise<unknown> {
-    const request = paidRequest();
     request.x402Sale = payment === undefined ? undefined : saleOf(payment);
     const context = httpContext(request, reply);
     return lastValueFrom(interceptor().intercept(context, handler(answer)));
@@ -573,6 +588,8 @@ describe('SettlementInterceptor', () => {
         payment: verifiedPayment(accepted.payload),
         fingerprint: `${CHANNEL}:4000`,
         paymentId: undefined,
+        version: 2,
+        context: saleContext(),
       };
     }
 
@@ -594,7 +611,6 @@ describe('SettlementInterceptor', () => {
         detachedMetrics(),
         { settleTimeoutMs: 15_000 } as PaymentConfig,
       );
-      const request = paidRequest();
       request.x402Sale = batchSale(payment, settlement);
       return lastValueFrom(
         interceptor().intercept(

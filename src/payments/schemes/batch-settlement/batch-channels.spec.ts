@@ -38,6 +38,7 @@ async function bootWith(channel: Channel, networks: string[] = [BASE_SEPOLIA]): 
     payments,
     {} as NetworkFacilitators,
     new ChannelStores(stores),
+    { settleIntervalMs: 60_000, claimThreshold: 0n, dataDir: '', authorizerPrivateKey: undefined },
   );
   await channels.onApplicationBootstrap();
 }

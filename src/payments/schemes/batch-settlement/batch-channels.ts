@@ -11,6 +11,10 @@ import type { SettleResponse } from '@x402/core/types';
 import type { Channel, ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { privateKeyToAccount } from 'viem/accounts';
 import { CHANNEL_STORAGE, ChannelStores } from '../../channels/channel-storage.js';
+import {
+  BATCH_SETTLEMENT_SETTINGS,
+  type BatchSettlementConfig,
+} from './batch-settlement.settings.js';
 import { LocalChannelStorage } from '../../channels/local-channel-storage.js';
 import { FACILITATORS, NetworkFacilitators } from '../../facilitator/network-facilitators.js';
 import {
@@ -52,6 +56,7 @@ export class BatchChannels implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(FACILITATORS) private readonly facilitators: NetworkFacilitators,
     /** Null when batch settlement is not offered: then nothing here is used. */
     @Inject(CHANNEL_STORAGE) private readonly stores: ChannelStores | null,
+    @Inject(BATCH_SETTLEMENT_SETTINGS.token) private readonly batch: BatchSettlementConfig,
   ) {}
 
   /** The SDK's reservation id of a verified payment (its request context), if it holds one. */
@@ -63,7 +68,7 @@ export class BatchChannels implements OnApplicationBootstrap, OnModuleDestroy {
   scheme(network: string): SellerBatchScheme {
     let scheme = this.schemes.get(network);
     if (scheme === undefined) {
-      const { authorizerPrivateKey } = this.payments.batch;
+      const { authorizerPrivateKey } = this.batch;
       scheme = new SellerBatchScheme(
         this.payments.payTo,
         {
@@ -215,7 +220,7 @@ export class BatchChannels implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private newClaims({ network, asset }: PaymentNetwork): BatchClaims {
-    const { batch } = this.payments;
+    const { batch } = this;
     const manager = this.scheme(network).createChannelManager(
       this.facilitators.of(network),
       network,

@@ -1,30 +1,15 @@
 import { Logger } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import { isFacilitatorUnreachable, reasonOf } from '../../facilitator/facilitator-client.js';
-import { isReserved } from './seller-batch-scheme.js';
+import { IdleRefunds } from './idle-refunds.js';
 import type {
   BatchSettlementChannelManager,
   Channel,
   ChannelStorage,
   ClaimResult,
 } from '@x402/evm/batch-settlement/server';
-import { remoteText } from '../../../common/remote-text.js';
-import { LASTING_HOLD } from '../../channels/channel-holds.js';
 
-/** Channels idle this long are refunded to their payers (claiming their last voucher first). */
-const IDLE_REFUND_MS = 24 * 60 * 60 * 1000;
 /** A channel whose vouchers the chain refused is left out of claims this long, then tried again. */
 export const PARK_MS = 60 * 60 * 1000;
-/**
- * How long a channel being refunded takes no voucher: far longer than a refund transaction takes
- * to land or fail, and, after a refund whose outcome is unknown, long enough for the chain to
- * show it (the channel's on-chain state is read again before its next voucher).
- */
-export const REFUND_HOLD_MS = 10 * 60 * 1000;
-/** The reservation id of a refund hold (the SDK's vouchers reserve with UUIDs): a lasting one. */
-const REFUND_HOLD = LASTING_HOLD;
-/** A channel whose refund failed is not tried again before this (the chain may say why). */
-export const REFUND_RETRY_MS = 6 * 60 * 60 * 1000;
 
 /** What one claim round did. */
 export interface ClaimRound {
@@ -57,8 +42,7 @@ export interface BatchClaimsOptions {
 export class BatchClaims {
   private readonly logger = new Logger('BatchSettlement');
   private readonly parked = new Map<string, number>();
-  /** Channels whose refund failed, and when they may be tried again. */
-  private readonly refundRetryAt = new Map<string, number>();
+  private readonly refunds: IdleRefunds;
   private stopped = false;
   private readonly now: () => number;
   private queue: Promise<unknown> = Promise.resolve();
@@ -73,6 +57,11 @@ export class BatchClaims {
     private readonly options: BatchClaimsOptions,
   ) {
     this.now = options.now ?? Date.now;
+    this.refunds = new IdleRefunds(manager, storage, {
+      now: this.now,
+      isParked: (channelId) => this.isParked(channelId),
+      givesWay: () => this.stopped || this.pending > 0,
+    });
   }
 
   /** Rounds every interval, each followed by the refunds of channels idle for a day. */
@@ -106,95 +95,11 @@ export class BatchClaims {
    */
   refundIdle(): Promise<void> {
     const refunds = this.queue.then(
-      () => this.refundHeldChannels(),
-      () => this.refundHeldChannels(),
+      () => this.refunds.refund(),
+      () => this.refunds.refund(),
     );
     this.queue = refunds.catch(() => undefined);
     return refunds;
-  }
-
-  private async refundHeldChannels(): Promise<void> {
-    for (const channel of await this.storage.list()) {
-      if (this.stopped || this.pending > 0) return;
-      if (!this.refundable(channel)) continue;
-      const held = await this.hold(channel);
-      if (held === undefined) continue;
-      const renewal = setInterval(() => {
-        void this.renew(held).catch((error: unknown) => {
-          this.logger.warn(
-            `could not renew the refund hold of ${held.channelId}: ${remoteText(error)}`,
-          );
-        });
-      }, REFUND_HOLD_MS / 4);
-      renewal.unref();
-      try {
-        const result = await refunder(this.manager).refundChannel(held);
-        this.logger.log(`refunded idle channel ${result.channel} in ${result.transaction}`);
-      } catch (error) {
-        this.refundRetryAt.set(channel.channelId.toLowerCase(), this.now() + REFUND_RETRY_MS);
-        this.logger.error(
-          `refund of channel ${channel.channelId} failed (${reasonOf(error)}); it takes no ` +
-            `voucher for ${REFUND_HOLD_MS / 60_000} min, then its on-chain state is read again`,
-        );
-        continue;
-      } finally {
-        clearInterval(renewal);
-      }
-      await this.forgetRefunded(held);
-    }
-  }
-
-  /** Pushes the hold's expiry out while its refund is still out (the SDK deletes an unheld record). */
-  private async renew(held: Channel): Promise<void> {
-    const holdId = held.pendingRequest?.pendingId;
-    await this.storage.updateChannel(held.channelId, (current) =>
-      current?.pendingRequest?.pendingId !== holdId || current?.pendingRequest === undefined
-        ? current
-        : {
-            ...current,
-            pendingRequest: { ...current.pendingRequest, expiresAt: this.now() + REFUND_HOLD_MS },
-          },
-    );
-  }
-
-  /** The channel, reserved for its refund if it is still what was listed; undefined if it moved. */
-  private async hold(listed: Channel): Promise<Channel | undefined> {
-    const holdId = `${REFUND_HOLD}${randomUUID()}`;
-    const { channel } = await this.storage.updateChannel(listed.channelId, (current) =>
-      current === undefined ||
-      current.chargedCumulativeAmount !== listed.chargedCumulativeAmount ||
-      !this.refundable(current)
-        ? current
-        : {
-            ...current,
-            // read the chain again before this channel's next voucher, whatever became of the refund
-            onchainSyncedAt: undefined,
-            pendingRequest: {
-              pendingId: holdId,
-              signedMaxClaimable: current.signedMaxClaimable,
-              expiresAt: this.now() + REFUND_HOLD_MS,
-            },
-          },
-    );
-    return channel?.pendingRequest?.pendingId === holdId ? channel : undefined;
-  }
-
-  /**
-   * After its refund landed, the record goes. Only if the hold was lost (this process stalled
-   * past its expiry) can the channel have moved meanwhile: then it is kept and logged.
-   */
-  private async forgetRefunded(held: Channel): Promise<void> {
-    const holdId = held.pendingRequest?.pendingId;
-    const { channel } = await this.storage.updateChannel(held.channelId, (current) =>
-      current?.pendingRequest?.pendingId === holdId ? undefined : current,
-    );
-    if (channel !== undefined) {
-      this.logger.error(
-        `channel ${held.channelId} was refunded after its hold expired and is kept (charged ` +
-          `${held.chargedCumulativeAmount} when held, ${channel.chargedCumulativeAmount} now): ` +
-          'vouchers accepted since were refunded to the payer',
-      );
-    }
   }
 
   /** One round after any running one: everything recorded so far is claimed and settled. */
@@ -313,32 +218,6 @@ export class BatchClaims {
     await this.claimGroup(ids.slice(0, half), claims, parked);
     await this.claimGroup(ids.slice(half), claims, parked);
   }
-
-  private refundable(channel: Channel): boolean {
-    return (
-      BigInt(channel.balance) > BigInt(channel.chargedCumulativeAmount) &&
-      !isReserved(channel, this.now()) &&
-      (this.refundRetryAt.get(channel.channelId.toLowerCase()) ?? 0) <= this.now() &&
-      this.now() - channel.lastRequestTimestamp >= IDLE_REFUND_MS &&
-      !this.isParked(channel.channelId)
-    );
-  }
-}
-
-/** A refund result: the channel and the refund transaction. */
-interface Refund {
-  readonly channel: string;
-  readonly transaction: string;
-}
-
-/**
- * The SDK manager's refund of one given channel. Private in its types but a plain method: its
- * public `refund(ids)` skips a channel with a live reservation, which a held channel has.
- */
-function refunder(manager: BatchSettlementChannelManager): {
-  refundChannel(target: Channel): Promise<Refund>;
-} {
-  return manager as unknown as { refundChannel(target: Channel): Promise<Refund> };
 }
 
 /**

@@ -12,14 +12,15 @@ import { InMemoryChannelStorage, type Channel } from '@x402/evm/batch-settlement
 import { getAddress, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { acceptBatchPayment } from './batch-acceptance.js';
-import { BatchClaims, REFUND_HOLD_MS } from './batch-claims.js';
+import { BatchClaims } from './batch-claims.js';
+import { REFUND_HOLD_MS } from './idle-refunds.js';
 import {
   CHANNEL_STATE_UNAVAILABLE,
   CHANNEL_STATE_UNCERTAIN,
   CUMULATIVE_MISMATCH,
-  SellerBatchScheme,
-  chargeRecorded,
-} from './seller-batch-scheme.js';
+} from './batch-reasons.js';
+import { chargeRecorded } from './channel-reservation.js';
+import { SellerBatchScheme } from './seller-batch-scheme.js';
 import { verifiedPayment } from '../../../../test/support/payment-doubles.js';
 import { takeBackLateCharge, takeBackPrice, takeBackUncertainCharge } from './batch-take-backs.js';
 import { PaidCallStamps } from './paid-calls.js';

@@ -1,14 +1,14 @@
 import { Logger } from '@nestjs/common';
 import type { Network, SchemeNetworkServer } from '@x402/core/types';
-import type { FastifyRequest } from 'fastify';
 import { asPaymentError } from '../../paywall/payment-errors.js';
-import { PaymentIdentifiers, paymentIdOf, resourceOf } from '../../paywall/payment-identifiers.js';
+import { PaymentIdentifiers, paymentIdOf } from '../../paywall/payment-identifiers.js';
 import { PaymentVerification } from '../../paywall/payment-verification.js';
 import {
   SchemeSale,
   SellerScheme,
   type OpenSale,
   type PresentedPayment,
+  type SaleContext,
   type SellerSchemePlugin,
 } from '../../paywall/seller-scheme.js';
 import { BATCH_SETTLEMENT, acceptBatchPayment } from './batch-acceptance.js';
@@ -57,7 +57,7 @@ export class BatchSettlementScheme implements SellerSchemePlugin {
    * after recording the voucher) while the channel record shows the voucher paid for this call
    * under this id, the call is answered again, charged nothing more (LostAnswers).
    */
-  async open(request: FastifyRequest, presented: PresentedPayment): Promise<OpenSale> {
+  async open(presented: PresentedPayment, context: SaleContext): Promise<OpenSale> {
     const accepted = acceptBatchPayment(presented.payload, presented.requirement);
     const fingerprint = `${accepted.channelId.toLowerCase()}:${accepted.maxClaimableAmount}`;
     const paymentId = paymentIdOf(accepted.payload);
@@ -66,22 +66,26 @@ export class BatchSettlementScheme implements SellerSchemePlugin {
       // the id held by another request: its answer is on the way, or was lost with a process
       // that died holding it: 502 "retry", never a 402 inviting a second payment
       await this.identifiers.claim(
-        request,
+        context,
         { paymentId, fingerprint, signature: accepted.signature, expiresAt },
         () => true,
       );
     }
     try {
       if (paymentId !== undefined) {
-        const call = { paymentId, resource: resourceOf(request) };
+        const call = { paymentId, resource: context.resource };
         const sold = await this.channels.soldFor(accepted, call);
         if (sold !== undefined) {
           const { requirement } = accepted;
-          return this.lostAnswers.sale({ channel: sold, requirement, paymentId, fingerprint });
+          const lost = { channel: sold, requirement, paymentId, fingerprint, context };
+          return this.lostAnswers.sale({ ...lost, version: 2 });
         }
       }
-      const payment = await this.verification.verify(request, accepted.payload);
-      return batchSale({ accepted, payment, fingerprint, paymentId }, this.settlement);
+      const payment = await this.verification.verify(context, accepted.payload);
+      return batchSale(
+        { accepted, payment, fingerprint, paymentId, context, version: 2 },
+        this.settlement,
+      );
     } catch (error) {
       await this.identifiers.release(paymentId);
       throw asPaymentError(error, this.logger);

@@ -1,34 +1,33 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { SettleResponse } from '@x402/core/types';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from '../../../common/api-error.js';
 import { withDeadline } from '../../../common/deadline.js';
 import { remoteText } from '../../../common/remote-text.js';
 import { MetricsService } from '../../../metrics/metrics.service.js';
-import { settlementTraces, type SettlementTrace } from '../../facilitator/facilitator-client.js';
+import {
+  mayHaveSent,
+  settlementTraces,
+  type SettlementTrace,
+} from '../../facilitator/facilitator-client.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from '../../payments.settings.js';
-import { clientGone } from '../../paywall/client-connection.js';
-import { asPaymentError, challengeResponse, routeOf } from '../../paywall/payment-errors.js';
-import { PaymentIdentifiers, resourceOf } from '../../paywall/payment-identifiers.js';
-import type { AbandonReason } from '../../paywall/seller-scheme.js';
+import { asPaymentError } from '../../paywall/payment-errors.js';
+import { PaymentIdentifiers } from '../../paywall/payment-identifiers.js';
+import type {
+  AbandonReason,
+  SaleInProgress,
+  SaleOutcome,
+  SaleSettlement,
+} from '../../paywall/seller-scheme.js';
 import { X402Paywall, type VerifiedPayment } from '../../paywall/x402-paywall.js';
-import { receiptHeaders } from '../../paywall/x402-wire.js';
-import { mayHaveSent } from '../exact/payment-settler.js';
 import type { AcceptedBatchPayment } from './batch-acceptance.js';
 import { BatchChannels } from './batch-channels.js';
-import {
-  CHANNEL_STATE_UNAVAILABLE,
-  CHANNEL_STATE_UNCERTAIN,
-  chargeRecorded,
-} from './seller-batch-scheme.js';
+import { CHANNEL_STATE_UNAVAILABLE, CHANNEL_STATE_UNCERTAIN } from './batch-reasons.js';
+import { chargeRecorded } from './channel-reservation.js';
 
 /** A batch-settlement payment verified (its channel reserved), waiting for the handler. */
-export interface BatchPaymentInProgress {
+export interface BatchPaymentInProgress extends SaleInProgress {
   readonly accepted: AcceptedBatchPayment;
   readonly payment: VerifiedPayment;
-  /** The channel and cumulative amount: one voucher, whoever presents it. */
-  readonly fingerprint: string;
-  readonly paymentId: string | undefined;
 }
 
 /**
@@ -41,7 +40,7 @@ export interface BatchPaymentInProgress {
  * 402 inviting a second deposit, and not a 200 nobody is charged for.
  */
 @Injectable()
-export class BatchSettlement {
+export class BatchSettlement implements SaleSettlement<BatchPaymentInProgress> {
   private readonly logger = new Logger(BatchSettlement.name);
   private readonly settleTimeoutMs: number;
 
@@ -55,21 +54,9 @@ export class BatchSettlement {
     this.settleTimeoutMs = payments.settleTimeoutMs;
   }
 
-  async close(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    inProgress: BatchPaymentInProgress,
-    body: unknown,
-  ): Promise<unknown> {
-    if (clientGone(reply)) {
-      await this.giveBack(inProgress, 'handler_failed');
-      throw new ApiError(
-        ErrorCode.ClientClosedRequest,
-        'The client closed the connection before settlement; nothing was charged.',
-      );
-    }
+  async close(inProgress: BatchPaymentInProgress): Promise<SaleOutcome> {
     let settlement: SettleResponse | symbol;
-    const route = routeOf(request);
+    const { route } = inProgress.context;
     const started = performance.now();
     const seconds = (): number => (performance.now() - started) / 1000;
     const { kind, channelId } = inProgress.accepted;
@@ -79,7 +66,7 @@ export class BatchSettlement {
     const { paymentId } = inProgress;
     // the id goes into the record with the voucher: proof of the sale should the answer be lost
     const paidCall =
-      paymentId === undefined ? undefined : { paymentId, resource: resourceOf(request) };
+      paymentId === undefined ? undefined : { paymentId, resource: inProgress.context.resource };
     // this request's id: its charge, if it is one checked locally, carries it (chargedBy)
     const chargeId = this.channels.reservationOf(inProgress.payment);
     const charged = { ...inProgress.accepted, ...(chargeId === undefined ? {} : { chargeId }) };
@@ -96,7 +83,7 @@ export class BatchSettlement {
         // the deposit transaction may have gone out before the failure: money may have moved
         this.metrics.settlementNotProven(route, 'unknown', String(error), seconds());
         this.logger.error(`batch settlement: deposit on ${channelId} failed: ${remoteText(error)}`);
-        throw channelPaymentUnknown();
+        return channelPaymentUnknown('deposit_failed');
       }
       this.metrics.settlementNotProven(route, 'unavailable', String(error), seconds());
       throw asPaymentError(error, this.logger);
@@ -112,14 +99,16 @@ export class BatchSettlement {
         this.channels.takeBackLateCharge(inProgress.payment, charged, settling),
         paymentId,
       );
-      throw channelPaymentUnknown();
+      return channelPaymentUnknown('settle_timeout');
     }
     const reason = settlement.errorReason ?? 'settlement_failed';
     const unknown = settlement.success
       ? !chargeRecorded(settlement, inProgress.accepted.maxClaimableAmount) && 'charge_not_recorded'
       : reason === CHANNEL_STATE_UNCERTAIN
         ? reason
-        : kind === 'deposit' && mayHaveSent(settlement, trace, reason) && reason;
+        : kind === 'deposit' &&
+          mayHaveSent(settlement, trace, reason, DEPOSIT_PRE_BROADCAST_REASONS) &&
+          reason;
     if (unknown !== false) {
       this.metrics.settlementNotProven(route, 'unknown', unknown, seconds());
       this.logger.error(
@@ -135,7 +124,7 @@ export class BatchSettlement {
       } else {
         await this.identifiers.release(paymentId);
       }
-      throw channelPaymentUnknown();
+      return channelPaymentUnknown(unknown);
     }
     if (!settlement.success && reason === CHANNEL_STATE_UNAVAILABLE) {
       this.metrics.settlementNotProven(route, 'unavailable', reason, seconds());
@@ -150,13 +139,12 @@ export class BatchSettlement {
     if (!settlement.success) {
       this.metrics.settlementNotProven(route, 'refused', reason, seconds());
       await this.identifiers.release(inProgress.paymentId);
-      const challenge = await this.paywall.challenge(request, `settlement_failed: ${reason}`);
-      throw challengeResponse(challenge);
+      return { kind: 'refused', reason };
     }
     // owed to X402_PAY_TO by a recorded voucher, claimed on chain by the next claim round
     this.metrics.paymentSettled(route, inProgress.accepted.requirement, seconds());
     this.channels.claimIfOverThreshold(settlement);
-    return this.identifiers.deliver(reply, inProgress, receiptHeaders(2, settlement), body);
+    return { kind: 'settled', receipt: settlement };
   }
 
   /** Frees the payment-identifier once `takingBack` (which never rejects) is done. */
@@ -177,13 +165,24 @@ export class BatchSettlement {
   }
 }
 
+/** Reasons a facilitator gives for a deposit only from its own checks, before anything is sent. */
+const DEPOSIT_PRE_BROADCAST_REASONS: ReadonlySet<string> = new Set([
+  'invalid_batch_settlement_evm_deposit_simulation_failed',
+  'invalid_batch_settlement_evm_deposit_below_min_deposit',
+  'invalid_batch_settlement_evm_payload_authorization_valid_before',
+  'invalid_batch_settlement_evm_payload_authorization_valid_after',
+  'invalid_batch_settlement_evm_receive_authorization_signature',
+]);
+
 /** A batch payment whose outcome is not known: the call is not charged, a deposit stays the buyer's. */
-function channelPaymentUnknown(): ApiError {
-  return new ApiError(
-    ErrorCode.SettlementUnknown,
-    'The payment into your channel could not be confirmed. This call is not charged: if it ' +
+function channelPaymentUnknown(reason: string): SaleOutcome {
+  return {
+    kind: 'unknown',
+    transaction: undefined,
+    reason,
+    message:
+      'The payment into your channel could not be confirmed. This call is not charged: if it ' +
       'lands after all, its price is taken back off the channel, and a deposit stays yours in ' +
       'the channel (refundable, or withdrawable after the channel delay). Retry in a few seconds.',
-    { 'retry-after': '5' },
-  );
+  };
 }

@@ -4,7 +4,8 @@ import type { Channel, ChannelStorage } from '@x402/evm/batch-settlement/server'
 import { reasonOf } from '../../facilitator/facilitator-client.js';
 import type { VerifiedPayment } from '../../paywall/x402-paywall.js';
 import { withoutPaidCall } from './paid-calls.js';
-import { CHANNEL_STATE_UNCERTAIN, chargeRecorded, isReserved } from './seller-batch-scheme.js';
+import { CHANNEL_STATE_UNCERTAIN } from './batch-reasons.js';
+import { chargeRecorded, isReserved } from './channel-reservation.js';
 import { chargedBy } from './voucher-charges.js';
 
 /**

@@ -1,10 +1,13 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { PaymentRequirements, SettleResponse } from '@x402/core/types';
 import type { Channel } from '@x402/evm/batch-settlement/server';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PaymentIdentifiers } from '../../paywall/payment-identifiers.js';
-import { SchemeSale, type SaleSettlement } from '../../paywall/seller-scheme.js';
-import { receiptHeaders } from '../../paywall/x402-wire.js';
+import {
+  SchemeSale,
+  type SaleInProgress,
+  type SaleOutcome,
+  type SaleSettlement,
+} from '../../paywall/seller-scheme.js';
 import { channelState } from './voucher-charges.js';
 
 /**
@@ -12,13 +15,11 @@ import { channelState } from './voucher-charges.js';
  * this very call (PaidCallStamps), while no answer is stored under the id: the service stopped
  * between recording the voucher and storing or sending the answer (a crash, kill -9).
  */
-export interface LostAnswer {
+export interface LostAnswer extends SaleInProgress {
   /** The channel record whose latest voucher this is. */
   readonly channel: Channel;
   readonly requirement: PaymentRequirements;
   readonly paymentId: string;
-  /** The channel and cumulative amount, as the id's binding names the payment. */
-  readonly fingerprint: string;
 }
 
 /**
@@ -32,16 +33,11 @@ export class LostAnswers implements SaleSettlement<LostAnswer> {
 
   constructor(private readonly identifiers: PaymentIdentifiers) {}
 
-  close(
-    _request: FastifyRequest,
-    reply: FastifyReply,
-    lost: LostAnswer,
-    body: unknown,
-  ): Promise<unknown> {
+  close(lost: LostAnswer): Promise<SaleOutcome> {
     this.logger.warn(
       `payment-identifier ${lost.paymentId}: the answer to the voucher recorded on ${lost.channel.channelId} was lost; answered again, charged nothing more`,
     );
-    return this.identifiers.deliver(reply, lost, receiptHeaders(2, recordedReceipt(lost)), body);
+    return Promise.resolve({ kind: 'settled', receipt: recordedReceipt(lost) });
   }
 
   giveBack(lost: LostAnswer): Promise<void> {

@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type {
-  AfterVerifyHook,
   BeforeSettleHook,
   BeforeVerifyHook,
   SettleContext,
   VerifyContext,
-  VerifyResultContext,
 } from '@x402/core/server';
-import type { PaymentPayload, SettleResponse } from '@x402/core/types';
+import type { PaymentPayload } from '@x402/core/types';
 import {
   BatchSettlementEvmScheme,
   type BatchSettlementEvmSchemeServerConfig,
@@ -20,25 +18,18 @@ import { reasonOf } from '../../facilitator/facilitator-client.js';
 import { PaidCallStamps } from './paid-calls.js';
 import { channelState, chargedBy, commitCharge } from './voucher-charges.js';
 import { voucherSigner } from './voucher-signature.js';
-
-/** The payer started a timed withdrawal: the channel takes no new voucher until it is finalized. */
-export const WITHDRAWAL_PENDING = 'invalid_batch_settlement_evm_withdrawal_pending';
-/** The SDK's reason for "your voucher is not the next cumulative amount": its clients resync on it. */
-export const CUMULATIVE_MISMATCH = 'invalid_batch_settlement_evm_cumulative_amount_mismatch';
-const INVALID_VOUCHER_SIGNATURE = 'invalid_batch_settlement_evm_voucher_signature';
-const CUMULATIVE_EXCEEDS_BALANCE = 'invalid_batch_settlement_evm_cumulative_exceeds_balance';
-const CUMULATIVE_BELOW_CLAIMED = 'invalid_batch_settlement_evm_cumulative_below_claimed';
-/** The channel storage failed while a voucher was being recorded: nothing was charged. */
-export const CHANNEL_STATE_UNAVAILABLE =
-  'invalid_batch_settlement_evm_verification_state_unavailable';
-/** The channel storage failed while a voucher was being recorded, and it may have been. */
-export const CHANNEL_STATE_UNCERTAIN = 'channel_state_uncertain';
-/** Another request holds the channel (a refund's hold, a facilitator-verified voucher in flight). */
-const CHANNEL_BUSY = 'invalid_batch_settlement_evm_channel_busy';
-/** The channel's record is gone (refunded and deleted) since the voucher was checked. */
-const MISSING_CHANNEL = 'invalid_batch_settlement_evm_missing_channel';
-/** The chain refused this channel's last claim: it sells nothing until that is cleared up. */
-export const CHANNEL_SET_ASIDE = 'invalid_batch_settlement_evm_channel_set_aside';
+import {
+  CHANNEL_BUSY,
+  CHANNEL_SET_ASIDE,
+  CHANNEL_STATE_UNAVAILABLE,
+  CHANNEL_STATE_UNCERTAIN,
+  CUMULATIVE_BELOW_CLAIMED,
+  CUMULATIVE_EXCEEDS_BALANCE,
+  CUMULATIVE_MISMATCH,
+  INVALID_VOUCHER_SIGNATURE,
+  MISSING_CHANNEL,
+} from './batch-reasons.js';
+import { chainIdOf, refusalAfterVerify, type VoucherFields } from './voucher-rules.js';
 
 /**
  * How old a channel's on-chain state may be when a voucher is checked locally against it; older,
@@ -49,7 +40,6 @@ export const CHANNEL_SET_ASIDE = 'invalid_batch_settlement_evm_channel_set_aside
  */
 const CHAIN_STATE_TTL_MS = 60_000;
 
-type AfterVerifyResult = Awaited<ReturnType<AfterVerifyHook>>;
 type BeforeVerifyResult = Awaited<ReturnType<BeforeVerifyHook>>;
 type BeforeSettleResult = Awaited<ReturnType<BeforeSettleHook>>;
 
@@ -102,7 +92,7 @@ export class SellerBatchScheme extends BatchSettlementEvmScheme {
       (await beforeVerify?.(context));
     // a voucher checked here reserves nothing: its charge is one write, at settlement
     this.schemeHooks.onAfterVerify = async (context) =>
-      (await this.refusal(context)) ??
+      (await refusalAfterVerify(context, this.getStorage())) ??
       (this.checkedHere(context.paymentPayload as PaymentPayload)
         ? undefined
         : await afterVerify?.(context));
@@ -328,110 +318,4 @@ export class SellerBatchScheme extends BatchSettlementEvmScheme {
       },
     };
   }
-
-  private async refusal(context: VerifyResultContext): Promise<AfterVerifyResult> {
-    const { result, requirements } = context;
-    const payload = context.paymentPayload as PaymentPayload;
-    const raw = payload.payload;
-    if (
-      !result.isValid ||
-      !isRecord(raw) ||
-      (raw['type'] !== 'voucher' && raw['type'] !== 'deposit')
-    )
-      return undefined;
-    const state = onChainState(result.extra);
-    if (state === undefined) return undefined;
-    if (state.withdrawRequestedAt > 0) {
-      return {
-        abort: true,
-        reason: WITHDRAWAL_PENDING,
-        message:
-          'The payer started a withdrawal from this channel: it takes vouchers again once the withdrawal is finalized; or pay from a new channel',
-      };
-    }
-    const voucher = raw['voucher'] as VoucherFields;
-    const signed = BigInt(voucher.maxClaimableAmount);
-    if (signed - BigInt(requirements.amount) >= state.totalClaimed) return undefined;
-    // Recorded at the claimed total, so the refusal carries it (the SDK reads the record when it
-    // explains a mismatch) and the next voucher is checked against it. The signature is the
-    // buyer's own: its client accepts a correction that signature covers.
-    const claimed = state.totalClaimed.toString();
-    await this.getStorage().updateChannel(voucher.channelId, (current) => {
-      if (current === undefined) {
-        return {
-          channelId: voucher.channelId,
-          channelConfig: raw['channelConfig'] as Channel['channelConfig'],
-          chargedCumulativeAmount: claimed,
-          signedMaxClaimable: voucher.maxClaimableAmount,
-          signature: voucher.signature,
-          balance: state.balance.toString(),
-          totalClaimed: claimed,
-          withdrawRequestedAt: state.withdrawRequestedAt,
-          refundNonce: state.refundNonce,
-          onchainSyncedAt: Date.now(),
-          lastRequestTimestamp: Date.now(),
-        };
-      }
-      if (BigInt(current.chargedCumulativeAmount) >= state.totalClaimed) return current;
-      return { ...current, chargedCumulativeAmount: claimed, totalClaimed: claimed };
-    });
-    return {
-      abort: true,
-      reason: CUMULATIVE_MISMATCH,
-      message: `The voucher adds less than the price to the ${state.totalClaimed} already claimed on chain`,
-    };
-  }
-}
-
-interface VoucherFields {
-  readonly channelId: string;
-  readonly maxClaimableAmount: string;
-  readonly signature: string;
-}
-
-interface OnChainState {
-  readonly balance: bigint;
-  readonly totalClaimed: bigint;
-  readonly withdrawRequestedAt: number;
-  readonly refundNonce: number;
-}
-
-/** The channel's on-chain state a verification reports (the facilitator's read, or the record's). */
-function onChainState(extra: unknown): OnChainState | undefined {
-  if (!isRecord(extra)) return undefined;
-  const { balance, totalClaimed, withdrawRequestedAt, refundNonce } = extra;
-  if (typeof balance !== 'string' || typeof totalClaimed !== 'string') return undefined;
-  if (!/^\d+$/.test(balance) || !/^\d+$/.test(totalClaimed)) return undefined;
-  const requested = Number(withdrawRequestedAt ?? 0);
-  const nonce = Number(refundNonce ?? 0);
-  return {
-    balance: BigInt(balance),
-    totalClaimed: BigInt(totalClaimed),
-    withdrawRequestedAt: Number.isFinite(requested) ? requested : 0,
-    refundNonce: Number.isSafeInteger(nonce) ? nonce : 0,
-  };
-}
-
-/** `eip155:84532` → 84532. */
-function chainIdOf(network: string): number {
-  return Number(network.slice(network.indexOf(':') + 1));
-}
-
-/**
- * Whether a successful batch settlement recorded this voucher's charge: the channel state it
- * reports (the SDK's, read back from the record after its update) carries the voucher's signed
- * cumulative amount as the charged total.
- */
-export function chargeRecorded(settlement: SettleResponse, maxClaimableAmount: string): boolean {
-  const extra: unknown = settlement.extra;
-  const state = isRecord(extra) ? extra['channelState'] : undefined;
-  return isRecord(state) && state['chargedCumulativeAmount'] === maxClaimableAmount;
-}
-
-/**
- * Whether a request (a voucher, a deposit, a refund hold) holds the channel now: the SDK's
- * reservation rule, which answers any other request on the channel `channel_busy`.
- */
-export function isReserved(channel: Channel, now = Date.now()): boolean {
-  return channel.pendingRequest !== undefined && channel.pendingRequest.expiresAt > now;
 }

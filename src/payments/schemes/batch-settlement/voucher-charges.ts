@@ -1,5 +1,5 @@
 import type { Channel, ChannelStorage } from '@x402/evm/batch-settlement/server';
-import { isReserved } from './seller-batch-scheme.js';
+import { isReserved } from './channel-reservation.js';
 
 /** The SDK's reasons, for a charge refused on a record that changed since its voucher's check. */
 const CUMULATIVE_EXCEEDS_BALANCE = 'invalid_batch_settlement_evm_cumulative_exceeds_balance';

@@ -11,6 +11,10 @@ import { MEMO_PROGRAM_ADDRESS } from '@x402/svm';
 import { isRecord } from '../../../common/json.js';
 import { PaymentRefusedError } from '../../paywall/offered-requirement.js';
 import { MalformedPaymentError } from '../../paywall/x402-wire.js';
+import {
+  MAX_COMPUTE_UNIT_LIMIT,
+  MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS,
+} from '../../facilitator/solana-facilitator.js';
 
 /**
  * What an `exact` payment on Solana may be, checked before the facilitator sees it: one
@@ -24,16 +28,6 @@ const COMPUTE_BUDGET_PROGRAM = 'ComputeBudget111111111111111111111111111111';
 const SET_COMPUTE_UNIT_LIMIT = 2;
 const SET_COMPUTE_UNIT_PRICE = 3;
 const TRANSFER_CHECKED = 12;
-/**
- * The most compute units a payment may ask for: the fee payer pays for every unit asked, used or
- * not. A transfer with a memo uses ~20,000 (what the SDK's client asks); this leaves headroom.
- */
-export const MAX_COMPUTE_UNIT_LIMIT = 40_000;
-/**
- * The highest compute-unit price (micro-lamports per unit) a payment may set: the fee payer pays
- * it. The SDK's client sets 1; at the cap, MAX_COMPUTE_UNIT_LIMIT units cost 2,000 lamports.
- */
-export const MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS = 50_000;
 
 /** A Solana payment in exactly the offered shape. */
 export interface AcceptedSvmPayment {

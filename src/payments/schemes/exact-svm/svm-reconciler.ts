@@ -5,13 +5,13 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
+import type { PaymentRequirements } from '@x402/core/types';
 import { remoteText } from '../../../common/remote-text.js';
 import { MetricsService } from '../../../metrics/metrics.service.js';
 import {
   PAYMENT_LEDGER,
-  isSvmSale,
   type PaymentLedger,
-  type UncertainSvmSale,
+  type UncertainSaleRecord,
 } from '../../ledger/payment-ledger.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from '../../payments.settings.js';
 import { PaymentIdentifiers } from '../../paywall/payment-identifiers.js';
@@ -25,10 +25,34 @@ export const SVM_RECONCILE_INTERVAL_MS = 500;
 export const SVM_SWEEP_EVERY_MS = 2_000;
 
 /**
- * A Solana sale answered 502 `settlement_unknown`, its claim kept until the chain tells: the
- * ledger's record of it (UncertainSvmSale), so any instance can reconcile it.
+ * A Solana sale answered 502 `settlement_unknown`, its claim kept until the chain tells, as the
+ * ledger keeps it (so any instance can reconcile it): the buyer's transaction and, when known,
+ * the settlement signature to look up on chain.
  */
-export type UnknownSvmSale = UncertainSvmSale;
+export interface UnknownSvmSale extends UncertainSaleRecord {
+  readonly kind: 'svm';
+  readonly payment: {
+    readonly requirement: PaymentRequirements;
+    /** The buyer's signed wire transaction (base64). */
+    readonly transaction: string;
+    /** The token owner who signed the transfer. */
+    readonly payer: string;
+    /** The recent blockhash the transaction lives by. */
+    readonly blockhash: string;
+  };
+  /** The settlement transaction's signature (base58), when known. */
+  readonly signature?: string;
+  /**
+   * The chain's confirmed slot (decimal) read before the request sent its transaction: a landing
+   * at or before it is an earlier one, not this sale's.
+   */
+  readonly sentAfterSlot?: string;
+}
+
+/** Whether an uncertain sale the ledger keeps is a Solana one (this reconciler's). */
+export function isSvmSale(record: UncertainSaleRecord): record is UnknownSvmSale {
+  return record.kind === 'svm';
+}
 
 /**
  * Settles the Solana sales whose outcome was unknown by their transaction signature: landed →

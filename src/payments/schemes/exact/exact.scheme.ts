@@ -1,7 +1,6 @@
 import { Inject, Logger } from '@nestjs/common';
 import type { Network, SchemeNetworkServer } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
-import type { FastifyRequest } from 'fastify';
 import { EmbeddedFacilitatorClient } from '../../facilitator/embedded-facilitator.js';
 import { FACILITATORS, NetworkFacilitators } from '../../facilitator/network-facilitators.js';
 import {
@@ -9,6 +8,7 @@ import {
   type ClaimResult,
   type PaymentLedger,
 } from '../../ledger/payment-ledger.js';
+import { PaymentRefusedError } from '../../paywall/offered-requirement.js';
 import { asPaymentError, settlementStillUnknown } from '../../paywall/payment-errors.js';
 import { PaymentIdentifiers, paymentIdOf } from '../../paywall/payment-identifiers.js';
 import { PaymentVerification } from '../../paywall/payment-verification.js';
@@ -17,6 +17,7 @@ import {
   SellerScheme,
   type OpenSale,
   type PresentedPayment,
+  type SaleContext,
   type SellerSchemePlugin,
 } from '../../paywall/seller-scheme.js';
 import { ExactSettlement, type PaymentInProgress } from './exact-settlement.js';
@@ -65,7 +66,7 @@ export class ExactScheme implements SellerSchemePlugin {
       : new ExactEvmScheme();
   }
 
-  async open(request: FastifyRequest, presented: PresentedPayment): Promise<OpenSale> {
+  async open(presented: PresentedPayment, context: SaleContext): Promise<OpenSale> {
     const accepted = acceptExactPayment(presented.payload, presented.requirement);
     const { payload } = accepted;
     const fingerprint = paymentFingerprint(accepted);
@@ -73,7 +74,7 @@ export class ExactScheme implements SellerSchemePlugin {
     const paymentId = paymentIdOf(payload);
     if (paymentId !== undefined) {
       await this.identifiers.claim(
-        request,
+        context,
         { paymentId, fingerprint, signature: accepted.signature, expiresAt },
         () => this.reconciler.holdsUnrecorded(fingerprint, paymentId),
       );
@@ -87,11 +88,11 @@ export class ExactScheme implements SellerSchemePlugin {
         // never a 402 for a payment whose settlement is unknown: it would invite a second one
         throw settlementStillUnknown();
       }
-      if (claim !== 'claimed')
-        return await this.verification.refuse(request, CLAIM_REFUSALS[claim]);
-      const payment = await this.verified(request, payload, fingerprint);
+      if (claim !== 'claimed') throw new PaymentRefusedError(CLAIM_REFUSALS[claim]);
+      const payment = await this.verified(context, payload, fingerprint);
+      const { version } = presented;
       return exactSale(
-        { accepted, payment, version: presented.version, fingerprint, expiresAt, paymentId },
+        { accepted, payment, version, fingerprint, expiresAt, paymentId, context },
         this.settlement,
       );
     } catch (error) {
@@ -102,12 +103,12 @@ export class ExactScheme implements SellerSchemePlugin {
 
   /** The facilitator's verdict; a refusal, an outage or no answer gives the claim back. */
   private async verified(
-    request: FastifyRequest,
+    context: SaleContext,
     payload: PresentedPayment['payload'],
     fingerprint: string,
   ): Promise<PaymentInProgress['payment']> {
     try {
-      return await this.verification.verify(request, payload);
+      return await this.verification.verify(context, payload);
     } catch (error) {
       await this.ledger.release(fingerprint);
       throw asPaymentError(error, this.logger);

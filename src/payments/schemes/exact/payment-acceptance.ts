@@ -1,17 +1,11 @@
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import type { Eip3009Authorization } from '../../../chain/eip3009-authorization.js';
 import { isRecord } from '../../../common/json.js';
 import { MalformedPaymentError } from '../../paywall/x402-wire.js';
 import { PaymentRefusedError, offeredRequirement } from '../../paywall/offered-requirement.js';
 
 /** The EIP-3009 authorization an `exact` EVM payment carries, exactly as it will be settled. */
-export interface ExactEvmAuthorization {
-  readonly from: `0x${string}`;
-  readonly to: `0x${string}`;
-  readonly value: string;
-  readonly validAfter: string;
-  readonly validBefore: string;
-  readonly nonce: `0x${string}`;
-}
+export type ExactEvmAuthorization = Eip3009Authorization;
 
 /**
  * A payment this service sells: one offered requirement (the service's own object, never the

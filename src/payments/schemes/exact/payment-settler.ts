@@ -3,6 +3,7 @@ import type { SettleResponse } from '@x402/core/types';
 import {
   FacilitatorUnavailableError,
   abandonUnsent,
+  mayHaveSent,
   settlementTraces,
   type SettlementTrace,
 } from '../../facilitator/facilitator-client.js';
@@ -40,8 +41,8 @@ export type SettlementOutcome =
   | { readonly kind: 'abandoned' };
 
 /**
- * Reasons a facilitator gives only from its own checks, before anything is sent. Any other
- * failure (or one carrying a transaction) from a facilitator over HTTP may have moved money.
+ * Reasons a facilitator gives for an `exact` payment only from its own checks, before anything is
+ * sent. Any other failure (or one carrying a transaction) over HTTP may have moved money.
  */
 const PRE_BROADCAST_REASONS: ReadonlySet<string> = new Set([
   'invalid_exact_evm_scheme',
@@ -60,12 +61,6 @@ const PRE_BROADCAST_REASONS: ReadonlySet<string> = new Set([
   'invalid_exact_evm_insufficient_balance',
   'invalid_exact_evm_transaction_simulation_failed',
   'asset_not_deployed_contract',
-  // a batch-settlement deposit's own checks
-  'invalid_batch_settlement_evm_deposit_simulation_failed',
-  'invalid_batch_settlement_evm_deposit_below_min_deposit',
-  'invalid_batch_settlement_evm_payload_authorization_valid_before',
-  'invalid_batch_settlement_evm_payload_authorization_valid_after',
-  'invalid_batch_settlement_evm_receive_authorization_signature',
 ]);
 
 /** How long the last look at a settlement's receipt may take once its deadline has come. */
@@ -238,7 +233,7 @@ export class PaymentSettler {
     trace: SettlementTrace,
   ): Promise<SettlementOutcome> {
     const reason = settlement.errorReason ?? 'settlement_failed';
-    if (mayHaveSent(settlement, trace, reason)) {
+    if (mayHaveSent(settlement, trace, reason, PRE_BROADCAST_REASONS)) {
       return unknown(trace, reason, settlement.transaction);
     }
     const refused: SettlementOutcome = { kind: 'refused', settlement, reason };
@@ -264,20 +259,6 @@ export class PaymentSettler {
       );
     }
   }
-}
-
-/**
- * The embedded facilitator: we saw every chain call, so only a send that did not end in a
- * revert may have moved money. Over HTTP: a transaction named in any answer, a pending answer,
- * or a reason that is not one of the facilitator's own pre-broadcast checks.
- */
-export function mayHaveSent(
-  settlement: SettleResponse,
-  trace: SettlementTrace,
-  reason: string,
-): boolean {
-  if (trace.observed) return trace.broadcast && trace.receipt?.status !== 'reverted';
-  return trace.broadcast || settlement.transaction !== '' || !PRE_BROADCAST_REASONS.has(reason);
 }
 
 /** The receipt the settlement's trace already read for `transaction`, if any. */

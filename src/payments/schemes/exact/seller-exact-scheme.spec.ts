@@ -4,7 +4,10 @@ import { hashTypedData, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { ExactEvmAuthorization } from './payment-acceptance.js';
 import { SellerExactScheme, verifiedLocally, type TransferCheck } from './seller-exact-scheme.js';
-import { transferAuthorizationDigest, type TokenDomain } from './transfer-authorization.js';
+import {
+  transferAuthorizationDigest,
+  type TokenDomain,
+} from '../../../chain/eip3009-authorization.js';
 
 const NOW_MS = 1_800_000_000_000;
 const NOW_S = NOW_MS / 1000;

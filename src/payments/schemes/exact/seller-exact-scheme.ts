@@ -3,7 +3,10 @@ import type { PaymentPayload, SchemeServerHooks } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 import type { Hex } from 'viem';
 import { exactEvmPayload, type ExactEvmAuthorization } from './payment-acceptance.js';
-import { transferAuthorizationSigner, type TokenDomain } from './transfer-authorization.js';
+import {
+  transferAuthorizationSigner,
+  type TokenDomain,
+} from '../../../chain/eip3009-authorization.js';
 
 /** The SDK facilitator refuses an authorization that expires within this many seconds. */
 const MIN_VALIDITY_S = 6n;

@@ -11,7 +11,8 @@ import {
   uncertainSale,
 } from '../../../../test/support/eip3009-receipts.js';
 import { onEveryNetwork } from '../../../../test/support/payment-doubles.js';
-import { InMemoryPaymentLedger, type UncertainSale } from '../../ledger/payment-ledger.js';
+import { InMemoryPaymentLedger } from '../../ledger/payment-ledger.js';
+import type { UncertainSale } from './uncertain-sale.js';
 import { LocalReconcileClaims, type ReconcileClaims } from './reconcile-claims.js';
 import type { SettlementChain } from '../../../chain/settlement-chain.js';
 import type { ReceiptEvidence } from '../../../chain/settlement-proof.js';

@@ -16,10 +16,8 @@ import {
 import type { SettlementTrace } from '../../facilitator/facilitator-client.js';
 import {
   PAYMENT_LEDGER,
-  isSvmSale,
-  type AnyUncertainSale,
   type PaymentLedger,
-  type UncertainSale,
+  type UncertainSaleRecord,
 } from '../../ledger/payment-ledger.js';
 import { RECONCILE_CLAIMS, type ReconcileClaim, type ReconcileClaims } from './reconcile-claims.js';
 import {
@@ -29,6 +27,7 @@ import {
   transactionPaid,
 } from '../../../chain/settlement-chain.js';
 import { SoldAnswers } from './sold-answers.js';
+import { isExactSale, type UncertainSale } from './uncertain-sale.js';
 
 export type Reconciliation = 'settled' | 'pending' | 'not_settled';
 
@@ -134,7 +133,7 @@ export class SettlementReconciler implements OnApplicationBootstrap, OnApplicati
   async sweep(): Promise<void> {
     await this.retryRecords();
     if (!this.chains.any) return;
-    let sales: AnyUncertainSale[];
+    let sales: UncertainSaleRecord[];
     try {
       sales = await this.ledger.uncertainSales();
     } catch (error) {
@@ -143,7 +142,7 @@ export class SettlementReconciler implements OnApplicationBootstrap, OnApplicati
     }
     for (const sale of sales) {
       if (this.stopped) return;
-      if (isSvmSale(sale)) continue; // Solana's are SvmReconciler's
+      if (!isExactSale(sale)) continue; // another scheme's, for its reconciler
       // a sale on a network whose chain this instance cannot read is left to one that can
       if (this.chains.of(sale.payment.requirement.network) === null) continue;
       if (!this.reconciling.has(sale.fingerprint)) await this.take(sale, undefined);

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { SettleResponse } from '@x402/core/types';
 import { MetricsService } from '../../../metrics/metrics.service.js';
 import type { AcceptedPayment } from './payment-acceptance.js';
-import type { UncertainSale } from '../../ledger/payment-ledger.js';
+import type { UncertainSale } from './uncertain-sale.js';
 import { PaymentIdentifiers } from '../../paywall/payment-identifiers.js';
 import { settledBy } from './payment-settler.js';
 import { receiptHeaders } from '../../paywall/x402-wire.js';

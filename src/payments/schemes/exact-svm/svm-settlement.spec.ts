@@ -5,17 +5,13 @@ import type { AddressInfo } from 'node:net';
 import { generateKeyPairSigner, getBase58Decoder } from '@solana/kit';
 import type { PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { SOLANA_DEVNET_CAIP2, USDC_DEVNET_ADDRESS } from '@x402/svm';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../common/api-error.js';
-import { PreparedResponseException } from '../../../common/prepared-response.exception.js';
 import { MetricsService } from '../../../metrics/metrics.service.js';
 import { InMemoryPaymentLedger } from '../../ledger/payment-ledger.js';
 import type { PaymentConfig } from '../../payments.settings.js';
 import { PaymentIdentifiers } from '../../paywall/payment-identifiers.js';
-import type { PaymentVerification } from '../../paywall/payment-verification.js';
 import type { X402Paywall } from '../../paywall/x402-paywall.js';
-import { PAYMENT_RESPONSE_HEADER } from '../../paywall/x402-wire.js';
-import { ExactSvmSellerScheme, buyerKey, type SvmPaymentInProgress } from './exact-svm.scheme.js';
+import { SvmSettlement, buyerKey, type SvmPaymentInProgress } from './svm-settlement.js';
 import type { AcceptedSvmPayment } from './svm-acceptance.js';
 import { SvmReconciler } from './svm-reconciler.js';
 
@@ -86,54 +82,27 @@ class ScriptedSolanaRpc {
   }
 }
 
-const request = {
-  method: 'GET',
-  url: '/v1/ticker/BTC',
-  routeOptions: { url: '/v1/ticker/:symbol' },
-} as unknown as FastifyRequest;
 const BODY = { price: { BTC: 1 } };
 
-function reply(): FastifyReply & { sent: Record<string, string> } {
-  const sent: Record<string, string> = {};
-  return {
-    sent,
-    raw: { destroyed: false, socket: { destroyed: false } },
-    headers: (headers: Record<string, string>) => Object.assign(sent, headers),
-  } as unknown as FastifyReply & { sent: Record<string, string> };
-}
-
-/** One instance's Solana scheme over `ledger`, whose facilitator answers `settlement`. */
+/** One instance's Solana settlement over `ledger`, whose facilitator answers `settlement`. */
 function instance(
   ledger: InMemoryPaymentLedger,
   settlement: () => SettleResponse,
   rpcUrl?: string,
-): { scheme: ExactSvmSellerScheme; reconciler: SvmReconciler } {
+): { scheme: SvmSettlement; reconciler: SvmReconciler } {
   const payments = {
     settleTimeoutMs: 1000,
     ...(rpcUrl === undefined ? {} : { solana: { rpcUrl } }),
   } as unknown as PaymentConfig;
   const metrics = new MetricsService();
-  const verification = {} as PaymentVerification;
-  const identifiers = new PaymentIdentifiers(ledger, verification);
+  const identifiers = new PaymentIdentifiers(ledger);
   const reconciler = new SvmReconciler(ledger, metrics, identifiers, payments);
-  const paywall = {
-    settle: () => Promise.resolve(settlement()),
-    challenge: (_request: unknown, error: string) =>
-      Promise.resolve({ body: { error }, headers: {} }),
-  } as unknown as X402Paywall;
-  const scheme = new ExactSvmSellerScheme(
-    ledger,
-    payments,
-    verification,
-    paywall,
-    reconciler,
-    identifiers,
-    metrics,
-  );
+  const paywall = { settle: () => Promise.resolve(settlement()) } as unknown as X402Paywall;
+  const scheme = new SvmSettlement(ledger, payments, paywall, reconciler, identifiers, metrics);
   return { scheme, reconciler };
 }
 
-describe('ExactSvmSellerScheme after the transfer was sent', () => {
+describe('SvmSettlement after the transfer was sent', () => {
   let sale: SvmPaymentInProgress;
   let signature: string;
   let rpc: ScriptedSolanaRpc;
@@ -189,6 +158,12 @@ describe('ExactSvmSellerScheme after the transfer was sent', () => {
       fingerprint: `svm:${accepted.payerSignature}`,
       expiresAt: Date.now() + 60_000,
       paymentId: undefined,
+      context: {
+        route: '/v1/ticker/:symbol',
+        resource: 'GET /v1/ticker/BTC',
+        label: 'GET /v1/ticker/BTC',
+        signal: new AbortController().signal,
+      },
     };
   });
 
@@ -215,9 +190,15 @@ describe('ExactSvmSellerScheme after the transfer was sent', () => {
     ledger.failures = 1;
     const { scheme } = instance(ledger, landed);
     await claimed(ledger);
-    const answer = reply();
-    await expect(scheme.close(request, answer, sale, BODY)).resolves.toBe(BODY);
-    expect(answer.sent[PAYMENT_RESPONSE_HEADER]).toEqual(expect.any(String));
+    await expect(scheme.close(sale, BODY)).resolves.toEqual({
+      kind: 'settled',
+      receipt: {
+        success: true,
+        transaction: signature,
+        network: SOLANA_DEVNET_CAIP2,
+        payer: sale.accepted.payer,
+      },
+    });
     // the buyer may pay again
     expect(await ledger.claim(buyerKey(sale.accepted.payer), sale.expiresAt)).toBe('claimed');
   });
@@ -227,9 +208,11 @@ describe('ExactSvmSellerScheme after the transfer was sent', () => {
     const first = instance(ledger, pending, rpcUrl);
     const second = instance(ledger, pending, rpcUrl);
     await claimed(ledger);
-    const unknown = await first.scheme.close(request, reply(), sale, BODY).catch((e: unknown) => e);
-    expect(unknown).toBeInstanceOf(ApiError);
-    expect((unknown as ApiError).status).toBe(502);
+    await expect(first.scheme.close(sale, BODY)).resolves.toEqual({
+      kind: 'unknown',
+      transaction: signature,
+      reason: 'settlement_pending',
+    });
     first.reconciler.onModuleDestroy(); // the first instance stops (its watch with it)
     // any instance: the same payment is uncertain (502), never in flight (402)
     expect(await ledger.claim(sale.fingerprint, sale.expiresAt)).toBe('uncertain');
@@ -253,14 +236,11 @@ describe('ExactSvmSellerScheme after the transfer was sent', () => {
     await claimed(ledger);
     rpc.landed = true;
     rpc.landedSlot = rpc.slot; // in the last slot confirmed before the send
-    const answer = reply();
-    const refused = await scheme.close(request, answer, sale, BODY).catch((e: unknown) => e);
-    expect(refused).toBeInstanceOf(PreparedResponseException);
-    expect((refused as PreparedResponseException).getStatus()).toBe(402);
-    expect((refused as PreparedResponseException).body).toContain(
+    const outcome = await scheme.close(sale, BODY);
+    expect(outcome.kind).toBe('used');
+    expect(outcome.kind === 'used' ? outcome.reason : '').toContain(
       `payment_already_used: transaction ${signature} had landed before this request sent it`,
     );
-    expect(answer.sent).toEqual({});
     expect(await ledger.claim(sale.fingerprint, sale.expiresAt)).toBe('settled');
     expect(await ledger.claim(buyerKey(sale.accepted.payer), sale.expiresAt)).toBe('claimed');
   });
@@ -271,7 +251,7 @@ describe('ExactSvmSellerScheme after the transfer was sent', () => {
     const { scheme } = instance(ledger, () => (sent++, landed()), rpcUrl);
     await claimed(ledger);
     rpc.slotFails = true;
-    const refused = await scheme.close(request, reply(), sale, BODY).catch((e: unknown) => e);
+    const refused = await scheme.close(sale, BODY).catch((e: unknown) => e);
     expect((refused as ApiError).status).toBe(503);
     expect(sent).toBe(0);
     expect(await ledger.claim(sale.fingerprint, sale.expiresAt)).toBe('claimed');
@@ -285,7 +265,7 @@ describe('ExactSvmSellerScheme after the transfer was sent', () => {
     const binding = { fingerprint: sale.fingerprint, signatureDigest: 'd', resource: 'r' };
     await ledger.claimPaymentId(paymentId, binding, sale.expiresAt);
     await claimed(ledger);
-    await expect(scheme.close(request, reply(), sale, BODY)).rejects.toBeInstanceOf(ApiError);
+    await expect(scheme.close(sale, BODY)).resolves.toMatchObject({ kind: 'unknown' });
     reconciler.onModuleDestroy(); // its passes are run here, one by one
     rpc.landed = true;
     rpc.landedSlot = rpc.slot - 1;
@@ -309,7 +289,7 @@ describe('ExactSvmSellerScheme after the transfer was sent', () => {
       kind: 'claimed',
     });
     await claimed(ledger);
-    await expect(scheme.close(request, reply(), sale, BODY)).rejects.toBeInstanceOf(ApiError);
+    await expect(scheme.close(sale, BODY)).resolves.toMatchObject({ kind: 'unknown' });
     reconciler.onModuleDestroy(); // its passes are run here, one by one
     rpc.landed = true;
     ledger.failures = 1;

@@ -9,8 +9,17 @@ import {
   toBytes,
   type Hex,
 } from 'viem';
-import { recoverSigner, typedDataDigest } from '../../../chain/ecdsa.js';
-import type { ExactEvmAuthorization } from './payment-acceptance.js';
+import { recoverSigner, typedDataDigest } from './ecdsa.js';
+
+/** An EIP-3009 `transferWithAuthorization`, exactly as the token executes it. */
+export interface Eip3009Authorization {
+  readonly from: `0x${string}`;
+  readonly to: `0x${string}`;
+  readonly value: string;
+  readonly validAfter: string;
+  readonly validBefore: string;
+  readonly nonce: `0x${string}`;
+}
 
 const TRANSFER_WITH_AUTHORIZATION_TYPEHASH = keccak256(
   toBytes(
@@ -33,7 +42,7 @@ const domainSeparators = new Map<string, Uint8Array>();
 /** The EIP-712 digest an EIP-3009 `transferWithAuthorization` signature signs. */
 export function transferAuthorizationDigest(
   domain: TokenDomain,
-  authorization: ExactEvmAuthorization,
+  authorization: Eip3009Authorization,
 ): Uint8Array {
   const struct = keccak256(
     concatBytes([
@@ -56,7 +65,7 @@ export function transferAuthorizationDigest(
  */
 export function transferAuthorizationSigner(
   domain: TokenDomain,
-  authorization: ExactEvmAuthorization,
+  authorization: Eip3009Authorization,
   signature: Hex,
 ): Hex | undefined {
   return recoverSigner(transferAuthorizationDigest(domain, authorization), signature);
@@ -67,7 +76,7 @@ export function transferAuthorizationSigner(
  * validBefore, nonce, v, r, s)` for a 65-byte signature.
  */
 export function transferWithAuthorizationArgs(
-  authorization: ExactEvmAuthorization,
+  authorization: Eip3009Authorization,
   signature: Hex,
 ): readonly [Hex, Hex, bigint, bigint, bigint, Hex, number, Hex, Hex] {
   const { v, r, s } = parseSignature(signature);

@@ -1,0 +1,18 @@
+import { Module } from '@nestjs/common';
+import { channelStorageProvider } from '../../channels/channel-storage.js';
+import { BatchChannels } from './batch-channels.js';
+import { BatchSettlement } from './batch-settlement.js';
+import { BatchSettlementScheme } from './batch-settlement.scheme.js';
+import { LostAnswers } from './lost-answers.js';
+
+/** `batch-settlement` on EVM networks: the scheme, its channels and their claims, its settlement. */
+@Module({
+  providers: [
+    channelStorageProvider,
+    BatchSettlementScheme,
+    BatchChannels,
+    BatchSettlement,
+    LostAnswers,
+  ],
+})
+export class BatchSettlementSchemeModule {}
