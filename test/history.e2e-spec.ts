@@ -17,6 +17,8 @@ import {
   setCandleFault,
 } from './support/fake-candles.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
+import { USDC } from './support/paying-clients.js';
+import { EXIT_OK, parseCommand, runClient } from '../scripts/client.js';
 
 const KEY = generatePrivateKey();
 const SIGNER = privateKeyToAccount(KEY).address;
@@ -217,6 +219,42 @@ describe('history: candles and the price at a moment, bought over x402', () => {
     expect(Date.parse(body.from)).toBeGreaterThanOrEqual(Date.now() - 7 * 24 * HOUR - 4 * HOUR);
     expect(body.candles[0]?.time).toBe(body.from);
   });
+
+  it.each([
+    [['ohlc', 'BTC', '1h'], '/v1/ohlc/BTC?interval=1h'],
+    [
+      ['ohlc', 'eth', '1d', '2026-11-01T00:00:00Z'],
+      '/v1/ohlc/eth?interval=1d&start=2026-11-01T00%3A00%3A00Z',
+    ],
+    [['price-at', 'BTC', '2026-01-01T00:00:00Z'], '/v1/price-at/BTC?t=2026-01-01T00%3A00%3A00Z'],
+  ])('npm run client -- %j buys %s', (argv, path) => {
+    expect(parseCommand(argv)).toEqual({ kind: 'request', path });
+  });
+
+  it.each([[['ohlc']], [['price-at', 'BTC']], [['ohlc', 'BTC', '1h', 'a', 'b', 'c']]])(
+    'npm run client -- %j is a usage error',
+    (argv) => {
+      expect(parseCommand(argv).kind).toBe('invalid');
+    },
+  );
+
+  it.each([[['ohlc', 'BTC', '1h']], [['price-at', 'BTC', seconds(Date.now() - 3 * HOUR)]]])(
+    'npm run client -- %j buys it and checks its attestation',
+    async (argv) => {
+      const key = generatePrivateKey();
+      await stack.chain.mintUsdc(privateKeyToAccount(key).address, USDC);
+      const out: string[] = [];
+      const code = await runClient(argv, {
+        apiUrl: stack.service.url,
+        privateKey: key,
+        stateFile: '/nonexistent',
+        out: (text) => out.push(text),
+        err: (text) => out.push(text),
+      });
+      expect(out.join('\n')).toContain(`attestation ok (signer ${SIGNER})`);
+      expect(code).toBe(EXIT_OK);
+    },
+  );
 
   describe('refuses before any 402, nothing charged', () => {
     const future = () => iso(Date.now() + HOUR);

@@ -110,7 +110,7 @@ describe('OpenAPI document', () => {
     expect(undescribed.map((candidate) => candidate.operationId)).toEqual([]);
   });
 
-  it.each([...PAID, ['getPriceAt', '', '$0.003']] as const)(
+  it.each([...PAID, ['getPriceAt', '', '$0.003', '3000']] as const)(
     '%s shows its price in its summary',
     (id, _path, price) => {
       expect(operation(id).summary).toMatch(new RegExp(`\\(\\${price} per request\\)$`));

@@ -30,7 +30,7 @@ class IntervalHistory {
   }
 }
 
-const catalogue = { has: (symbol: string) => symbol === 'BTC' } as AssetCatalogue;
+const catalogue = { has: (symbol: string) => symbol === 'BTC' } as unknown as AssetCatalogue;
 
 function request(symbol: string, query: Record<string, string>): FastifyRequest {
   return { params: { symbol }, query } as unknown as FastifyRequest;
