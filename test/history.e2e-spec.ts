@@ -292,6 +292,19 @@ describe('history: candles and the price at a moment, bought over x402', () => {
       expect(candleCalls()).toBe(calls);
     });
 
+    it('a range no venue has candles for: 400, nothing charged', async () => {
+      const before = await stack.balances();
+      // the fixtures record BTC only: every venue answers ETH with no candles
+      const response = await buy('/v1/ohlc/ETH?interval=1h');
+      expect(response.status).toBe(400);
+      expect(response.headers.get('payment-required')).toBeNull();
+      expect(await response.json()).toMatchObject({
+        code: 'bad_request',
+        detail: expect.stringMatching(/^No venue has ETH 1h candles from /) as unknown,
+      });
+      expect(await stack.balances()).toEqual(before);
+    });
+
     it('every venue unreachable: 503, nothing charged', async () => {
       for (const id of ALL) setCandleFault(stack.markets.venue(id), { kind: 'down' });
       try {

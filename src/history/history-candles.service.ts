@@ -30,8 +30,9 @@ export const KEEP_AFTER_CLOSE_MS = 60_000;
  * The candles of a range: the closed ones kept (they never change) are read from the store, the
  * rest asked of the venues once (concurrent identical requests share one round of calls, and an
  * answer is reused for a few seconds so an unpaid 402 and its paid retry cost one round), then
- * aggregated. Closed candles are kept only from a round in which every venue answered, so a
- * candle made while a venue was down is served but not frozen.
+ * aggregated. Closed candles are kept only from a round in which every venue answered (or said
+ * it does not list the instrument), so a candle made while a venue was down is served but not
+ * frozen.
  */
 @Injectable()
 export class HistoryCandles {
@@ -67,16 +68,16 @@ export class HistoryCandles {
 
     const range = { from: missing[0] as number, to: missing[missing.length - 1] as number };
     const answers = await this.venues.fetch(query.symbol, query.interval, range);
-    if (answers.series.length === 0) {
+    if (answers.series.length === 0 && answers.unreachable.length > 0) {
       throw new ApiError(
         ErrorCode.PriceUnavailable,
-        `No venue answered for ${query.symbol} ${query.interval} candles (asked: ${answers.asked.join(', ') || 'none'}).`,
+        `No venue answered for ${query.symbol} ${query.interval} candles (unreachable: ${answers.unreachable.join(', ')}).`,
         { 'retry-after': '5' },
       );
     }
     const fresh = aggregateCandles(answers.series, query.interval, range, now, this.pricing);
     const byStart = new Map(fresh.map((candle) => [Date.parse(candle.time), candle]));
-    if (answers.failed.length === 0) {
+    if (answers.unreachable.length === 0 && answers.series.length > 0) {
       const keep = new Map<number, KeptCandle>();
       for (const start of missing) {
         if (start + step + KEEP_AFTER_CLOSE_MS <= now) keep.set(start, byStart.get(start) ?? null);

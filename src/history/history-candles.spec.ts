@@ -3,7 +3,8 @@ import type { PricingSettings } from '../aggregation/pricing.settings.js';
 import type { Interval, VenueSeries } from './candle.js';
 import { MemoryCandleStore } from './candle-store.js';
 import { HistoryCandles, KEEP_AFTER_CLOSE_MS } from './history-candles.service.js';
-import type { VenueAnswers, VenueCandles } from './venue-candles.js';
+import { VenueError } from '../markets/venue-error.js';
+import { refusesInstrument, type VenueAnswers, type VenueCandles } from './venue-candles.js';
 
 const HOUR = 3_600_000;
 const T0 = Date.parse('2026-11-20T00:00:00Z');
@@ -13,6 +14,8 @@ const PRICING = { maxDeviation: 0.02, outlierFloor: 0.005, madMultiplier: 5 } as
 class CountingVenues {
   readonly rounds: { from: number; to: number }[] = [];
   failing: string[] = [];
+  /** Of `failing`, those that said they do not list the instrument. */
+  refusing: string[] = [];
 
   fetch(
     _symbol: string,
@@ -30,7 +33,8 @@ class CountingVenues {
         }
         return { venue, quote: 'USD', candles };
       });
-    return Promise.resolve({ series, failed: this.failing, asked: ['a', 'b'] });
+    const unreachable = this.failing.filter((venue) => !this.refusing.includes(venue));
+    return Promise.resolve({ series, failed: this.failing, unreachable, asked: ['a', 'b'] });
   }
 }
 
@@ -96,6 +100,25 @@ describe('HistoryCandles', () => {
     expect(venues.rounds).toHaveLength(2);
   });
 
+  it('keeps a round in which a venue said it does not list the instrument', async () => {
+    const venues = new CountingVenues();
+    venues.failing = ['b'];
+    venues.refusing = ['b'];
+    const store = new MemoryCandleStore();
+    await history(venues, store).candles(closedRange, afterwards);
+    await history(venues, store).candles(closedRange, afterwards);
+    expect(venues.rounds).toHaveLength(1);
+    expect(store.size).toBe(24);
+  });
+
+  it('answers with no candles, not a 503, when every venue says it does not list the instrument', async () => {
+    const venues = new CountingVenues();
+    venues.failing = ['a', 'b'];
+    venues.refusing = ['a', 'b'];
+    const answer = await history(venues, new MemoryCandleStore()).candles(closedRange, afterwards);
+    expect(answer.candles).toEqual([]);
+  });
+
   it('answers 503 when no venue answers, and keeps nothing', async () => {
     const venues = new CountingVenues();
     venues.failing = ['a', 'b'];
@@ -113,5 +136,19 @@ describe('MemoryCandleStore', () => {
     await store.put('BTC', '1h', new Map([0, 1, 2, 3, 4].map((start) => [start, null])));
     expect(store.size).toBe(3);
     expect([...(await store.get('BTC', '1h', [0, 1, 2, 3, 4])).keys()]).toEqual([2, 3, 4]);
+  });
+});
+
+describe('refusesInstrument', () => {
+  it.each([
+    [new VenueError('venue_error', 'okx error 51001: Instrument ID does not exist'), true],
+    [new VenueError('http_status', 'HTTP 400'), true],
+    [new VenueError('http_status', 'HTTP 503'), false],
+    [new VenueError('rate_limited', 'HTTP 429'), false],
+    [new VenueError('timeout', 'no complete response within 1500 ms'), false],
+    [new VenueError('invalid_body', 'response is not JSON'), false],
+    [new Error('boom'), false],
+  ])('%s: %s', (error, refuses) => {
+    expect(refusesInstrument(error)).toBe(refuses);
   });
 });

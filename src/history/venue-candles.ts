@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { MARKETS_SETTINGS, type MarketsSettings } from '../markets/markets.settings.js';
 import { venueEndpoint } from '../markets/venue-connection.js';
+import { VenueError } from '../markets/venue-error.js';
 import { getVenueJson } from '../markets/venue-http.js';
 import type { Interval, VenueCandle, VenueSeries } from './candle.js';
 import { INTERVAL_MS } from './candle.js';
@@ -15,6 +16,11 @@ export interface VenueAnswers {
   readonly series: readonly VenueSeries[];
   /** Venues asked whose calls failed (time-out, HTTP error, unreadable body). */
   readonly failed: readonly string[];
+  /**
+   * Those of `failed` that may answer later: time-outs, network errors, rate limits, 5xx and
+   * unreadable bodies; not a venue saying it does not list the instrument (a 4xx, its own error).
+   */
+  readonly unreachable: readonly string[];
   /** Venues asked: the enabled ones that serve the interval. */
   readonly asked: readonly string[];
 }
@@ -69,12 +75,17 @@ export class VenueCandles {
     );
     const series: VenueSeries[] = [];
     const failed: string[] = [];
+    const unreachable: string[] = [];
     for (const [index, outcome] of settled.entries()) {
       const venue = venues[index] as CandleVenue;
-      if (outcome.status === 'fulfilled') series.push(outcome.value);
-      else failed.push(venue.id);
+      if (outcome.status === 'fulfilled') {
+        series.push(outcome.value);
+      } else {
+        failed.push(venue.id);
+        if (!refusesInstrument(outcome.reason)) unreachable.push(venue.id);
+      }
     }
-    return { series, failed, asked: venues.map((venue) => venue.id) };
+    return { series, failed, unreachable, asked: venues.map((venue) => venue.id) };
   }
 
   private async fetchVenue(
@@ -114,4 +125,14 @@ export class VenueCandles {
     const candles: VenueCandle[] = bodies.flatMap((body) => venue.parse(body));
     return { venue: venue.id, quote, candles };
   }
+}
+
+/**
+ * A venue's definite answer that it has nothing for the request (an unlisted instrument): its own
+ * error in the body, or a 4xx other than a rate limit. Asking again would get the same.
+ */
+export function refusesInstrument(error: unknown): boolean {
+  if (!(error instanceof VenueError)) return false;
+  if (error.kind === 'venue_error') return true;
+  return error.kind === 'http_status' && /^HTTP 4\d\d/.test(error.message);
 }
