@@ -37,7 +37,7 @@ function request(symbol: string, query: Record<string, string>): FastifyRequest 
 }
 
 function priceAt(history: IntervalHistory): PriceAtResolver {
-  return new PriceAtResolver(catalogue, history as unknown as HistoryCandles);
+  return new PriceAtResolver(catalogue, history as unknown as HistoryCandles, { timeoutMs: 50 });
 }
 
 describe('PriceAtResolver', () => {
@@ -74,6 +74,24 @@ describe('PriceAtResolver', () => {
       ['15m', true],
       ['1h', true],
     ]);
+  });
+
+  it('tries no further interval once its deadline has passed: a 503, not one time-out per interval', async () => {
+    const history = new IntervalHistory(['1d']);
+    const slow = {
+      asked: history.asked,
+      candles: async (asked: CandleQuery) => {
+        await new Promise((resolve) => setTimeout(resolve, 60));
+        return history.candles(asked);
+      },
+    };
+    await expect(
+      priceAt(slow as unknown as IntervalHistory).resolve(request('BTC', { t: String(t / 1000) })),
+    ).rejects.toMatchObject({
+      status: 503,
+      code: 'price_unavailable',
+    });
+    expect(history.asked.map((asked) => asked.interval)).toEqual(['1m', '5m']);
   });
 
   it('refuses t no venue’s history reaches, and unknown symbols before asking anyone', async () => {

@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { AssetCatalogue } from '../assets/asset-catalogue.js';
+import { MARKETS_SETTINGS, type MarketsSettings } from '../markets/markets.settings.js';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import type { AnswerResolver } from '../paid-answers/index.js';
 import { INTERVALS, candleStart } from './candle.js';
@@ -51,22 +52,37 @@ export class OhlcResolver implements AnswerResolver<OhlcAnswer> {
   }
 }
 
+/** A price-at request's venue rounds, one per interval tried, end within this many venue time-outs. */
+export const PRICE_AT_DEADLINE_TIMEOUTS = 2;
+
 /**
  * `getPriceAt` before any 402: the symbol and `t` checked (400, 404), then the candle containing
- * `t` at the finest interval any venue still has (1m first), 503 when no venue answers.
+ * `t` at the finest interval any venue still has (1m first), 503 when no venue answers. A
+ * further interval is tried only within PRICE_AT_DEADLINE_TIMEOUTS × MARKET_TIMEOUT_MS of the
+ * start: slow venues make a 503 (what was learnt is kept for the retry), never a request that
+ * hangs for one time-out per interval.
  */
 @Injectable()
 export class PriceAtResolver implements AnswerResolver<PriceAtAnswer> {
   constructor(
     private readonly catalogue: AssetCatalogue,
     private readonly history: HistoryCandles,
+    @Inject(MARKETS_SETTINGS.token) private readonly markets: Pick<MarketsSettings, 'timeoutMs'>,
   ) {}
 
   async resolve(request: FastifyRequest): Promise<PriceAtAnswer> {
     const symbol = symbolOf(request, this.catalogue);
     const now = Date.now();
     const t = parsePriceAtQuery(query(request), now);
+    const deadline = now + PRICE_AT_DEADLINE_TIMEOUTS * this.markets.timeoutMs;
     for (const interval of INTERVALS) {
+      if (interval !== INTERVALS[0] && Date.now() > deadline) {
+        throw new ApiError(
+          ErrorCode.PriceUnavailable,
+          `The venues took too long to find ${symbol} history at ${new Date(t).toISOString()}; retry.`,
+          { 'retry-after': '1' },
+        );
+      }
       const start = candleStart(t, interval);
       const { candles } = await this.history.candles(
         { symbol, interval, from: start, to: start },
