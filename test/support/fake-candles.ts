@@ -4,19 +4,17 @@ import type { FakeVenue, VenueBehaviour } from './fake-venue.js';
 import { projectRoot } from './project-root.js';
 
 /*
- * The venues' candle endpoints, replayed from test/fixtures/candles/<venue>.json (24 recorded
- * BTC 1-hour candles each, in the venue's own shape) for the last 7 days relative to now: the
- * candle at start t of a request's interval is the recorded row number floor(t / interval)
- * mod 24 (oldest first), its time rewritten to t. Written from the venues' documentation, not
- * from src/history, so the e2e tests check the service against an independent reading.
+ * The venues' candle endpoints replayed from test/fixtures/candles/<venue>.json (24 BTC 1-hour
+ * candles in the venue's shape) for the last 7 days: the candle at start t is recorded row
+ * floor(t / interval) mod 24 (oldest first), its time rewritten to t. Written from the venues'
+ * documentation, not from src/history, so the e2e tests read the fixtures independently.
  */
 
 const FIXTURES = path.join(projectRoot(), 'test', 'fixtures', 'candles');
-/** How far back the replay has history: 7 days. */
 export const REPLAYED_HISTORY_MS = 7 * 86_400_000;
 
-type Row = Record<string | number, unknown>;
 type Key = string | number;
+type Row = Record<Key, unknown>;
 
 interface Ask {
   readonly instrument: string;
@@ -30,14 +28,13 @@ interface Ask {
 
 interface CandleReplaySpec {
   readonly prefix: string;
-  /** The instrument the fixture records. */
   readonly instrument: string;
   readonly fields: { time: Key; open: Key; high: Key; low: Key; close: Key; volume: Key };
   readonly unit: 's' | 'ms';
   readonly newestFirst: boolean;
   ask(url: URL, now: number): Ask | undefined;
   rows(body: unknown): Row[];
-  /** Fields besides time that name the candle's time (Binance's close time). */
+  /** Fields besides `time` naming the candle's time (Binance's close time). */
   retime?(row: Row, start: number, stepMs: number): void;
 }
 
