@@ -4,6 +4,8 @@ import { recordedCandles } from '../../test/support/fake-candles.js';
 import { projectRoot } from '../../test/support/project-root.js';
 import { VenueError } from '../markets/venue-error.js';
 import { CANDLE_VENUES } from './candle-venues.js';
+import { MAX_CANDLES } from './history-request.js';
+import { MAX_CALLS_PER_VENUE, VenueCandles } from './venue-candles.js';
 import type { CandleVenue } from './candle-venue.js';
 
 /** The first recorded candle: 2026-11-19T12:00:00Z; 24 hourly candles follow. */
@@ -90,4 +92,15 @@ describe('candle venue requests', () => {
   ])('%s reports the error its envelope carries', (id, body) => {
     expect(() => venue(id).parse(body)).toThrow(VenueError);
   });
+});
+
+describe('venue limits', () => {
+  it.each(CANDLE_VENUES.map((candidate) => candidate.id))(
+    '%s answers the longest range a request may ask for within the calls a request may make',
+    (id) => {
+      expect(VenueCandles.callsFor(venue(id), MAX_CANDLES)).toBeLessThanOrEqual(
+        MAX_CALLS_PER_VENUE,
+      );
+    },
+  );
 });
