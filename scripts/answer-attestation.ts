@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Address } from 'viem';
 import {
   PRICE_ATTESTATION_HEADER,
@@ -45,10 +46,35 @@ export async function verifyAnswer(
   }
   const problem = await attestationProblem(
     response.headers.get(PRICE_ATTESTATION_HEADER),
-    parsed,
+    signedView(parsed),
     signer,
   );
   return problem === undefined
     ? { ok: true, line: `attestation ok (signer ${signer})` }
     : { ok: false, line: `attestation NOT ok: ${problem}` };
+}
+
+/** A candle answer (`getOhlc`) as its attestation signs it: one point naming the candles' digest. */
+interface CandlesBody extends PricedBody {
+  readonly symbol: string;
+  readonly interval: string;
+  readonly candles: readonly { readonly close: number }[];
+}
+
+/**
+ * The prices the attestation of `body` signs: the body's own, or for candles the point
+ * `<SYMBOL>:<interval>:<sha256 of JSON.stringify(candles)>` at the last close, computed here
+ * so a candle the service did not sign fails the check (docs/attestations.md).
+ */
+function signedView(body: PricedBody): PricedBody {
+  const candles = (body as Partial<CandlesBody>).candles;
+  if (!Array.isArray(candles) || candles.length === 0) return body;
+  const { symbol, interval } = body as CandlesBody;
+  const digest = createHash('sha256').update(JSON.stringify(candles)).digest('hex');
+  const last = candles[candles.length - 1] as { close: number };
+  return {
+    timestamp: body.timestamp,
+    currency: body.currency,
+    price: { [`${symbol}:${interval}:${digest}`]: last.close },
+  };
 }

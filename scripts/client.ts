@@ -1,5 +1,6 @@
 /**
- * `npm run client -- [--batch] ticker BTC | tickers BTC,ETH | all`: buys one answer from the
+ * `npm run client -- [--batch] ticker BTC | tickers BTC,ETH | all | ohlc BTC 1h | price-at BTC <time>`:
+ * buys one answer from the
  * price API with `@x402/fetch` and prints the body, what was paid, the settlement transaction and
  * whether the answer's Price-Attestation is the published signer's signature over its prices.
  * `--batch` pays through a batch-settlement payment channel instead (a deposit on first use, a
@@ -46,6 +47,10 @@ commands:
   ticker <SYMBOL>             one USD price                 e.g. ticker BTC
   tickers <SYMBOL,SYMBOL...>  2 to 5 prices, in that order  e.g. tickers BTC,ETH
   all                         every asset priced right now
+  ohlc <SYMBOL> [INTERVAL] [START] [END]
+                              candles (1m 5m 15m 1h 4h 1d; times ISO 8601 or Unix seconds;
+                              default the last 100)         e.g. ohlc BTC 1h
+  price-at <SYMBOL> <TIME>    the price at a past moment    e.g. price-at BTC 2026-01-01T00:00:00Z
 
 Each command pays for one request in USDC with @x402/fetch. The API URL and the paying key
 are API_URL and BUYER_PRIVATE_KEY, or else those of the running \`npm run sandbox\`
@@ -118,6 +123,30 @@ function parseRequest(argv: readonly string[]): Command {
     case 'all':
       if (args.length > 0) return invalid('all takes no arguments');
       return { kind: 'request', path: '/v1/all-tickers' };
+    case 'ohlc': {
+      const [symbol = '', interval, start, end] = args;
+      if (symbol === '' || args.length > 4) {
+        return invalid(
+          'ohlc takes a symbol, then an interval, start and end if wanted, e.g. ohlc BTC 1h',
+        );
+      }
+      const query = new URLSearchParams();
+      if (interval !== undefined) query.set('interval', interval);
+      if (start !== undefined) query.set('start', start);
+      if (end !== undefined) query.set('end', end);
+      const search = query.size === 0 ? '' : `?${query.toString()}`;
+      return { kind: 'request', path: `/v1/ohlc/${encodeURIComponent(symbol)}${search}` };
+    }
+    case 'price-at':
+      if (args.length !== 2 || args[0] === '' || args[1] === '') {
+        return invalid(
+          'price-at takes a symbol and a time, e.g. price-at BTC 2026-01-01T00:00:00Z',
+        );
+      }
+      return {
+        kind: 'request',
+        path: `/v1/price-at/${encodeURIComponent(args[0] ?? '')}?${new URLSearchParams({ t: args[1] ?? '' }).toString()}`,
+      };
     case 'help':
     case '--help':
     case '-h':

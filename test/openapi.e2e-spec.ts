@@ -32,6 +32,7 @@ const PAID = [
   ['getTicker', '/v1/ticker/{symbol}', '$0.002', '2000'],
   ['getTickers', '/v1/tickers/{symbols}', '$0.008', '8000'],
   ['getAllTickers', '/v1/all-tickers', '$0.010', '10000'],
+  ['getOhlc', '/v1/ohlc/{symbol}', '$0.005', '5000'],
 ] as const;
 
 /** The operation's path with each path parameter's first example. */
@@ -40,6 +41,17 @@ function examplePath(path: string, operation: Operation): string {
     const parameter = operation.parameters?.find((candidate) => candidate.name === name);
     return Object.values(parameter?.examples ?? {})[0]?.value ?? '';
   });
+}
+
+/** A schema with every `$ref` to a component replaced by that component, as a 402 carries it. */
+function inlined(schema: unknown, schemas: Record<string, unknown>): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => inlined(item, schemas));
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const { $ref } = schema as { $ref?: string };
+  if ($ref !== undefined) return inlined(schemas[$ref.split('/').pop()!], schemas);
+  return Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => [key, inlined(value, schemas)]),
+  );
 }
 
 function challengeExample(operation: Operation): Challenge {
@@ -83,6 +95,8 @@ describe('OpenAPI document', () => {
     ['getTicker', '0.002'],
     ['getTickers', '0.008'],
     ['getAllTickers', '0.010'],
+    ['getOhlc', '0.005'],
+    ['getPriceAt', '0.003'],
   ])('%s declares its price of USD %s', (id, amount) => {
     expect(operation(id)['x-x402-price']).toEqual({ amount, currency: 'USD' });
   });
@@ -96,9 +110,12 @@ describe('OpenAPI document', () => {
     expect(undescribed.map((candidate) => candidate.operationId)).toEqual([]);
   });
 
-  it.each(PAID)('%s shows its price in its summary', (id, _path, price) => {
-    expect(operation(id).summary).toMatch(new RegExp(`\\(\\${price} per request\\)$`));
-  });
+  it.each([...PAID, ['getPriceAt', '', '$0.003', '3000']] as const)(
+    '%s shows its price in its summary',
+    (id, _path, price) => {
+      expect(operation(id).summary).toMatch(new RegExp(`\\(\\${price} per request\\)$`));
+    },
+  );
 
   it.each(PAID)(
     '%s has its own 402 example: its amount, its path, the default network, its output schema',
@@ -114,7 +131,7 @@ describe('OpenAPI document', () => {
       const ref = (ok.schema as { $ref: string }).$ref.split('/').pop()!;
       const schemas = (JSON.parse(committed) as { components: { schemas: Record<string, object> } })
         .components.schemas;
-      expect(output).toEqual(schemas[ref]);
+      expect(output).toEqual(inlined(schemas[ref], schemas));
     },
   );
 

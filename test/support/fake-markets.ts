@@ -1,5 +1,6 @@
 import { venueRequests, type VenueRequest } from '../../src/markets/venue-definition.js';
 import { BUILT_IN_VENUE_IDS, builtInVenue } from '../../src/markets/venues.js';
+import { replayCandles } from './fake-candles.js';
 import { FakeVenue, type VenueBehaviour } from './fake-venue.js';
 import { loadFixture } from './fixtures.js';
 
@@ -143,7 +144,9 @@ export class FakeMarkets {
           body: () => replayBody(id, request, factors.get(id)),
         };
       }
-      venues.set(id, await FakeVenue.start(behaviours));
+      const venue = await FakeVenue.start(behaviours);
+      replayCandles(id, venue);
+      venues.set(id, venue);
     }
     const markets = new FakeMarkets(venues, factors);
     for (const [id, fault] of Object.entries(options.faults ?? {})) {

@@ -27,6 +27,8 @@ export class FakeVenue {
   /** Every answer waits this long first: a slow venue. */
   delayMs = 0;
   private readonly behaviours = new Map<string, VenueBehaviour>();
+  /** Paths answered by what their request asks (a candle range), by path prefix. */
+  private readonly prefixes = new Map<string, (url: URL) => VenueBehaviour>();
   private readonly hanging = new Set<ServerResponse>();
 
   private constructor(
@@ -53,6 +55,12 @@ export class FakeVenue {
     return this;
   }
 
+  /** Answers every path starting with `prefix` (and not set with `on`) as `answer` says for it. */
+  onPrefix(prefix: string, answer: (url: URL) => VenueBehaviour): this {
+    this.prefixes.set(prefix, answer);
+    return this;
+  }
+
   close(): Promise<void> {
     return closeServer(this.server, this.hanging);
   }
@@ -76,7 +84,7 @@ export class FakeVenue {
   }
 
   private answer(path: string, request: IncomingMessage, response: ServerResponse): void {
-    const behaviour = this.behaviours.get(path);
+    const behaviour = this.behaviours.get(path) ?? this.byPrefix(path);
     if (behaviour === undefined) {
       response
         .writeHead(404, { 'content-type': 'application/json' })
@@ -109,5 +117,12 @@ export class FakeVenue {
         request.socket.destroy();
         return;
     }
+  }
+
+  private byPrefix(path: string): VenueBehaviour | undefined {
+    for (const [prefix, answer] of this.prefixes) {
+      if (path.startsWith(prefix)) return answer(new URL(path, this.url));
+    }
+    return undefined;
   }
 }

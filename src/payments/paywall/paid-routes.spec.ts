@@ -30,6 +30,18 @@ describe('paid routes', () => {
       },
       {
         method: 'GET',
+        path: '/v1/ohlc/:symbol',
+        price: '$0.005',
+        handler: 'HistoryController.getOhlc',
+      },
+      {
+        method: 'GET',
+        path: '/v1/price-at/:symbol',
+        price: '$0.003',
+        handler: 'HistoryController.getPriceAt',
+      },
+      {
+        method: 'GET',
         path: '/v1/ticker/:symbol',
         price: '$0.002',
         handler: 'TickersController.getTicker',
@@ -63,6 +75,8 @@ describe('paid routes', () => {
       }));
     expect(summary).toEqual({
       'GET /v1/all-tickers': accepts('10000'),
+      'GET /v1/ohlc/:symbol': accepts('5000'),
+      'GET /v1/price-at/:symbol': accepts('3000'),
       'GET /v1/ticker/:symbol': accepts('2000'),
       'GET /v1/tickers/:symbols': accepts('8000'),
     });

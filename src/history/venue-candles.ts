@@ -1,0 +1,138 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { MARKETS_SETTINGS, type MarketsSettings } from '../markets/markets.settings.js';
+import { venueEndpoint } from '../markets/venue-connection.js';
+import { VenueError } from '../markets/venue-error.js';
+import { getVenueJson } from '../markets/venue-http.js';
+import type { Interval, VenueCandle, VenueSeries } from './candle.js';
+import { INTERVAL_MS } from './candle.js';
+import type { CandleRange, CandleVenue } from './candle-venue.js';
+import { CANDLE_VENUES } from './candle-venues.js';
+
+/** The candle venues asked: a token so tests can hand in their own. */
+export const CANDLE_VENUE_LIST = Symbol('CandleVenueList');
+
+/** What the venues answered for one range: the series of those that answered, who failed. */
+export interface VenueAnswers {
+  readonly series: readonly VenueSeries[];
+  /** Venues asked whose calls failed (time-out, HTTP error, unreadable body). */
+  readonly failed: readonly string[];
+  /**
+   * Those of `failed` that may answer later: time-outs, network errors, rate limits, 5xx and
+   * unreadable bodies; not a venue saying it does not list the instrument (a 4xx, its own error).
+   */
+  readonly unreachable: readonly string[];
+  /** Venues asked: the enabled ones that serve the interval. */
+  readonly asked: readonly string[];
+}
+
+/** How many calls one request may make to one venue; at 500 candles none needs more. */
+export const MAX_CALLS_PER_VENUE = 2;
+
+/**
+ * Asks every enabled venue that serves an interval for its candles of a range, in parallel,
+ * each at its configured base URL (MARKET_<ID>_URL). Every call starts at once and has
+ * MARKET_TIMEOUT_MS for its whole exchange, so that is the request's venue time: a venue that
+ * hangs past it is counted failed and the others are answered without it.
+ */
+@Injectable()
+export class VenueCandles {
+  private readonly endpoints: ReadonlyMap<string, ReturnType<typeof venueEndpoint>>;
+  private readonly venues: readonly CandleVenue[];
+  /** Venue calls made since start: what the candle keeping saves is counted here. */
+  calls = 0;
+
+  constructor(
+    @Inject(MARKETS_SETTINGS.token) private readonly markets: MarketsSettings,
+    @Inject(CANDLE_VENUE_LIST) venues: readonly CandleVenue[] = CANDLE_VENUES,
+  ) {
+    this.venues = venues.filter((venue) => markets.enabled.includes(venue.id));
+    this.endpoints = new Map(
+      this.venues.map((venue) => [
+        venue.id,
+        venueEndpoint(markets.baseUrls[venue.id] ?? venue.defaultBaseUrl),
+      ]),
+    );
+  }
+
+  /** Venues that serve `interval`. */
+  serving(interval: Interval): CandleVenue[] {
+    return this.venues.filter((venue) => venue.intervals[interval] !== undefined);
+  }
+
+  /** Calls one request for `count` candles makes to `venue`. */
+  static callsFor(venue: CandleVenue, count: number): number {
+    return venue.recentOnly === true ? 1 : Math.ceil(count / venue.perCall);
+  }
+
+  async fetch(
+    symbol: string,
+    interval: Interval,
+    range: { readonly from: number; readonly to: number },
+  ): Promise<VenueAnswers> {
+    const venues = this.serving(interval);
+    const settled = await Promise.allSettled(
+      venues.map((venue) => this.fetchVenue(venue, symbol, interval, range)),
+    );
+    const series: VenueSeries[] = [];
+    const failed: string[] = [];
+    const unreachable: string[] = [];
+    for (const [index, outcome] of settled.entries()) {
+      const venue = venues[index] as CandleVenue;
+      if (outcome.status === 'fulfilled') {
+        series.push(outcome.value);
+      } else {
+        failed.push(venue.id);
+        if (!refusesInstrument(outcome.reason)) unreachable.push(venue.id);
+      }
+    }
+    return { series, failed, unreachable, asked: venues.map((venue) => venue.id) };
+  }
+
+  private async fetchVenue(
+    venue: CandleVenue,
+    symbol: string,
+    interval: Interval,
+    { from, to }: { readonly from: number; readonly to: number },
+  ): Promise<VenueSeries> {
+    const name = venue.intervals[interval] as string;
+    const { name: instrument, quote } = venue.instrument(symbol);
+    const stepMs = INTERVAL_MS[interval];
+    const count = (to - from) / stepMs + 1;
+    const calls = VenueCandles.callsFor(venue, count);
+    if (calls > MAX_CALLS_PER_VENUE) throw new Error(`${venue.id}: ${calls} calls for one range`);
+    const ranges: CandleRange[] = [];
+    for (let call = 0; call < calls; call++) {
+      const chunkFrom = from + call * venue.perCall * stepMs;
+      const chunkTo = Math.min(to, chunkFrom + (venue.perCall - 1) * stepMs);
+      ranges.push({
+        from: chunkFrom,
+        to: chunkTo,
+        count: (chunkTo - chunkFrom) / stepMs + 1,
+        stepMs,
+      });
+    }
+    const endpoint = this.endpoints.get(venue.id);
+    if (endpoint === undefined) throw new Error(`${venue.id} has no endpoint`);
+    const bodies = await Promise.all(
+      ranges.map((range) => {
+        this.calls += 1;
+        return getVenueJson(`${endpoint.baseUrl}${venue.path(instrument, name, range)}`, {
+          timeoutMs: this.markets.timeoutMs,
+          headers: endpoint.headers,
+        });
+      }),
+    );
+    const candles: VenueCandle[] = bodies.flatMap((body) => venue.parse(body));
+    return { venue: venue.id, quote, candles };
+  }
+}
+
+/**
+ * A venue's definite answer that it has nothing for the request (an unlisted instrument): its own
+ * error in the body, or a 4xx other than a rate limit. Asking again would get the same.
+ */
+export function refusesInstrument(error: unknown): boolean {
+  if (!(error instanceof VenueError)) return false;
+  if (error.kind === 'venue_error') return true;
+  return error.kind === 'http_status' && /^HTTP 4\d\d/.test(error.message);
+}
