@@ -62,10 +62,12 @@ describe('paid MCP tools (Streamable HTTP, the MCP SDK client, the local chain)'
     return payer.createPaymentPayload(await required(name, args));
   }
 
-  it('lists five tools; the paid ones name the price of their HTTP route', async () => {
+  it('lists a tool per GET route under /v1/; the paid ones name the price of their HTTP route', async () => {
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual([
       'get_all_tickers',
+      'get_ohlc',
+      'get_price_at',
       'get_sources',
       'get_ticker',
       'get_tickers',
@@ -75,6 +77,8 @@ describe('paid MCP tools (Streamable HTTP, the MCP SDK client, the local chain)'
     expect(described['get_ticker']).toContain('$0.002 per call');
     expect(described['get_tickers']).toContain('$0.008 per call');
     expect(described['get_all_tickers']).toContain('$0.010 per call');
+    expect(described['get_ohlc']).toContain('$0.005 per call');
+    expect(described['get_price_at']).toContain('$0.003 per call');
   });
 
   it('answers the free tools with the same JSON as their routes', async () => {
