@@ -15,6 +15,7 @@ import { SharedStateModule } from './shared-state/shared-state.module.js';
 import { McpModule } from './mcp/mcp.module.js';
 import { X402DiscoveryModule } from './x402-discovery/x402-discovery.module.js';
 import { TickersModule } from './tickers/tickers.module.js';
+import { MarketStatsModule } from './market-stats/market-stats.module.js';
 
 @Module({})
 export class AppModule {
@@ -40,6 +41,7 @@ export class AppModule {
         AggregationModule,
         AssetsModule,
         TickersModule,
+        MarketStatsModule,
         McpModule,
         X402DiscoveryModule,
         HealthModule,
