@@ -1,0 +1,190 @@
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import {
+  PRICE_ATTESTATION_HEADER,
+  attestationProblem,
+} from '../src/attestation/price-attestation.js';
+import { MarketStatsService } from '../src/market-stats/market-stats.service.js';
+import { expectRelativelyClose, medianOf } from './support/expected-prices.js';
+import { OpenApiContract } from './support/openapi-contract.js';
+import { requirementFor, responseJson, startPaidApp, type PaidApp } from './support/paid-app.js';
+import {
+  recordedMarketCap,
+  recordedMarkets,
+  type RecordedMarket,
+} from './support/recorded-stats.js';
+import { paymentRequiredOf, signedPayment, v2Header } from './support/x402-payloads.js';
+
+const KEY = generatePrivateKey();
+const SIGNER = privateKeyToAccount(KEY).address;
+const contract = new OpenApiContract();
+
+interface Market {
+  price: number;
+  open24h: number | null;
+  high24h: number | null;
+  low24h: number | null;
+  change24h: number | null;
+  changePct24h: number | null;
+  volume24h: number | null;
+  volumeUsd24h: number | null;
+  venues: number;
+  spreadBps: number;
+  marketCapUsd: number | null;
+}
+interface MarketsBody {
+  timestamp: string;
+  currency: string;
+  markets: Record<string, Market>;
+}
+
+/** docs/pricing.md's outlier cut: within max(5 × 1.4826 × MAD, 0.5 %) of the lower median. */
+function agreeing(values: readonly number[]): number[] {
+  const sorted = [...values].sort((a, b) => a - b);
+  const centre = sorted[Math.ceil(sorted.length / 2) - 1]!;
+  const mad = medianOf(values.map((value) => Math.abs(value - centre)));
+  const tolerance = Math.min(Math.max(5 * 1.4826 * mad, 0.005 * centre), 0.02 * centre);
+  return values.filter((value) => Math.abs(value - centre) <= tolerance);
+}
+
+/** What docs/pricing.md says the figures are, computed here from the recorded responses. */
+function expectedFigures(symbol: string, rates: { USDT: number; USDC: number }) {
+  const rate = (market: RecordedMarket): number =>
+    market.quote === 'USD' ? 1 : rates[market.quote];
+  const byVenue = new Map<string, RecordedMarket[]>();
+  for (const market of recordedMarkets(symbol)) {
+    byVenue.set(market.venue, [...(byVenue.get(market.venue) ?? []), market]);
+  }
+  const venues = [...byVenue.values()].map((markets) => {
+    const usd = (pick: (market: RecordedMarket) => number | undefined): number[] =>
+      markets.flatMap((market) => {
+        const value = pick(market);
+        return value === undefined ? [] : [value * rate(market)];
+      });
+    const middle = (values: number[]): number | undefined =>
+      values.length === 0 ? undefined : medianOf(values);
+    const sum = (values: number[]): number | undefined =>
+      values.length === 0 ? undefined : values.reduce((total, value) => total + value, 0);
+    return {
+      last: medianOf(usd((market) => market.last)),
+      open: middle(usd((market) => market.open)),
+      high: middle(usd((market) => market.high)),
+      low: middle(usd((market) => market.low)),
+      volume: sum(
+        markets.flatMap((market) => (market.volume === undefined ? [] : [market.volume])),
+      ),
+      volumeUsd: sum(usd((market) => market.quoteVolume)),
+    };
+  });
+  // the recorded venues agree on their last prices: every one contributes
+  expect(agreeing(venues.map((venue) => venue.last))).toHaveLength(venues.length);
+  const robust = (values: (number | undefined)[]): number =>
+    medianOf(agreeing(values.filter((value): value is number => value !== undefined)));
+  const total = (values: (number | undefined)[]): number =>
+    values.reduce<number>((sum, value) => sum + (value ?? 0), 0);
+  return {
+    venues: venues.length,
+    open24h: robust(venues.map((venue) => venue.open)),
+    high24h: robust(venues.map((venue) => venue.high)),
+    low24h: robust(venues.map((venue) => venue.low)),
+    volume24h: total(venues.map((venue) => venue.volume)),
+    volumeUsd24h: total(venues.map((venue) => venue.volumeUsd)),
+  };
+}
+
+describe('GET /v1/markets/{symbols} (getMarkets) over live (fake) venues', () => {
+  let stack: PaidApp;
+
+  beforeAll(async () => {
+    stack = await startPaidApp({ env: { ATTESTATION_PRIVATE_KEY: KEY } });
+    await stack.service.app.get(MarketStatsService).refresh();
+  }, 120_000);
+
+  afterAll(async () => {
+    await stack.close();
+  });
+
+  it('asks USD 0.005 in its 402', async () => {
+    const response = await stack.service.get('/v1/markets/BTC,ETH');
+    expect(response.status).toBe(402);
+    expect(paymentRequiredOf(response).accepts.map((accepted) => accepted.amount)).toEqual([
+      '5000',
+      '5000',
+    ]);
+  });
+
+  it('sells the figures the recorded statistics make, signed, at the tickers’ prices', async () => {
+    const before = await stack.balances();
+    const response = await stack.buyer.fetchV2(`${stack.service.url}/v1/markets/btc,ETH`);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as MarketsBody;
+    contract.assertResponse('getMarkets', 200, 'application/json', body);
+    const after = await stack.balances();
+    expect(before.buyer - after.buyer).toBe(5000n);
+
+    expect(Object.keys(body.markets)).toEqual(['BTC', 'ETH']);
+    const prices = Object.fromEntries(
+      Object.entries(body.markets).map(([symbol, market]) => [symbol, market.price]),
+    );
+    const header = response.headers.get(PRICE_ATTESTATION_HEADER);
+    await expect(
+      attestationProblem(header, { timestamp: body.timestamp, currency: 'USD', prices }, SIGNER),
+    ).resolves.toBeUndefined();
+
+    const tickers = await stack.buyer.fetchV2(`${stack.service.url}/v1/tickers/BTC,ETH,USDT,USDC`);
+    const quoted = (await tickers.json()) as { prices: Record<string, number> };
+    expect(prices).toEqual({ BTC: quoted.prices.BTC, ETH: quoted.prices.ETH });
+    const rates = { USDT: quoted.prices.USDT!, USDC: quoted.prices.USDC! };
+
+    for (const [symbol, id] of [
+      ['BTC', 'bitcoin'],
+      ['ETH', 'ethereum'],
+    ] as const) {
+      const market = body.markets[symbol]!;
+      const expected = expectedFigures(symbol, rates);
+      expect(market.venues).toBe(expected.venues);
+      // the rates bought are rounded to 6 digits: the service converts at full precision
+      expectRelativelyClose(market.open24h!, expected.open24h, 2e-5);
+      expectRelativelyClose(market.high24h!, expected.high24h, 2e-5);
+      expectRelativelyClose(market.low24h!, expected.low24h, 2e-5);
+      expectRelativelyClose(market.volume24h!, expected.volume24h, 1e-9);
+      expectRelativelyClose(market.volumeUsd24h!, expected.volumeUsd24h, 2e-5);
+      expect(market.marketCapUsd).toBe(Math.round(recordedMarketCap(id)));
+      expect(market.low24h!).toBeLessThanOrEqual(market.price);
+      expect(market.price).toBeLessThanOrEqual(market.high24h!);
+      expect(market.change24h).toBeCloseTo(market.price - market.open24h!, 6);
+      expect(market.changePct24h).toBeCloseTo((market.change24h! / market.open24h!) * 100, 2);
+      expect(Number.isInteger(market.spreadBps)).toBe(true);
+    }
+  });
+
+  it.each([
+    [
+      '26 symbols',
+      Array.from({ length: 26 }, (_, i) => `A${i}`).join(','),
+      400,
+      'invalid_symbol_list',
+    ],
+    ['a duplicate', 'BTC,btc', 400, 'invalid_symbol_list'],
+    ['an empty item', 'BTC,,ETH', 400, 'invalid_symbol_list'],
+    ['a malformed symbol', 'BTC,ET$H', 400, 'invalid_symbol'],
+    ['an unknown symbol', 'BTC,NOPECOIN', 404, 'unknown_symbol'],
+  ])(
+    '%s is refused before any 402, a sent payment not taken',
+    async (_what, list, status, code) => {
+      const before = await stack.balances();
+      const path = `/v1/markets/${encodeURIComponent(list).replaceAll('%2C', ',')}`;
+      const refused = await stack.buyer.fetchV2(`${stack.service.url}${path}`);
+      expect(refused.status).toBe(status);
+      expect(refused.headers.get('payment-required')).toBeNull();
+      expect(await responseJson(refused)).toMatchObject({ code });
+
+      const offer = await requirementFor(stack, '/v1/markets/BTC');
+      const paid = await stack.service.get(path, {
+        headers: v2Header(await signedPayment(stack.buyer.account, offer)),
+      });
+      expect(paid.status).toBe(status);
+      expect(paid.headers.get('payment-response')).toBeNull();
+      expect(await stack.balances()).toEqual(before);
+    },
+  );
+});
