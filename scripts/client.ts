@@ -42,6 +42,7 @@ commands:
   ticker <SYMBOL>             one USD price                 e.g. ticker BTC
   tickers <SYMBOL,SYMBOL...>  2 to 5 prices, in that order  e.g. tickers BTC,ETH
   all                         every asset priced right now
+  markets <SYMBOL,SYMBOL...>  1-25 prices and 24 h figures  e.g. markets BTC,ETH
 
 Each command pays for one request in USDC with @x402/fetch. The API URL and the paying key
 are API_URL and BUYER_PRIVATE_KEY, or else those of the running \`npm run sandbox\`
@@ -99,6 +100,11 @@ function parseRequest(argv: readonly string[]): Command {
       const symbols = args.flatMap((arg) => arg.split(','));
       if (args.length === 0) return invalid('tickers takes a comma list, e.g. tickers BTC,ETH');
       return { kind: 'request', path: `/v1/tickers/${symbols.map(encodeURIComponent).join(',')}` };
+    }
+    case 'markets': {
+      const symbols = args.flatMap((arg) => arg.split(','));
+      if (args.length === 0) return invalid('markets takes a comma list, e.g. markets BTC,ETH');
+      return { kind: 'request', path: `/v1/markets/${symbols.map(encodeURIComponent).join(',')}` };
     }
     case 'all':
       if (args.length > 0) return invalid('all takes no arguments');

@@ -1,4 +1,5 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { EXIT_OK, runClient } from '../scripts/client.js';
 import {
   PRICE_ATTESTATION_HEADER,
   attestationProblem,
@@ -12,6 +13,7 @@ import {
   recordedMarkets,
   type RecordedMarket,
 } from './support/recorded-stats.js';
+import { USDC } from './support/paying-clients.js';
 import { paymentRequiredOf, signedPayment, v2Header } from './support/x402-payloads.js';
 
 const KEY = generatePrivateKey();
@@ -187,4 +189,23 @@ describe('GET /v1/markets/{symbols} (getMarkets) over live (fake) venues', () =>
       expect(await stack.balances()).toEqual(before);
     },
   );
+
+  it('is bought by `npm run client -- markets BTC,ETH`, which checks its attestation', async () => {
+    const key = generatePrivateKey();
+    await stack.chain.mintUsdc(privateKeyToAccount(key).address, USDC);
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runClient(['markets', 'BTC,ETH'], {
+      apiUrl: stack.service.url,
+      privateKey: key,
+      stateFile: '/nonexistent',
+      out: (text) => out.push(text),
+      err: (text) => err.push(text),
+    });
+    expect({ code, err: err.join('\n') }).toEqual({ code: EXIT_OK, err: '' });
+    const printed = out.join('\n');
+    expect(printed).toContain('"open24h"');
+    expect(printed).toContain('paid 0.005 USDC (5000 atomic)');
+    expect(printed).toContain(`attestation ok (signer ${SIGNER})`);
+  });
 });
