@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AggregationModule } from '../aggregation/aggregation.module.js';
 import { TickersModule } from '../tickers/tickers.module.js';
 import { MarketStatsController } from './market-stats.controller.js';
 import { MarketStatsResolver } from './market-stats.resolver.js';
@@ -9,7 +10,7 @@ import { MarketStatsService } from './market-stats.service.js';
  * own clock, aggregated per symbol beside the price the tickers serve.
  */
 @Module({
-  imports: [TickersModule],
+  imports: [TickersModule, AggregationModule],
   controllers: [MarketStatsController],
   providers: [MarketStatsService, MarketStatsResolver],
   exports: [MarketStatsService],

@@ -1,10 +1,16 @@
 import { Logger } from '@nestjs/common';
 import { backoffDelay } from '../common/backoff.js';
 import { remoteText } from '../common/remote-text.js';
+import { VenueError } from '../markets/venue-error.js';
+import { groupBySymbol } from './shared-stats.js';
 import type { MarketStats, StatsFetcher } from './venue-stats.js';
 
-/** Longest pause after repeated failures. */
+/** Longest pause after repeated failures; a rate limit's own Retry-After may be longer. */
 const MAX_BACKOFF_MS = 5 * 60 * 1000;
+/** Longest Retry-After honoured: one bad header must not switch a venue off indefinitely. */
+const MAX_RETRY_AFTER_MS = 60 * 60 * 1000;
+/** How soon an instance that is not reading the venues asks again whether it should. */
+const IDLE_CHECK_MS = 1000;
 
 /** One venue's last good statistics, by symbol. */
 export interface StatsReading {
@@ -14,8 +20,10 @@ export interface StatsReading {
 
 /**
  * One venue's 24-hour statistics on its own clock: read every `intervalMs` (longer after
- * failures), never two reads at once, the last good reading kept until it goes stale. A venue
- * that hangs is cut off by its connection's time-out and only ever delays itself.
+ * failures, and at least as long as a rate limit's Retry-After), never two reads at once, the
+ * last good reading kept until it goes stale. A venue that hangs is cut off by its connection's
+ * time-out and only ever delays itself. While `active` says no (another instance polls the
+ * venues), it reads nothing and asks again a second later.
  */
 export class StatsPoller {
   private readonly logger = new Logger(StatsPoller.name);
@@ -24,11 +32,14 @@ export class StatsPoller {
   private timer: NodeJS.Timeout | undefined;
   private running = false;
   private failures = 0;
+  private retryAfterMs = 0;
 
   constructor(
     readonly id: string,
     private readonly fetcher: StatsFetcher,
     private readonly intervalMs: number,
+    private readonly listener: (reading: StatsReading) => void = () => undefined,
+    private readonly active: () => boolean = () => true,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -39,7 +50,8 @@ export class StatsPoller {
 
   start(): void {
     this.running = true;
-    void this.poll();
+    if (this.active()) void this.poll();
+    else this.schedule(IDLE_CHECK_MS);
   }
 
   stop(): void {
@@ -60,35 +72,39 @@ export class StatsPoller {
   private async read(): Promise<void> {
     try {
       const stats = await this.fetcher.fetchStats();
-      this.reading = { at: this.now(), bySymbol: bySymbol(stats) };
+      this.reading = { at: this.now(), bySymbol: groupBySymbol(stats) };
       if (this.failures > 0) this.logger.log(`${this.id}: 24 h statistics read again`);
       this.failures = 0;
+      this.retryAfterMs = 0;
+      this.listener(this.reading);
     } catch (error) {
       if (this.failures === 0) {
         this.logger.warn(`${this.id}: 24 h statistics not read: ${remoteText(error)}`);
       }
       this.failures += 1;
+      this.retryAfterMs =
+        error instanceof VenueError ? Math.min(error.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS) : 0;
     }
   }
 
   private scheduleNext(): void {
-    if (!this.running) return;
-    clearTimeout(this.timer);
     const delay =
       this.failures === 0
         ? this.intervalMs
-        : backoffDelay(this.failures - 1, { baseMs: this.intervalMs, maxMs: MAX_BACKOFF_MS });
-    this.timer = setTimeout(() => void this.poll(), delay);
+        : Math.max(
+            backoffDelay(this.failures - 1, { baseMs: this.intervalMs, maxMs: MAX_BACKOFF_MS }),
+            this.retryAfterMs,
+          );
+    this.schedule(delay);
+  }
+
+  private schedule(delayMs: number): void {
+    if (!this.running) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      if (this.active()) void this.poll();
+      else this.schedule(IDLE_CHECK_MS);
+    }, delayMs);
     this.timer.unref();
   }
-}
-
-function bySymbol(stats: readonly MarketStats[]): Map<string, MarketStats[]> {
-  const grouped = new Map<string, MarketStats[]>();
-  for (const entry of stats) {
-    const own = grouped.get(entry.symbol);
-    if (own === undefined) grouped.set(entry.symbol, [entry]);
-    else own.push(entry);
-  }
-  return grouped;
 }
