@@ -5,14 +5,10 @@ import {
   attestationProblem,
 } from '../src/attestation/price-attestation.js';
 import { MarketStatsService } from '../src/market-stats/market-stats.service.js';
-import { expectRelativelyClose, medianOf } from './support/expected-prices.js';
+import { expectRelativelyClose } from './support/expected-prices.js';
 import { OpenApiContract } from './support/openapi-contract.js';
 import { requirementFor, responseJson, startPaidApp, type PaidApp } from './support/paid-app.js';
-import {
-  recordedMarketCap,
-  recordedMarkets,
-  type RecordedMarket,
-} from './support/recorded-stats.js';
+import { expectedFigures, recordedMarketCap } from './support/recorded-stats.js';
 import { USDC } from './support/paying-clients.js';
 import { paymentRequiredOf, signedPayment, v2Header } from './support/x402-payloads.js';
 
@@ -37,60 +33,6 @@ interface MarketsBody {
   timestamp: string;
   currency: string;
   markets: Record<string, Market>;
-}
-
-/** docs/pricing.md's outlier cut: within max(5 × 1.4826 × MAD, 0.5 %) of the lower median. */
-function agreeing(values: readonly number[]): number[] {
-  const sorted = [...values].sort((a, b) => a - b);
-  const centre = sorted[Math.ceil(sorted.length / 2) - 1]!;
-  const mad = medianOf(values.map((value) => Math.abs(value - centre)));
-  const tolerance = Math.min(Math.max(5 * 1.4826 * mad, 0.005 * centre), 0.02 * centre);
-  return values.filter((value) => Math.abs(value - centre) <= tolerance);
-}
-
-/** What docs/pricing.md says the figures are, computed here from the recorded responses. */
-function expectedFigures(symbol: string, rates: { USDT: number; USDC: number }) {
-  const rate = (market: RecordedMarket): number =>
-    market.quote === 'USD' ? 1 : rates[market.quote];
-  const byVenue = new Map<string, RecordedMarket[]>();
-  for (const market of recordedMarkets(symbol)) {
-    byVenue.set(market.venue, [...(byVenue.get(market.venue) ?? []), market]);
-  }
-  const venues = [...byVenue.values()].map((markets) => {
-    const usd = (pick: (market: RecordedMarket) => number | undefined): number[] =>
-      markets.flatMap((market) => {
-        const value = pick(market);
-        return value === undefined ? [] : [value * rate(market)];
-      });
-    const middle = (values: number[]): number | undefined =>
-      values.length === 0 ? undefined : medianOf(values);
-    const sum = (values: number[]): number | undefined =>
-      values.length === 0 ? undefined : values.reduce((total, value) => total + value, 0);
-    return {
-      last: medianOf(usd((market) => market.last)),
-      open: middle(usd((market) => market.open)),
-      high: middle(usd((market) => market.high)),
-      low: middle(usd((market) => market.low)),
-      volume: sum(
-        markets.flatMap((market) => (market.volume === undefined ? [] : [market.volume])),
-      ),
-      volumeUsd: sum(usd((market) => market.quoteVolume)),
-    };
-  });
-  // the recorded venues agree on their last prices: every one contributes
-  expect(agreeing(venues.map((venue) => venue.last))).toHaveLength(venues.length);
-  const robust = (values: (number | undefined)[]): number =>
-    medianOf(agreeing(values.filter((value): value is number => value !== undefined)));
-  const total = (values: (number | undefined)[]): number =>
-    values.reduce<number>((sum, value) => sum + (value ?? 0), 0);
-  return {
-    venues: venues.length,
-    open24h: robust(venues.map((venue) => venue.open)),
-    high24h: robust(venues.map((venue) => venue.high)),
-    low24h: robust(venues.map((venue) => venue.low)),
-    volume24h: total(venues.map((venue) => venue.volume)),
-    volumeUsd24h: total(venues.map((venue) => venue.volumeUsd)),
-  };
 }
 
 describe('GET /v1/markets/{symbols} (getMarkets) over live (fake) venues', () => {

@@ -1,3 +1,4 @@
+import { medianOf } from './expected-prices.js';
 import { fixtureCopy } from './fixtures.js';
 
 /** One market's 24 h figures as a venue's recorded response writes them, in its quote currency. */
@@ -147,4 +148,78 @@ export function recordedMarketCap(id: string): number {
   const cap = caps[id]?.usd_market_cap;
   if (cap === undefined) throw new Error(`no recorded market cap for ${id}`);
   return cap;
+}
+
+/** The 24-hour figures docs/pricing.md describes, for the recorded venues. */
+export interface ExpectedFigures {
+  readonly venues: number;
+  readonly open24h: number;
+  readonly high24h: number;
+  readonly low24h: number;
+  readonly volume24h: number;
+  readonly volumeUsd24h: number;
+}
+
+/** docs/pricing.md's outlier cut: within max(5 × 1.4826 × MAD, 0.5 %) of the lower median. */
+function agreeing(values: readonly number[]): number[] {
+  const sorted = [...values].sort((a, b) => a - b);
+  const centre = sorted[Math.ceil(sorted.length / 2) - 1]!;
+  const mad = medianOf(values.map((value) => Math.abs(value - centre)));
+  const tolerance = Math.min(Math.max(5 * 1.4826 * mad, 0.005 * centre), 0.02 * centre);
+  return values.filter((value) => Math.abs(value - centre) <= tolerance);
+}
+
+/**
+ * What docs/pricing.md says `symbol`'s figures are, computed here from the recorded responses of
+ * `venues` (every recorded venue by default) at the given stablecoin rates, not by the service's code.
+ */
+export function expectedFigures(
+  symbol: string,
+  rates: { USDT: number; USDC: number },
+  venues?: readonly string[],
+): ExpectedFigures {
+  const rate = (market: RecordedMarket): number =>
+    market.quote === 'USD' ? 1 : rates[market.quote];
+  const byVenue = new Map<string, RecordedMarket[]>();
+  for (const market of recordedMarkets(symbol)) {
+    if (venues !== undefined && !venues.includes(market.venue)) continue;
+    byVenue.set(market.venue, [...(byVenue.get(market.venue) ?? []), market]);
+  }
+  const figures = [...byVenue.values()].map((markets) => {
+    const usd = (pick: (market: RecordedMarket) => number | undefined): number[] =>
+      markets.flatMap((market) => {
+        const value = pick(market);
+        return value === undefined ? [] : [value * rate(market)];
+      });
+    const middle = (values: number[]): number | undefined =>
+      values.length === 0 ? undefined : medianOf(values);
+    const sum = (values: number[]): number | undefined =>
+      values.length === 0 ? undefined : values.reduce((total, value) => total + value, 0);
+    return {
+      last: medianOf(usd((market) => market.last)),
+      open: middle(usd((market) => market.open)),
+      high: middle(usd((market) => market.high)),
+      low: middle(usd((market) => market.low)),
+      volume: sum(
+        markets.flatMap((market) => (market.volume === undefined ? [] : [market.volume])),
+      ),
+      volumeUsd: sum(usd((market) => market.quoteVolume)),
+    };
+  });
+  // the recorded venues agree on their last prices: every one contributes
+  if (agreeing(figures.map((venue) => venue.last)).length !== figures.length) {
+    throw new Error(`the recorded venues of ${symbol} do not all agree`);
+  }
+  const robust = (values: (number | undefined)[]): number =>
+    medianOf(agreeing(values.filter((value): value is number => value !== undefined)));
+  const total = (values: (number | undefined)[]): number =>
+    values.reduce<number>((sum, value) => sum + (value ?? 0), 0);
+  return {
+    venues: figures.length,
+    open24h: robust(figures.map((venue) => venue.open)),
+    high24h: robust(figures.map((venue) => venue.high)),
+    low24h: robust(figures.map((venue) => venue.low)),
+    volume24h: total(figures.map((venue) => venue.volume)),
+    volumeUsd24h: total(figures.map((venue) => venue.volumeUsd)),
+  };
 }
