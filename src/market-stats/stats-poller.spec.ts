@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
 import { VenueError } from '../markets/venue-error.js';
 import { StatsPoller, type StatsReading } from './stats-poller.js';
 import type { MarketStats, StatsFetcher } from './venue-stats.js';
@@ -24,6 +25,11 @@ async function settle(): Promise<void> {
 }
 
 describe('StatsPoller', () => {
+  beforeAll(() => {
+    // its failures are logged, as they should be; not into the test output
+    Logger.overrideLogger(false);
+  });
+
   afterEach(() => {
     jest.useRealTimers();
   });
