@@ -43,6 +43,10 @@ export class MarketStatsService implements OnApplicationBootstrap, OnApplication
   private published = new Map<string, StatsReading>();
   private syncTimer: NodeJS.Timeout | undefined;
   private publishFailing = false;
+  /** Counts the readings taken in (own or published): the figures below are made once per count. */
+  private readings = 0;
+  /** Each symbol's 24-hour figures, while no reading, stablecoin rate or staleness changes them. */
+  private readonly figures = new Map<string, CachedFigures>();
 
   constructor(
     @Inject(MARKETS_SETTINGS.token) markets: MarketsSettings,
@@ -76,6 +80,7 @@ export class MarketStatsService implements OnApplicationBootstrap, OnApplication
         venue.create(connection),
         intervalMs,
         (reading) => {
+          this.readings += 1;
           this.publish(id, reading);
         },
         () => this.reading,
@@ -154,7 +159,12 @@ export class MarketStatsService implements OnApplicationBootstrap, OnApplication
 
   private async readPublished(): Promise<void> {
     if (this.shared === undefined) return;
-    this.published = await this.shared.current(this.pollers.map(({ venue }) => venue.id));
+    const published = await this.shared.current(this.pollers.map(({ venue }) => venue.id));
+    const changed =
+      published.size !== this.published.size ||
+      [...published].some(([id, reading]) => this.published.get(id)?.at !== reading.at);
+    this.published = published;
+    if (changed) this.readings += 1;
   }
 
   /**
@@ -172,17 +182,60 @@ export class MarketStatsService implements OnApplicationBootstrap, OnApplication
       staleMs: this.settings.staleMs,
       now: Date.now(),
     };
-    const trading = new Map<string, readonly MarketStats[]>();
     const caps: MarketStats[] = [];
     for (const { venue } of this.pollers) {
-      const own = this.latestOf(venue.id)?.bySymbol.get(symbol);
-      if (own === undefined) continue;
-      if (venue.marketCapOnly === true) caps.push(...own);
-      else trading.set(venue.id, own);
+      if (venue.marketCapOnly !== true) continue;
+      caps.push(...(this.latestOf(venue.id)?.bySymbol.get(symbol) ?? []));
     }
     return {
-      ...figures24h(symbol, trading, context),
+      ...this.tradingFigures(symbol, context),
       marketCapUsd: marketCapOf(caps, price, context),
     };
   }
+
+  /**
+   * The venues' figures for `symbol`, made again only when a reading arrives, a stablecoin rate
+   * moves, or one of the readings they were made from goes stale.
+   */
+  private tradingFigures(symbol: string, context: FiguresContext): Figures24h {
+    const cached = this.figures.get(symbol);
+    if (
+      cached !== undefined &&
+      cached.readings === this.readings &&
+      cached.usdt === context.rates.USDT &&
+      cached.usdc === context.rates.USDC &&
+      context.now < cached.until
+    ) {
+      return cached.figures;
+    }
+    const trading = new Map<string, readonly MarketStats[]>();
+    let until = Number.POSITIVE_INFINITY;
+    for (const { venue } of this.pollers) {
+      const own = this.latestOf(venue.id)?.bySymbol.get(symbol);
+      if (own === undefined || venue.marketCapOnly === true) continue;
+      trading.set(venue.id, own);
+      for (const stats of own) {
+        const staleAt = stats.observedAt + context.staleMs + 1;
+        if (staleAt > context.now) until = Math.min(until, staleAt);
+      }
+    }
+    const figures = figures24h(symbol, trading, context);
+    this.figures.set(symbol, {
+      readings: this.readings,
+      usdt: context.rates.USDT,
+      usdc: context.rates.USDC,
+      until,
+      figures,
+    });
+    return figures;
+  }
+}
+
+interface CachedFigures {
+  readonly readings: number;
+  readonly usdt: number | undefined;
+  readonly usdc: number | undefined;
+  /** When the first reading they were made from goes stale. */
+  readonly until: number;
+  readonly figures: Figures24h;
 }
