@@ -1,5 +1,6 @@
 import { SNAPSHOT_STORE, type SnapshotStore } from '../src/aggregation/snapshot-store.js';
 import { MarketStatsService } from '../src/market-stats/market-stats.service.js';
+import { statsVenue } from '../src/market-stats/stats-venues.js';
 import { expectRelativelyClose } from './support/expected-prices.js';
 import { FakeMarkets } from './support/fake-markets.js';
 import { expectedFigures } from './support/recorded-stats.js';
@@ -50,4 +51,40 @@ describe("market statistics when venues hang, fail or lie: the honest venues' fi
       expect(served.marketCapUsd).toBeNull();
     },
   );
+});
+
+describe('market statistics before any venue has given them', () => {
+  let markets: FakeMarkets;
+  let service: RunningApp;
+
+  beforeAll(async () => {
+    // Binance and CoinGecko read their statistics on requests of their own: those fail, the
+    // prices do not
+    markets = await FakeMarkets.start({ venues: ['binance', 'coingecko'] });
+    for (const id of ['binance', 'coingecko']) {
+      for (const { path } of statsVenue(id)?.requests ?? []) {
+        markets.venue(id).on(path, { kind: 'raw', status: 500, body: 'internal error' });
+      }
+    }
+    service = await startApp({ ...markets.env(), PRICE_MIN_SOURCES: '1' });
+    await service.refresh();
+    await service.app.get(MarketStatsService).refresh();
+  }, 60_000);
+
+  afterAll(async () => {
+    await service.close();
+    await markets.close();
+  });
+
+  it('answers 503 with Retry-After before any 402, while the price itself is for sale', async () => {
+    expect((await service.get('/v1/ticker/BTC')).status).toBe(402);
+    const response = await service.get('/v1/markets/BTC,ETH');
+    expect(response.status).toBe(503);
+    expect(response.headers.get('payment-required')).toBeNull();
+    expect(response.headers.get('retry-after')).toBe('30');
+    expect(await response.json()).toMatchObject({
+      code: 'price_unavailable',
+      detail: 'No 24-hour statistics have been read from any venue yet.',
+    });
+  });
 });
