@@ -1,7 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiExtraModels, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Attested } from '../attestation/index.js';
-import { symbolListOpenApiPattern } from '../assets/symbol-format.js';
+import { symbolListOpenApiPattern } from '../common/symbol-format.js';
 import { ApiProblemResponses } from '../common/api-problem-responses.js';
 import { ErrorCode } from '../common/api-error.js';
 import { Resolved } from '../paid-answers/index.js';

@@ -19,7 +19,15 @@ const SNAPSHOT: PriceSnapshot = {
   prices: new Map([
     [
       'BTC',
-      { symbol: 'BTC', price: 91260.274, sources: ['a', 'b'], observedAt: AS_OF, spread: 0.0012 },
+      {
+        symbol: 'BTC',
+        price: 91260.274,
+        sources: ['a', 'b'],
+        observedAt: AS_OF,
+        // the time of the price's oldest input, where the aggregation records one
+        oldestInputAt: AS_OF - 5000,
+        spread: 0.0012,
+      },
     ],
   ]),
 };
