@@ -111,9 +111,13 @@ export class MarketStatsService implements OnApplicationBootstrap, OnApplication
     if (this.shared !== undefined) await this.readPublished();
   }
 
-  /** Whether any venue has a current reading: without one, no figure can be made. */
+  /**
+   * Whether any trading venue has a current reading: without one, no 24-hour figure can be
+   * made (a market-cap source alone makes none).
+   */
   gathered(now = Date.now()): boolean {
     return this.pollers.some(({ venue }) => {
+      if (venue.marketCapOnly === true) return false;
       const reading = this.latestOf(venue.id);
       return reading !== undefined && now - reading.at <= this.settings.staleMs;
     });
