@@ -40,7 +40,7 @@ export async function verifyAnswer(
   const signer = info.signer as Address;
   let parsed: PricedBody;
   try {
-    parsed = JSON.parse(body) as PricedBody;
+    parsed = pricedView(JSON.parse(body) as PricedBody & MarketsBody);
   } catch {
     return { ok: false, line: 'attestation NOT ok: the body is not JSON' };
   }
@@ -77,4 +77,18 @@ function signedView(body: PricedBody): PricedBody {
     currency: body.currency,
     price: { [`${symbol}:${interval}:${digest}`]: last.close },
   };
+}
+
+/** A market-statistics body (`getMarkets`): its signed values are each symbol's `price`. */
+interface MarketsBody {
+  readonly markets?: Readonly<Record<string, { readonly price: number }>>;
+}
+
+/** The prices a body's attestation signs, in the body's order. */
+function pricedView(body: PricedBody & MarketsBody): PricedBody {
+  if (body.markets === undefined) return body;
+  const prices = Object.fromEntries(
+    Object.entries(body.markets).map(([symbol, market]) => [symbol, market.price]),
+  );
+  return { timestamp: body.timestamp, currency: body.currency, prices };
 }

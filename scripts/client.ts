@@ -51,6 +51,7 @@ commands:
                               candles (1m 5m 15m 1h 4h 1d; times ISO 8601 or Unix seconds;
                               default the last 100)         e.g. ohlc BTC 1h
   price-at <SYMBOL> <TIME>    the price at a past moment    e.g. price-at BTC 2026-01-01T00:00:00Z
+  markets <SYMBOL,SYMBOL...>  1-25 prices and 24 h figures  e.g. markets BTC,ETH
 
 Each command pays for one request in USDC with @x402/fetch. The API URL and the paying key
 are API_URL and BUYER_PRIVATE_KEY, or else those of the running \`npm run sandbox\`
@@ -119,6 +120,11 @@ function parseRequest(argv: readonly string[]): Command {
       const symbols = args.flatMap((arg) => arg.split(','));
       if (args.length === 0) return invalid('tickers takes a comma list, e.g. tickers BTC,ETH');
       return { kind: 'request', path: `/v1/tickers/${symbols.map(encodeURIComponent).join(',')}` };
+    }
+    case 'markets': {
+      const symbols = args.flatMap((arg) => arg.split(','));
+      if (args.length === 0) return invalid('markets takes a comma list, e.g. markets BTC,ETH');
+      return { kind: 'request', path: `/v1/markets/${symbols.map(encodeURIComponent).join(',')}` };
     }
     case 'all':
       if (args.length > 0) return invalid('all takes no arguments');

@@ -405,6 +405,7 @@ export function describeSandbox(sandbox: Sandbox): string {
     '  npm run client -- ticker BTC',
     '  npm run client -- tickers BTC,ETH',
     '  npm run client -- all',
+    '  npm run client -- markets BTC,ETH',
     ...(typeof sandbox.solana === 'string'
       ? []
       : ['  npm run client -- --network solana ticker BTC']),

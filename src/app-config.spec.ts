@@ -50,6 +50,7 @@ describe('loadConfig', () => {
         streamQuietMs: 10_000,
       },
       chainlink: undefined,
+      marketStats: { refreshMs: 30_000, staleMs: 300_000 },
       assets: undefined,
       attestation: { enabled: true, privateKey: undefined },
       pricing: {
@@ -138,6 +139,8 @@ describe('loadConfig', () => {
       COINGECKO_API_KEY: 'CG-demo-key',
       MARKET_KRAKEN_STREAM_URL: 'ws://127.0.0.1:9101/',
       MARKET_STREAM_QUIET_MS: '3000',
+      MARKET_STATS_REFRESH_MS: '10000',
+      MARKET_STATS_STALE_MS: '60000',
       CHAINLINK_RPC_URL: 'http://127.0.0.1:8545',
       CHAINLINK_FEEDS:
         'eth=0x71041dddad3595f9ced3dccfbe3d1f4b0a16bb70:1200:0.15, BTC=0x64c911996D3c6aC71f9b455B1E8E7266BcbD848F',
@@ -182,6 +185,7 @@ describe('loadConfig', () => {
         },
         updateRules: { ETH: { heartbeatMs: 1_200_000, deviation: 0.0015 } },
       },
+      marketStats: { refreshMs: 10_000, staleMs: 60_000 },
       assets: ['BTC', 'ETH'],
       pricing: {
         refreshMs: 1000,
@@ -231,6 +235,8 @@ describe('loadConfig', () => {
     [{ MARKET_STREAMS: 'okx,okx' }, 'MARKET_STREAMS'],
     [{ MARKET_OKX_STREAM_URL: 'http://127.0.0.1:9' }, 'MARKET_OKX_STREAM_URL'],
     [{ MARKET_STREAM_QUIET_MS: '50' }, 'MARKET_STREAM_QUIET_MS'],
+    [{ MARKET_STATS_REFRESH_MS: '500' }, 'MARKET_STATS_REFRESH_MS'],
+    [{ MARKET_STATS_STALE_MS: '20000', MARKET_STATS_REFRESH_MS: '30000' }, 'MARKET_STATS_STALE_MS'],
   ])('refuses %j naming %s', (env, variable) => {
     const problems = problemsOf(env);
     expect(problems).toHaveLength(1);

@@ -4,6 +4,7 @@ import { ASSETS_SETTINGS } from './assets/assets.settings.js';
 import { HTTP_SETTINGS, LOG_LEVEL_SETTINGS } from './common/server.settings.js';
 import { ConfigError, collectSettings, type SettingsOf } from './config/settings.js';
 import { LOG_FORMAT_SETTINGS } from './logging/logging.settings.js';
+import { MARKET_STATS_SETTINGS } from './market-stats/market-stats.settings.js';
 import { CHAINLINK_SETTINGS, MARKETS_SETTINGS } from './markets/markets.settings.js';
 import { METRICS_TOKEN_SETTINGS } from './metrics/metrics.settings.js';
 import { BATCH_SETTLEMENT_SETTINGS, PAYMENT_SETTINGS } from './payments/index.js';
@@ -21,6 +22,7 @@ export const SETTINGS_SECTIONS = {
   metricsToken: METRICS_TOKEN_SETTINGS,
   markets: MARKETS_SETTINGS,
   chainlink: CHAINLINK_SETTINGS,
+  marketStats: MARKET_STATS_SETTINGS,
   assets: ASSETS_SETTINGS,
   pricing: PRICING_SETTINGS,
   payments: PAYMENT_SETTINGS,

@@ -16,6 +16,7 @@ import { McpModule } from './mcp/mcp.module.js';
 import { X402DiscoveryModule } from './x402-discovery/x402-discovery.module.js';
 import { TickersModule } from './tickers/tickers.module.js';
 import { HistoryModule } from './history/history.module.js';
+import { MarketStatsModule } from './market-stats/market-stats.module.js';
 
 @Module({})
 export class AppModule {
@@ -42,6 +43,7 @@ export class AppModule {
         AssetsModule,
         TickersModule,
         HistoryModule,
+        MarketStatsModule,
         McpModule,
         X402DiscoveryModule,
         HealthModule,

@@ -66,6 +66,7 @@ describe('paid MCP tools (Streamable HTTP, the MCP SDK client, the local chain)'
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual([
       'get_all_tickers',
+      'get_markets',
       'get_ohlc',
       'get_price_at',
       'get_sources',
@@ -77,6 +78,7 @@ describe('paid MCP tools (Streamable HTTP, the MCP SDK client, the local chain)'
     expect(described['get_ticker']).toContain('$0.002 per call');
     expect(described['get_tickers']).toContain('$0.008 per call');
     expect(described['get_all_tickers']).toContain('$0.010 per call');
+    expect(described['get_markets']).toContain('$0.005 per call');
     expect(described['get_ohlc']).toContain('$0.005 per call');
     expect(described['get_price_at']).toContain('$0.003 per call');
   });

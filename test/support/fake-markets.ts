@@ -1,3 +1,4 @@
+import { statsVenue } from '../../src/market-stats/stats-venues.js';
 import { venueRequests, type VenueRequest } from '../../src/markets/venue-definition.js';
 import { BUILT_IN_VENUE_IDS, builtInVenue } from '../../src/markets/venues.js';
 import { replayCandles } from './fake-candles.js';
@@ -57,6 +58,13 @@ export const VENUE_ADJUSTMENTS: Readonly<Record<string, VenueAdjustment>> = {
     },
   },
   binance: {
+    // the 24 h statistics carry their window's ends; the price feed has no time
+    freshen: (body, shiftMs) => {
+      for (const row of body as Json[]) {
+        if (typeof row.closeTime === 'number') row.closeTime += shiftMs;
+        if (typeof row.openTime === 'number') row.openTime += shiftMs;
+      }
+    },
     scale: (body, factor) => {
       for (const row of body as Json[]) row.price = scaleDecimal(row.price, factor);
     },
@@ -138,7 +146,7 @@ export class FakeMarkets {
       const factor = options.scale?.[id];
       if (factor !== undefined) factors.set(id, scalable(id, factor));
       const behaviours: Record<string, VenueBehaviour> = {};
-      for (const request of venueRequests(builtInVenue(id))) {
+      for (const request of replayedRequests(id)) {
         behaviours[request.path] = {
           kind: 'json',
           body: () => replayBody(id, request, factors.get(id)),
@@ -168,7 +176,7 @@ export class FakeMarkets {
 
   /** Makes every path of a venue misbehave the same way. */
   break(id: ReplayedVenue, behaviour: VenueBehaviour): void {
-    for (const { path } of venueRequests(builtInVenue(id))) this.venue(id).on(path, behaviour);
+    for (const { path } of replayedRequests(id)) this.venue(id).on(path, behaviour);
   }
 
   /** MARKETS and MARKET_<ID>_URL pointing the service at these venues, streams off. */
@@ -185,6 +193,15 @@ export class FakeMarkets {
   async close(): Promise<void> {
     await Promise.all([...this.venues.values()].map((venue) => venue.close()));
   }
+}
+
+/** A venue's price requests, then those of its 24-hour statistics that are not the same. */
+function replayedRequests(id: ReplayedVenue): VenueRequest[] {
+  const prices = venueRequests(builtInVenue(id));
+  const stats = (statsVenue(id)?.requests ?? []).filter(
+    (request) => !prices.some((price) => price.path === request.path),
+  );
+  return [...prices, ...stats];
 }
 
 /** The factor, if this venue's prices can be scaled (its replay says where they sit). */

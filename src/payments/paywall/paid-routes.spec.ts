@@ -30,6 +30,12 @@ describe('paid routes', () => {
       },
       {
         method: 'GET',
+        path: '/v1/markets/:symbols',
+        price: '$0.005',
+        handler: 'MarketStatsController.getMarkets',
+      },
+      {
+        method: 'GET',
         path: '/v1/ohlc/:symbol',
         price: '$0.005',
         handler: 'HistoryController.getOhlc',
@@ -77,6 +83,7 @@ describe('paid routes', () => {
       'GET /v1/all-tickers': accepts('10000'),
       'GET /v1/ohlc/:symbol': accepts('5000'),
       'GET /v1/price-at/:symbol': accepts('3000'),
+      'GET /v1/markets/:symbols': accepts('5000'),
       'GET /v1/ticker/:symbol': accepts('2000'),
       'GET /v1/tickers/:symbols': accepts('8000'),
     });
