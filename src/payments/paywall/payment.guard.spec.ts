@@ -10,6 +10,7 @@ import {
   bindingOf,
   challengeFor,
   httpContext,
+  openReply,
   paidRequest,
   presentedPayment,
   rejectionOf,
@@ -148,7 +149,7 @@ describe('PaymentGuard', () => {
         resourceUrl: TOOL,
         signal,
       });
-      return (headers: Record<string, string>, reply: unknown = { raw: { destroy() {} } }) => {
+      return (headers: Record<string, string>, reply: unknown = openReply()) => {
         const request = paidRequest({ ...headers, ...entered.headers });
         Object.assign(request, { raw: { socket: null } });
         return { request, outcome: guard.canActivate(httpContext(request, reply)) };
@@ -166,7 +167,8 @@ describe('PaymentGuard', () => {
     it('is bound to its call, and its reply closes once the call is cancelled', async () => {
       const running = new AbortController();
       let destroyed = 0;
-      const reply = { raw: { destroy: () => (destroyed += 1) } };
+      const reply = openReply() as { raw: { destroy: () => void } };
+      reply.raw.destroy = () => (destroyed += 1);
       const payload = { ...presentedPayment(), resource: { url: TOOL } };
       const { request, outcome } = call(running.signal)(v2Header(payload), reply);
       await expect(outcome).resolves.toBe(true);
