@@ -24,6 +24,8 @@ export default {
   // heap is past this after a file is replaced by a fresh one before it takes the next.
   maxWorkers: 2,
   workerIdleMemoryLimit: '1GB',
+  // without cached durations (a fresh clone), end-to-end suites before unit ones
+  testSequencer: '<rootDir>/test/support/test-sequencer.js',
   projects: [
     // in-process only: no redis-server, no local chain, no browser
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
