@@ -1,7 +1,8 @@
 /** Jest in native ESM mode: ts-jest compiles TypeScript to ESM, and the two ESM-only
  * packages that CommonJS dependencies require() are compiled to CommonJS for Jest's loader. */
 const shared = {
-  testEnvironment: 'node',
+  // jest's node environment, printing what a test logs only when it fails
+  testEnvironment: '<rootDir>/test/support/quiet-environment.js',
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: {
@@ -18,6 +19,13 @@ const shared = {
 /** The split is by file name: `npm run test:unit` runs `unit` alone, `npm test` runs all three. */
 export default {
   testTimeout: shared.testTimeout,
+  // Two worker processes, at Node's default heap. In ESM mode (vm modules) a process keeps every
+  // test file's module graph (viem, the x402 SDK, Solana, the app) it has loaded, so a worker whose
+  // heap is past this after a file is replaced by a fresh one before it takes the next.
+  maxWorkers: 2,
+  workerIdleMemoryLimit: '1GB',
+  // without cached durations (a fresh clone), end-to-end suites before unit ones
+  testSequencer: '<rootDir>/test/support/test-sequencer.js',
   projects: [
     // in-process only: no redis-server, no local chain, no browser
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Controller, Get, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
@@ -76,7 +79,15 @@ describe('a paid endpoint added by another module', () => {
 });
 
 describe('a misused paywall fails start-up with a sentence naming the route', () => {
+  // the channel store opens its directory when the app is built, and an app whose start-up fails
+  // is never closed: a throwaway one, not the project's data/batch-settlement, which the process
+  // would then hold against the suites that run after it
+  const channels = mkdtempSync(path.join(os.tmpdir(), 'misused-paywall-channels-'));
+  afterAll(() => {
+    rmSync(channels, { recursive: true, force: true });
+  });
   const config = loadConfig({
+    X402_BATCH_DATA_DIR: channels,
     LOG_LEVEL: 'error',
     X402_FACILITATOR: 'embedded',
     X402_NETWORK: 'base-sepolia',

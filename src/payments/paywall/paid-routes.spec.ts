@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp } from '../../app.js';
 import { loadConfig } from '../../app-config.js';
@@ -7,17 +10,22 @@ import { X402Paywall } from './x402-paywall.js';
 /** Every route sold and its price: a pricing change shows up here, in review. */
 describe('paid routes', () => {
   let app: NestFastifyApplication;
+  // the channel store opens its directory when the app is built: a throwaway one, not the
+  // project's data/batch-settlement, which another process may hold
+  const channels = mkdtempSync(path.join(os.tmpdir(), 'paid-routes-channels-'));
 
   beforeAll(async () => {
     const config = loadConfig({
       X402_PAY_TO: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
       X402_SCHEMES: 'exact,batch-settlement',
+      X402_BATCH_DATA_DIR: channels,
     });
     app = await createApp({ config, logger: false });
   });
 
   afterAll(async () => {
     await app.close();
+    rmSync(channels, { recursive: true, force: true });
   });
 
   it('are exactly these, at these prices', () => {
