@@ -351,12 +351,13 @@ function installExitHook(): void {
 // ---------------------------------------------------------------------------------------------
 // the chain
 
+/** A set-up call to the local chain; bounded, but generous for a loaded machine's anvil. */
 function rpc(rpcUrl: string, method: string, params: unknown[] = []): Promise<unknown> {
   return fetch(rpcUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-    signal: AbortSignal.timeout(2_000),
+    signal: AbortSignal.timeout(10_000),
   })
     .then((res) => res.json() as Promise<{ result?: unknown; error?: { message?: string } }>)
     .then((body) => {
