@@ -31,6 +31,10 @@
  * and at 10 connections, against the unpaid 402 on as many connections: the server's CPU and
  * paid calls per core for each scheme, and what paying adds to the p50.
  *
+ * Section 8 (markets-section.ts) buys `/v1/markets` of 25 symbols and `/v1/ticker/BTC` on the
+ * same product with ready headers at 1 connection, batch and `exact`: the p50 and server CPU per
+ * call of each, and markets minus ticker per round.
+ *
  * Last, the floors the design must keep, each a figure of this run: free route >= 0.7x `nest`
  * (`products/nest`), unpaid 402 >= 2x `express` (`products/express`), a paid call by 1 client at
  * most 2 ms above `express`'s p50, 10 clients >= 1.0x its paid/s, and the product's RSS after the
@@ -62,6 +66,7 @@ import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { MARKETS_PATH, marketsSection } from './markets-section.js';
 import { readySection, type ReadyFigures } from './ready-section.js';
 import type { RecordedResponse, TargetMessage, TargetSettings } from './targets.js';
 
@@ -71,7 +76,8 @@ const PAID_SECONDS = SECONDS + 2;
 /**
  * BENCH_ONLY=3,4: only those comparisons (1 free, 2 unpaid, 3 paid by 1 client, 4 by 10, 5 paid
  * with batch settlement by 1 client, 6 by 10, 7 ready payment headers at 1 and 10 connections:
- * the unpaid 402, batch vouchers and `exact`, signed before the clock).
+ * the unpaid 402, batch vouchers and `exact`, signed before the clock; 8 paid `/v1/markets` of 25
+ * symbols against paid `/v1/ticker/BTC`, ready headers at 1 connection).
  */
 const ONLY = process.env['BENCH_ONLY']?.split(',').map(Number);
 const chosen = (section: number): boolean => ONLY === undefined || ONLY.includes(section);
@@ -299,6 +305,8 @@ interface Payment {
 
 /** Batch 200s counted per target: the channel contract must show exactly this many prices claimed. */
 const batchPaid = new Map<string, number>();
+/** Atomic units the batch 200s of other routes than PAID_PATH sold (section 8). */
+let batchSoldElsewhere = 0n;
 
 /**
  * `buyers.length` @x402/fetch clients, each paying in a loop. `exact`: every 200 is checked on
@@ -401,8 +409,14 @@ const RECEIVERS = parseAbi([
 ]);
 
 /** The batch 200s were all claimed and settled to the seller: exactly one price each, no more. */
-async function checkBatchClaims(chain: LocalChain, paid: number, price: bigint): Promise<string> {
-  const expected = BigInt(paid) * price;
+async function checkBatchClaims(
+  chain: LocalChain,
+  paid: number,
+  price: bigint,
+  /** What batch 200s of other routes (section 8) sold, atomic units. */
+  elsewhere: bigint,
+): Promise<string> {
+  const expected = BigInt(paid) * price + elsewhere;
   const until = Date.now() + 30_000;
   for (;;) {
     const [claimed, settled] = await chain.publicClient.readContract({
@@ -415,7 +429,7 @@ async function checkBatchClaims(chain: LocalChain, paid: number, price: bigint):
       throw new Error(`batch: ${String(claimed)} claimed for ${String(expected)} sold`);
     }
     if (claimed === expected && settled === expected) {
-      return `batch settlement: ${String(paid)} paid 200s; ${String(claimed)} claimed and settled to the seller on chain (exactly ${String(paid)} x ${String(price)})`;
+      return `batch settlement: ${String(paid)} paid 200s; ${String(claimed)} claimed and settled to the seller on chain (exactly ${String(paid)} x ${String(price)} + ${String(elsewhere)} of other routes)`;
     }
     if (Date.now() > until) {
       throw new Error(
@@ -893,6 +907,29 @@ async function main(): Promise<void> {
         ready.push(figures);
       }
     }
+    section += 1;
+    if (chosen(section)) {
+      // every one of the 25 symbols priced and with statistics, or no 402 (404 / 503)
+      await waitForPrices(product.url, MARKETS_PATH);
+      const markets = await record(`${product.url}${MARKETS_PATH}`);
+      const context = {
+        url: product.url,
+        chain,
+        rounds: ROUNDS,
+        seconds: PAID_SECONDS,
+        cpuMicros: async () => (await product.usage()).cpuMicros,
+        checkExact: (payments: readonly Payment[], at: bigint) =>
+          checkOnChain('product', chain, payments, at),
+        countBatch: (paid: number, at: bigint) => {
+          batchSoldElsewhere += BigInt(paid) * at;
+        },
+      };
+      const challenges = {
+        ticker: required(unpaid.headers['payment-required'], 'the ticker 402 challenge'),
+        markets: required(markets.headers['payment-required'], 'the markets 402 challenge'),
+      };
+      console.log((await marketsSection(context, challenges)).join('\n'));
+    }
     const get = (label: string) => medians.get(`${label}|product`);
     const [batchTen, exactTen] = [get(batch10), get(exact10)];
     if (batchTen !== undefined && exactTen !== undefined) {
@@ -900,7 +937,9 @@ async function main(): Promise<void> {
         `batch/exact paid/s, ${String(CONNECTIONS)} clients: ${(batchTen.rate / exactTen.rate).toFixed(1)}x`,
       );
     }
-    console.log(await checkBatchClaims(chain, batchPaid.get('product') ?? 0, price));
+    console.log(
+      await checkBatchClaims(chain, batchPaid.get('product') ?? 0, price, batchSoldElsewhere),
+    );
     const after = await Promise.all(targets.map((target) => target.usage()));
     console.log('RSS, idle -> after the loads (JS heap used / V8 heap reserved, external)');
     const memoryLine = (target: Target, now: Usage, when = ''): string => {
@@ -1030,10 +1069,10 @@ async function requestAfterSale(url: string): Promise<void> {
   if (path !== undefined) await (await fetch(`${url}${path}`)).text();
 }
 
-async function waitForPrices(url: string): Promise<void> {
+async function waitForPrices(url: string, pricedPath = PAID_PATH): Promise<void> {
   const until = Date.now() + 20_000;
-  while ((await fetch(`${url}${PAID_PATH}`)).status !== 402) {
-    if (Date.now() > until) throw new Error('the product has no BTC price after 20 s');
+  while ((await fetch(`${url}${pricedPath}`)).status !== 402) {
+    if (Date.now() > until) throw new Error(`the product cannot sell ${pricedPath} after 20 s`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }

@@ -68,10 +68,12 @@ export class VoucherChannel {
     });
     const pay = wrapFetchWithPayment(recording, client);
     const response = await pay(url);
-    await response.text();
+    const body = await response.text();
     const deposit = sent.at(-1);
     if (response.status !== 200 || deposit === undefined) {
-      throw new Error(`the channel's deposit answered ${String(response.status)}`);
+      throw new Error(
+        `the channel's deposit answered ${String(response.status)}: ${body.slice(0, 300)}`,
+      );
     }
     const raw = deposit.payload as {
       channelConfig: { payerAuthorizer: string };
@@ -87,6 +89,21 @@ export class VoucherChannel {
       raw.voucher.channelId,
       chainIdOf(deposit.accepted.network),
       BigInt(raw.voucher.maxClaimableAmount),
+    );
+  }
+
+  /**
+   * This channel, from its last voucher on, paying another route's `accepted` (same payee, asset
+   * and network, another price); use only the returned channel from then on.
+   */
+  paying(accepted: PaymentRequirements): VoucherChannel {
+    return new VoucherChannel(
+      this.key,
+      accepted,
+      this.channelConfig,
+      this.channelId,
+      this.chainId,
+      this.cumulative,
     );
   }
 
