@@ -2,6 +2,7 @@ import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import { encodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import {
   MalformedPaymentError,
+  decodeHeaderJson,
   encodeHeaderJson,
   decodeV1Payment,
   decodeV2Payment,
@@ -141,6 +142,23 @@ describe('encodeHeaderJson', () => {
       encodePaymentSignatureHeader(
         payload as unknown as Parameters<typeof encodePaymentSignatureHeader>[0],
       ),
+    );
+  });
+});
+
+describe('decodeHeaderJson', () => {
+  const header = (length: number): string =>
+    encodeHeaderJson({ padding: 'x'.repeat(length) }).slice(0, length);
+
+  it("takes a payment as long as a rich answer's channel deposit (about 9 KiB)", () => {
+    const value = encodeHeaderJson({ extensions: { schema: 'x'.repeat(6_800) } });
+    expect(value.length).toBeGreaterThan(9_000);
+    expect(decodeHeaderJson(value, 'PAYMENT-SIGNATURE')).toHaveProperty('extensions');
+  });
+
+  it('refuses a header over 12 KiB before decoding it', () => {
+    expect(() => decodeHeaderJson(header(12 * 1024 + 1), 'PAYMENT-SIGNATURE')).toThrow(
+      new MalformedPaymentError('PAYMENT-SIGNATURE is longer than 12288 characters'),
     );
   });
 });

@@ -9,8 +9,12 @@ export const PAYMENT_REQUIRED_HEADER = 'PAYMENT-REQUIRED';
 export const PAYMENT_RESPONSE_HEADER = 'PAYMENT-RESPONSE';
 export const X_PAYMENT_RESPONSE_HEADER = 'X-PAYMENT-RESPONSE';
 
-/** A payment header larger than this is refused before decoding; real ones are under 2 KiB. */
-const MAX_HEADER_LENGTH = 8 * 1024;
+/**
+ * A payment header larger than this is refused before decoding. A payment echoes its 402's
+ * extensions (the answer's schema for discovery): a ticker's channel deposit is about 5 KiB, a
+ * 25-field market answer's about 9 KiB; Node's own limit for all of a request's headers is 16 KiB.
+ */
+const MAX_HEADER_LENGTH = 12 * 1024;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 export type ProtocolVersion = 1 | 2;
