@@ -1,5 +1,6 @@
 import { StartupError } from '../src/common/startup-error.js';
 import { EmbeddedFacilitatorClient } from '../src/payments/facilitator/embedded-facilitator.js';
+import { EVERY_EMBEDDED_SCHEME } from './support/embedded-schemes.js';
 import { FacilitatorServer } from './support/facilitator-server.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
 import { startApp } from './support/test-app.js';
@@ -24,9 +25,15 @@ describe('a facilitator that cannot be reached at start-up', () => {
       env: { X402_FACILITATOR: 'remote', X402_FACILITATOR_TIMEOUT_MS: '500' },
       beforeApp: async (chain) => {
         facilitator = await FacilitatorServer.start(
-          new EmbeddedFacilitatorClient(chain.accounts[0]!, chain.rpcUrl, 'eip155:84532', {
-            receiptMaxWaitMs: 20,
-          }),
+          new EmbeddedFacilitatorClient(
+            chain.accounts[0]!,
+            chain.rpcUrl,
+            'eip155:84532',
+            EVERY_EMBEDDED_SCHEME,
+            {
+              receiptMaxWaitMs: 20,
+            },
+          ),
         );
         // down when the service starts: it closes every connection
         facilitator.mode = 'refuse';
@@ -92,6 +99,7 @@ describe('a facilitator that answers but does not sell what the routes need', ()
         '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcac478cbed5efcae7',
         'http://127.0.0.1:9',
         'eip155:8453',
+        EVERY_EMBEDDED_SCHEME,
       ),
     );
     try {

@@ -5,6 +5,7 @@ import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { appendPaymentIdentifierToExtensions } from '@x402/extensions/payment-identifier';
 import { decodePaymentResponseHeader } from '@x402/fetch';
 import { EmbeddedFacilitatorClient } from '../src/payments/facilitator/embedded-facilitator.js';
+import { EVERY_EMBEDDED_SCHEME } from './support/embedded-schemes.js';
 import { TickersController } from '../src/tickers/tickers.controller.js';
 import { FacilitatorServer } from './support/facilitator-server.js';
 import { spyOnHandler } from './support/handler-spy.js';
@@ -434,6 +435,7 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
         stack.chain.accounts[2]!,
         stack.chain.rpcUrl,
         'eip155:84532',
+        EVERY_EMBEDDED_SCHEME,
         { receiptMaxWaitMs: 20 },
       );
       handler.mockImplementationOnce(async function (
@@ -584,9 +586,15 @@ describe('money path, remote facilitator checked against the chain (X402_RPC_URL
       env: { X402_FACILITATOR: 'remote' },
       beforeApp: async (chain) => {
         facilitator = new ScriptedFacilitator(
-          new EmbeddedFacilitatorClient(chain.accounts[0]!, chain.rpcUrl, 'eip155:84532', {
-            receiptMaxWaitMs: 20,
-          }),
+          new EmbeddedFacilitatorClient(
+            chain.accounts[0]!,
+            chain.rpcUrl,
+            'eip155:84532',
+            EVERY_EMBEDDED_SCHEME,
+            {
+              receiptMaxWaitMs: 20,
+            },
+          ),
         );
         server = await FacilitatorServer.start(facilitator);
         return { X402_FACILITATOR_URL: server.url, X402_RPC_URL: chain.rpcUrl };

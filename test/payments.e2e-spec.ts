@@ -5,6 +5,7 @@ import { appendPaymentIdentifierToExtensions } from '@x402/extensions/payment-id
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { EmbeddedFacilitatorClient } from '../src/payments/facilitator/embedded-facilitator.js';
+import { EVERY_EMBEDDED_SCHEME } from './support/embedded-schemes.js';
 import { TickersController } from '../src/tickers/tickers.controller.js';
 import { FacilitatorServer } from './support/facilitator-server.js';
 import type { Mock } from 'jest-mock';
@@ -519,6 +520,7 @@ function paywallSuite(
         stack.chain.accounts[2]!,
         stack.chain.rpcUrl,
         'eip155:84532',
+        EVERY_EMBEDDED_SCHEME,
         { receiptMaxWaitMs: 20 },
       );
       // While the handler runs, the buyer's whole balance leaves through another authorization.
@@ -553,9 +555,15 @@ describe('remote facilitator', () => {
       env: { X402_FACILITATOR: 'remote', X402_FACILITATOR_TIMEOUT_MS: '1000' },
       beforeApp: async (chain) => {
         facilitator = await FacilitatorServer.start(
-          new EmbeddedFacilitatorClient(chain.accounts[0]!, chain.rpcUrl, 'eip155:84532', {
-            receiptMaxWaitMs: 20,
-          }),
+          new EmbeddedFacilitatorClient(
+            chain.accounts[0]!,
+            chain.rpcUrl,
+            'eip155:84532',
+            EVERY_EMBEDDED_SCHEME,
+            {
+              receiptMaxWaitMs: 20,
+            },
+          ),
         );
         return { X402_FACILITATOR_URL: facilitator.url };
       },

@@ -20,6 +20,7 @@ import type {
 } from '@x402/core/types';
 import { SOLANA_DEVNET_CAIP2 } from '@x402/svm';
 import { EmbeddedFacilitatorClient } from '../src/payments/facilitator/embedded-facilitator.js';
+import { EVERY_EMBEDDED_SCHEME } from './support/embedded-schemes.js';
 import { SolanaFacilitatorClient } from '../src/payments/facilitator/solana-facilitator.js';
 import { FacilitatorServer } from './support/facilitator-server.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
@@ -94,7 +95,12 @@ describe('selling on Solana through a remote facilitator', () => {
         const feePayer = await solanaKeypair();
         rpc.vm.airdrop(feePayer.signer.address, 10_000_000_000n);
         facilitator = new BothNetworks(
-          new EmbeddedFacilitatorClient(chain.accounts[2]!, chain.rpcUrl, 'eip155:84532'),
+          new EmbeddedFacilitatorClient(
+            chain.accounts[2]!,
+            chain.rpcUrl,
+            'eip155:84532',
+            EVERY_EMBEDDED_SCHEME,
+          ),
           await SolanaFacilitatorClient.create(
             feePayer.bytes,
             rpc.url,

@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
+import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import { REDIS_CLIENT, closeRedis, type RedisClient } from '../shared-state/redis-connection.js';
+import { embeddedSchemesIn } from './facilitator/embedded-schemes.js';
 import { FACILITATORS, createFacilitators } from './facilitator/network-facilitators.js';
 import { SettlerLease } from './facilitator/settler-lease.js';
 import { InMemoryPaymentLedger, PAYMENT_LEDGER } from './ledger/payment-ledger.js';
@@ -29,9 +30,11 @@ import { ExactSvmSchemeModule } from './schemes/exact-svm/exact-svm-scheme.modul
   imports: [DiscoveryModule, ExactSchemeModule, ExactSvmSchemeModule, BatchSettlementSchemeModule],
   providers: [
     {
+      // the embedded facilitator settles what the scheme modules contribute
       provide: FACILITATORS,
-      inject: [PAYMENT_SETTINGS.token],
-      useFactory: (payments: PaymentConfig) => createFacilitators(payments),
+      inject: [PAYMENT_SETTINGS.token, DiscoveryService],
+      useFactory: (payments: PaymentConfig, discovery: DiscoveryService) =>
+        createFacilitators(payments, embeddedSchemesIn(discovery)),
     },
     {
       // shared by every instance through Redis when REDIS_URL is set, else this process's own

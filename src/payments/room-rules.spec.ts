@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * How the payments room is laid out, checked on the sources: the scheme seam speaks money, each
- * scheme keeps to its folder, and `chain/` serves payments without knowing them.
+ * scheme keeps to its folder (the paywall, the ledger and the facilitators name none), and
+ * `chain/` serves payments without knowing them.
  */
 
 const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -17,10 +18,10 @@ function sources(folder: string): string[] {
     .map((file) => path.join(folder, file));
 }
 
-/** The src/-relative paths a file imports (relative imports only). */
+/** The src/-relative paths a file imports or loads (relative ones only). */
 function importsOf(file: string): string[] {
   const text = readFileSync(path.join(SRC, file), 'utf8');
-  return [...text.matchAll(/from '(\.{1,2}\/[^']+)'/g)].map(([, target]) =>
+  return [...text.matchAll(/(?:from |import\()'(\.{1,2}\/[^']+)'/g)].map(([, target]) =>
     path.join(path.dirname(file), target ?? ''),
   );
 }
@@ -46,10 +47,13 @@ describe('the payments room', () => {
     expect(offending(sources('chain'), /^payments\//)).toEqual({});
   });
 
-  it('has the paywall and the ledger name no scheme', () => {
-    const files = [...sources('payments/paywall'), ...sources('payments/ledger')];
-    expect(offending(files, /^payments\/schemes\//)).toEqual({});
-  });
+  it.each(['paywall', 'ledger', 'facilitator'])(
+    'has payments/%s/ name no scheme: nothing imported from schemes/',
+    (folder) => {
+      // each offending file with what it imports under schemes/, so the failure names both
+      expect(offending(sources(`payments/${folder}`), /^payments\/schemes\//)).toEqual({});
+    },
+  );
 
   it('has the scheme seam speak money: no Fastify request or reply in a scheme folder', () => {
     const fastify = sources('payments/schemes').filter((file) =>

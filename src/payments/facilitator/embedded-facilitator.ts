@@ -2,7 +2,6 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { x402Facilitator } from '@x402/core/facilitator';
 import type { FacilitatorClient } from '@x402/core/server';
 import type {
-  Network,
   PaymentPayload,
   PaymentRequirements,
   SettleResponse,
@@ -10,9 +9,6 @@ import type {
   VerifyResponse,
 } from '@x402/core/types';
 import { eip3009ABI, toFacilitatorEvmSigner } from '@x402/evm';
-import { BatchSettlementEvmScheme as BatchSettlementFacilitatorScheme } from '@x402/evm/batch-settlement/facilitator';
-import { ExactEvmSchemeV1 } from '@x402/evm/exact/v1/facilitator';
-import { NETWORKS } from '@x402/evm/v1';
 import {
   BaseError,
   HttpRequestError,
@@ -38,8 +34,8 @@ import {
   traceTransaction,
   type Operation,
 } from './facilitator-client.js';
+import type { EmbeddedFacilitatorScheme } from './embedded-schemes.js';
 import { nativeSigningAccount } from './native-account.js';
-import { SellerExactFacilitator } from './seller-exact-facilitator.js';
 
 /** One facilitator operation in progress: its first unanswered chain call, its memoized reads. */
 interface OperationState {
@@ -69,6 +65,7 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
   private readonly callAsSettler: (to: Hex, data: Hex) => Promise<unknown>;
 
   /**
+   * `schemes`: what it settles, each scheme's facilitator side (see EmbeddedFacilitatorScheme);
    * `receiptMaxWaitMs`: the longest wait between two asks for a settlement's receipt (default:
    * a quarter of the chain's measured block time; viem's fixed 4 s stalls local chains);
    * `receiptTimeoutMs`: how long it is waited for at most (viem's default is minutes, long
@@ -78,6 +75,7 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
     settlerPrivateKey: `0x${string}`,
     rpcUrl: string,
     network: `eip155:${number}`,
+    schemes: readonly EmbeddedFacilitatorScheme[],
     {
       receiptMaxWaitMs,
       receiptTimeoutMs = 15_000,
@@ -150,13 +148,7 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
       getCode: (args) =>
         this.watchedWithout(() => this.onceInOperation(args.address, () => client.getCode(args))),
     });
-    // exact: the SDK's scheme, but an EOA's transfer that pays the offer is not verified twice
-    this.facilitator.register(network, new SellerExactFacilitator(signer));
-    // v1's network names (`base-sepolia`), which the SDK's `Network` type does not spell
-    this.facilitator.registerV1(NETWORKS as Network[], new ExactEvmSchemeV1(signer));
-    // batch-settlement: deposits, claims, settlements and refunds go through the same settlement
-    // key, which also signs the claim batches and refunds as the channels' receiver authorizer
-    this.facilitator.register(network, new BatchSettlementFacilitatorScheme(signer, account));
+    for (const { register } of schemes) register(this.facilitator, { network, signer, account });
   }
 
   verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {

@@ -1,5 +1,6 @@
 import { loadConfig } from '../../app-config.js';
 import { EmbeddedFacilitatorClient } from './embedded-facilitator.js';
+import { EmbeddedFacilitatorScheme } from './embedded-schemes.js';
 import { createFacilitators } from './network-facilitators.js';
 
 const PAY_TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
@@ -13,7 +14,7 @@ describe('createFacilitators', () => {
       CDP_API_KEY_ID: 'id',
       CDP_API_KEY_SECRET: 'secret',
     });
-    const client = (await createFacilitators(payments)).of('eip155:84532');
+    const client = (await createFacilitators(payments, [])).of('eip155:84532');
     expect(typeof client.verify).toBe('function');
     expect(typeof client.settle).toBe('function');
   });
@@ -27,7 +28,13 @@ describe('createFacilitators', () => {
       X402_RPC_URL: 'http://127.0.0.1:9',
       X402_RPC_URL_137: 'http://127.0.0.1:10',
     });
-    const facilitators = await createFacilitators(payments);
+    const registered: string[] = [];
+    const scheme = new EmbeddedFacilitatorScheme('test', (_facilitator, { network }) => {
+      registered.push(network);
+    });
+    const facilitators = await createFacilitators(payments, [scheme]);
+    // each network's facilitator settles the schemes given, and no other
+    expect(registered).toEqual(['eip155:84532', 'eip155:137']);
     expect(facilitators.of('eip155:84532')).toBeInstanceOf(EmbeddedFacilitatorClient);
     expect(facilitators.of('eip155:137')).toBeInstanceOf(EmbeddedFacilitatorClient);
     expect(facilitators.all()).toHaveLength(2);
@@ -39,7 +46,7 @@ describe('createFacilitators', () => {
       X402_NETWORKS: 'base,polygon,eip155:42161',
       X402_FACILITATOR_URL_137: 'http://127.0.0.1:11',
     });
-    const facilitators = await createFacilitators(payments);
+    const facilitators = await createFacilitators(payments, []);
     expect(facilitators.of('eip155:8453')).toBe(facilitators.of('eip155:42161'));
     expect(facilitators.of('eip155:137')).not.toBe(facilitators.of('eip155:8453'));
     // its own first: the x402 server takes a network from the first facilitator listing it

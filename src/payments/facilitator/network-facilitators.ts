@@ -2,6 +2,7 @@ import type { FacilitatorClient } from '@x402/core/server';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import type { PaymentConfig } from '../payments.settings.js';
 import { EmbeddedFacilitatorClient } from './embedded-facilitator.js';
+import type { EmbeddedFacilitatorScheme } from './embedded-schemes.js';
 import { HttpFacilitatorGuard } from './facilitator-client.js';
 import { SolanaFacilitatorClient } from './solana-facilitator.js';
 
@@ -35,9 +36,13 @@ export class NetworkFacilitators {
 
 /**
  * The facilitator of each network for X402_FACILITATOR: the remote URL (or the network's own,
- * X402_FACILITATOR_URL_<CHAIN ID>), Coinbase CDP, or in-process on the network's chain.
+ * X402_FACILITATOR_URL_<CHAIN ID>), Coinbase CDP, or in-process on the network's chain, settling
+ * the `schemes` given (each scheme module's side of the embedded facilitator).
  */
-export async function createFacilitators(payments: PaymentConfig): Promise<NetworkFacilitators> {
+export async function createFacilitators(
+  payments: PaymentConfig,
+  schemes: readonly EmbeddedFacilitatorScheme[],
+): Promise<NetworkFacilitators> {
   const config = payments.facilitator;
   const byNetwork = new Map<string, FacilitatorClient>();
   let shared: FacilitatorClient | undefined;
@@ -68,7 +73,7 @@ export async function createFacilitators(payments: PaymentConfig): Promise<Netwo
           throw new Error(`${network} has no RPC for the embedded facilitator`);
         byNetwork.set(
           network,
-          new EmbeddedFacilitatorClient(config.settlerPrivateKey, rpcUrl, network, {
+          new EmbeddedFacilitatorClient(config.settlerPrivateKey, rpcUrl, network, schemes, {
             receiptMaxWaitMs: config.receiptMaxWaitMs,
             receiptTimeoutMs: config.receiptTimeoutMs,
           }),

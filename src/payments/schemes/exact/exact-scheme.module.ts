@@ -6,6 +6,10 @@ import {
 } from '../../../chain/settlement-chain.js';
 import { REDIS_CLIENT, type RedisClient } from '../../../shared-state/redis-connection.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from '../../payments.settings.js';
+import {
+  EXACT_EMBEDDED_FACILITATOR,
+  exactEmbeddedFacilitator,
+} from './exact-facilitator-scheme.js';
 import { ExactSettlement } from './exact-settlement.js';
 import { ExactScheme } from './exact.scheme.js';
 import { PaymentSettler } from './payment-settler.js';
@@ -17,9 +21,13 @@ import {
 import { SettlementReconciler } from './settlement-reconciler.js';
 import { SoldAnswers } from './sold-answers.js';
 
-/** `exact` on EVM networks: the scheme, its settlement and proofs, and its reconciler. */
+/**
+ * `exact` on EVM networks: the scheme, its settlement and proofs, its reconciler, and its side of
+ * the embedded facilitator.
+ */
 @Module({
   providers: [
+    { provide: EXACT_EMBEDDED_FACILITATOR, useValue: exactEmbeddedFacilitator },
     {
       // one instance reconciles each uncertain sale: shared claims with REDIS_URL
       provide: RECONCILE_CLAIMS,

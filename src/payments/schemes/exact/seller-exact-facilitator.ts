@@ -16,10 +16,10 @@ import {
 } from '@x402/evm';
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
 import { getAddress, type Hex, type TransactionReceipt } from 'viem';
-import type { AcceptedPayment } from '../schemes/exact/payment-acceptance.js';
-import { exactAuthorization, verifiedLocally } from '../schemes/exact/seller-exact-scheme.js';
-import { receiptProvesPayment } from '../../chain/settlement-proof.js';
-import { transferWithAuthorizationArgs } from '../../chain/eip3009-authorization.js';
+import type { AcceptedPayment } from './payment-acceptance.js';
+import { exactAuthorization, verifiedLocally } from './seller-exact-scheme.js';
+import { receiptProvesPayment } from '../../../chain/settlement-proof.js';
+import { transferWithAuthorizationArgs } from '../../../chain/eip3009-authorization.js';
 
 /** The SDK's reasons for the outcomes this settlement can have (`@x402/evm`'s error codes). */
 const TRANSACTION_FAILED = 'invalid_exact_evm_transaction_failed';

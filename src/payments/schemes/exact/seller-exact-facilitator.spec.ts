@@ -3,13 +3,17 @@ import type { FacilitatorContext, PaymentPayload, PaymentRequirements } from '@x
 import { BUILDER_CODE_KEY, resetAssetContractCache, type FacilitatorEvmSigner } from '@x402/evm';
 import type { Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { authorizationUsed, transfer, type Log } from '../../../test/support/eip3009-receipts.js';
-import { OFFERED } from '../../../test/support/payment-doubles.js';
-import { signedPayment, type AuthorizationOverrides } from '../../../test/support/x402-payloads.js';
 import {
-  exactEvmPayload,
-  type ExactEvmAuthorization,
-} from '../schemes/exact/payment-acceptance.js';
+  authorizationUsed,
+  transfer,
+  type Log,
+} from '../../../../test/support/eip3009-receipts.js';
+import { OFFERED } from '../../../../test/support/payment-doubles.js';
+import {
+  signedPayment,
+  type AuthorizationOverrides,
+} from '../../../../test/support/x402-payloads.js';
+import { exactEvmPayload, type ExactEvmAuthorization } from './payment-acceptance.js';
 import { SellerExactFacilitator, refusalReason } from './seller-exact-facilitator.js';
 
 const requirements = OFFERED;
