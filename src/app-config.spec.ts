@@ -521,6 +521,25 @@ describe('loadConfig', () => {
       expect(problems.join('\n')).not.toContain(secret);
     });
 
+    it("puts the exact-svm section's Solana networks in the payments, and nothing without them", () => {
+      const config = loadConfig({
+        X402_NETWORKS: 'base,solana-devnet',
+        X402_PAY_TO_SOLANA: '4Q9A6mXDSPTcKTLSk87uDpkeFmA7Cn132PFE8fRBPhTR',
+        X402_SOLANA_RPC_URL: 'http://127.0.0.1:8899/',
+      });
+      expect(config.payments.solana).toBe(config.exactSvm);
+      expect(config.payments.solana).toMatchObject({
+        payTo: '4Q9A6mXDSPTcKTLSk87uDpkeFmA7Cn132PFE8fRBPhTR',
+        networks: [{ network: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1' }],
+        rpcUrl: 'http://127.0.0.1:8899',
+      });
+      expect(config.payments.networks.map(({ network }) => network)).toEqual(['eip155:8453']);
+      expect('solana' in loadConfig({ X402_NETWORK: 'base' }).payments).toBe(false);
+      expect(problemsOf({ X402_NETWORKS: 'base,solana' })).toEqual([
+        'X402_PAY_TO_SOLANA is required when X402_NETWORKS lists a Solana network: the wallet that receives payments',
+      ]);
+    });
+
     it('never echoes a bad METRICS_TOKEN', () => {
       const problems = problemsOf({ METRICS_TOKEN: 'tok en' });
       expect(problems.join('\n')).toContain('METRICS_TOKEN');

@@ -7,7 +7,11 @@ import { LOG_FORMAT_SETTINGS } from './logging/logging.settings.js';
 import { MARKET_STATS_SETTINGS } from './market-stats/market-stats.settings.js';
 import { CHAINLINK_SETTINGS, MARKETS_SETTINGS } from './markets/markets.settings.js';
 import { METRICS_TOKEN_SETTINGS } from './metrics/metrics.settings.js';
-import { BATCH_SETTLEMENT_SETTINGS, PAYMENT_SETTINGS } from './payments/index.js';
+import {
+  BATCH_SETTLEMENT_SETTINGS,
+  EXACT_SVM_SETTINGS,
+  PAYMENT_SETTINGS,
+} from './payments/index.js';
 import { RATE_LIMIT_SETTINGS } from './rate-limit/rate-limit.settings.js';
 import { SHARED_STATE_SETTINGS } from './shared-state/shared-state.settings.js';
 
@@ -27,6 +31,7 @@ export const SETTINGS_SECTIONS = {
   pricing: PRICING_SETTINGS,
   payments: PAYMENT_SETTINGS,
   batchSettlement: BATCH_SETTLEMENT_SETTINGS,
+  exactSvm: EXACT_SVM_SETTINGS,
   attestation: ATTESTATION_SETTINGS,
   sharedState: SHARED_STATE_SETTINGS,
   rateLimits: RATE_LIMIT_SETTINGS,
@@ -51,5 +56,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     );
   }
   if (problems.length > 0) throw new ConfigError(problems);
-  return settings as AppConfig;
+  const { payments, exactSvm } = settings as AppConfig;
+  // the networks and the facilitators read Solana from the payments, naming no scheme
+  return {
+    ...(settings as AppConfig),
+    payments: exactSvm === undefined ? payments : { ...payments, solana: exactSvm },
+  };
 }

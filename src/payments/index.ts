@@ -5,6 +5,7 @@
 export { PaymentsModule } from './payments.module.js';
 export { PAYMENT_SETTINGS, type PaymentConfig } from './payments.settings.js';
 export { BATCH_SETTLEMENT_SETTINGS } from './schemes/batch-settlement/batch-settlement.settings.js';
+export { EXACT_SVM_SETTINGS } from './schemes/exact-svm/exact-svm.settings.js';
 export {
   Paid,
   type PaidOptions,

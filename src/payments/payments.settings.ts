@@ -1,8 +1,8 @@
 import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
 import { URL_OPTIONS, type SettingsContext, type SettingsSection } from '../config/settings.js';
 import type { PaymentAsset } from './networks/known-networks.js';
-import { listedNetworks, parseAddress, parseNetworks } from './networks/network-settings.js';
-import { parseSolana, type SolanaConfig } from './networks/solana-networks.js';
+import { parseAddress, parseNetworks } from './networks/network-settings.js';
+import type { SolanaConfig } from './networks/solana-networks.js';
 
 export const FACILITATOR_MODES = ['remote', 'cdp', 'embedded'] as const;
 export type FacilitatorMode = (typeof FACILITATOR_MODES)[number];
@@ -44,7 +44,10 @@ export interface PaymentConfig {
   readonly payTo: `0x${string}`;
   /** X402_NETWORKS's EVM networks in order (at least one): every paid route offers each. */
   readonly networks: readonly [PaymentNetwork, ...PaymentNetwork[]];
-  /** X402_NETWORKS's Solana networks with their pay-to and RPC; undefined: none listed. */
+  /**
+   * X402_NETWORKS's Solana networks with their pay-to and RPC; undefined: none listed. The
+   * exact-svm scheme's settings section reads them; loadConfig puts them here.
+   */
   readonly solana?: SolanaConfig;
   readonly facilitator: FacilitatorConfig;
   /** Public base URL for the `resource` of payment requirements (behind a proxy). */
@@ -188,14 +191,6 @@ function parsePaymentConfig(
   const payTo = parseAddress('X402_PAY_TO', variables.X402_PAY_TO, problems, true);
   const facilitator = parseFacilitator(variables, problems);
   const networks = parseNetworks(variables, env, problems);
-  // X402_PAY_TO_SOLANA, X402_SOLANA_RPC_URL, X402_SOLANA_FEE_PAYER_KEY (secret): read with the
-  // Solana networks, like the per-network variables, and never shown
-  const solana = parseSolana(
-    listedNetworks(variables),
-    env,
-    facilitator?.mode === 'embedded',
-    problems,
-  );
   if (problems.length > before || payTo === undefined || networks === undefined) return undefined;
   if (facilitator === undefined) return undefined;
   if (facilitator.mode === 'embedded') {
@@ -212,7 +207,6 @@ function parsePaymentConfig(
   return {
     payTo,
     networks,
-    ...(solana === undefined ? {} : { solana }),
     facilitator,
     publicUrl: variables.PUBLIC_URL?.replace(/\/+$/, ''),
     maxTimeoutSeconds: variables.X402_MAX_TIMEOUT_SECONDS,

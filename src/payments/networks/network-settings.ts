@@ -19,7 +19,7 @@ export function parseNetworks(
   env: SettingsContext['env'],
   problems: string[],
 ): PaymentConfig['networks'] | undefined {
-  // the Solana ones are read by parseSolana
+  // the Solana ones are read by the exact-svm settings section
   const listed = listedNetworks(variables).filter((name) => solanaNetwork(name) === undefined);
   const variable = variables.X402_NETWORKS === undefined ? 'X402_NETWORK' : 'X402_NETWORKS';
   if (listed.length === 0) {
