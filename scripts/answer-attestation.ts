@@ -17,8 +17,26 @@ export interface AttestationVerdict {
  * (GET /.well-known/price-attestation): the signature is that signer's and the signed prices
  * are the body's.
  */
-export async function verifyAnswer(
+export function verifyAnswer(
   response: Response,
+  body: string,
+  infoUrl: string,
+  fetchImpl: typeof fetch,
+): Promise<AttestationVerdict> {
+  return verifyAttestation(
+    response.headers.get(PRICE_ATTESTATION_HEADER),
+    body,
+    infoUrl,
+    fetchImpl,
+  );
+}
+
+/**
+ * Checks an attestation as it came with an answer (the HTTP header's value, or an MCP tool
+ * result's `_meta["x402/price-attestation"]`) against the signer published at `infoUrl`.
+ */
+export async function verifyAttestation(
+  attestation: string | null,
   body: string,
   infoUrl: string,
   fetchImpl: typeof fetch,
@@ -44,11 +62,7 @@ export async function verifyAnswer(
   } catch {
     return { ok: false, line: 'attestation NOT ok: the body is not JSON' };
   }
-  const problem = await attestationProblem(
-    response.headers.get(PRICE_ATTESTATION_HEADER),
-    signedView(parsed),
-    signer,
-  );
+  const problem = await attestationProblem(attestation, signedView(parsed), signer);
   return problem === undefined
     ? { ok: true, line: `attestation ok (signer ${signer})` }
     : { ok: false, line: `attestation NOT ok: ${problem}` };

@@ -17,6 +17,7 @@ import path from 'node:path';
 import { x402Client } from '@x402/fetch';
 import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { verifyAttestation } from './answer-attestation.js';
 import { isEntryPoint } from './entry-point.js';
 import { buyTool, toolCallFor } from './mcp-client.js';
 import { describeError, describePaid, describeSettlement } from './purchase-lines.js';
@@ -35,8 +36,9 @@ options:
   --batch                     pay through a batch-settlement payment channel: a deposit on
                               first use, then a signed voucher per call and no chain round trip
                               (channel state in ${CHANNELS_DIR}/)
-  --mcp                       buy it as a paid MCP tool call (get_ticker, get_tickers,
-                              get_all_tickers) on POST /mcp, through the MCP SDK's client
+  --mcp                       buy it as a paid MCP tool call (the command's route's tool:
+                              get_ticker, get_markets, get_ohlc, ...) on POST /mcp, through
+                              the MCP SDK's client, its attestation checked as over HTTP
   --network solana            pay in USDC on Solana (the sandbox's Solana buyer, or
                               SOLANA_BUYER_KEY and SOLANA_RPC_URL; scripts/solana-client.ts)
 
@@ -295,7 +297,15 @@ async function buyOverMcp(
       : describePaid(purchase.paid),
   );
   options.out(describeSettlement(purchase.settlement));
-  return EXIT_OK;
+  // a tool's answer is checked like an HTTP one, its attestation taken from the result's _meta
+  const verdict = await verifyAttestation(
+    purchase.attestation ?? null,
+    JSON.stringify(purchase.body),
+    `${target.apiUrl}/.well-known/price-attestation`,
+    options.fetch ?? fetch,
+  );
+  (verdict.ok ? options.out : options.err)(verdict.line);
+  return verdict.ok ? EXIT_OK : EXIT_FAILED;
 }
 
 if (isEntryPoint(import.meta.url)) {

@@ -22,21 +22,37 @@ export type ToolPurchase =
       readonly body: unknown;
       readonly paid: PaymentRequired['accepts'][number] | undefined;
       readonly settlement: SettleResponse | undefined;
+      /** The answer's `_meta["x402/price-attestation"]`, if it carried one. */
+      readonly attestation: string | undefined;
     }
   | { readonly ok: false; readonly problem: unknown };
 
-/** `/v1/ticker/BTC` → get_ticker {symbol: BTC}, and so on for the other paid routes. */
+/**
+ * The tool a route's request stands for, with its arguments: `/v1/ticker/BTC` → get_ticker
+ * {symbol: BTC}, `/v1/ohlc/BTC?interval=1h` → get_ohlc {symbol: BTC, interval: 1h}, and so on (a
+ * tool's arguments are its route's path and query parameters).
+ */
 export function toolCallFor(path: string): ToolCallCommand | undefined {
-  const [, , kind, list] = path.split('/');
-  const decoded = list === undefined ? undefined : decodeURIComponent(list);
-  if (kind === 'ticker' && decoded !== undefined) {
-    return { tool: 'get_ticker', args: { symbol: decoded } };
-  }
-  if (kind === 'tickers' && decoded !== undefined) {
-    return { tool: 'get_tickers', args: { symbols: decoded.split(',') } };
-  }
+  const url = new URL(path, 'http://client.invalid');
+  const [, , kind, item] = url.pathname.split('/');
+  const decoded = item === undefined ? undefined : decodeURIComponent(item);
+  const query = Object.fromEntries(url.searchParams);
   if (kind === 'all-tickers') return { tool: 'get_all_tickers', args: {} };
-  return undefined;
+  if (decoded === undefined) return undefined;
+  switch (kind ?? '') {
+    case 'ticker':
+      return { tool: 'get_ticker', args: { symbol: decoded } };
+    case 'tickers':
+      return { tool: 'get_tickers', args: { symbols: decoded.split(',') } };
+    case 'markets':
+      return { tool: 'get_markets', args: { symbols: decoded } };
+    case 'ohlc':
+      return { tool: 'get_ohlc', args: { symbol: decoded, ...query } };
+    case 'price-at':
+      return { tool: 'get_price_at', args: { symbol: decoded, ...query } };
+    default:
+      return undefined;
+  }
 }
 
 /** Calls the tool unpaid, pays what it asks with `payer`, and calls it again with the payment. */
@@ -53,7 +69,13 @@ export async function buyTool(
     if (unpaid.isError !== true || required?.x402Version === undefined) {
       return unpaid.isError === true
         ? { ok: false, problem: unpaid.structuredContent }
-        : { ok: true, body: unpaid.structuredContent, paid: undefined, settlement: undefined };
+        : {
+            ok: true,
+            body: unpaid.structuredContent,
+            paid: undefined,
+            settlement: undefined,
+            attestation: attestationIn(unpaid),
+          };
     }
     let payment = await payer.createPaymentPayload(required);
     let paid = await payTool(client, tool, args, payment);
@@ -79,7 +101,13 @@ export async function buyTool(
       ...(settlement === undefined ? {} : { settleResponse: settlement }),
     });
     if (paid.isError === true) return { ok: false, problem: paid.structuredContent };
-    return { ok: true, body: paid.structuredContent, paid: payment.accepted, settlement };
+    return {
+      ok: true,
+      body: paid.structuredContent,
+      paid: payment.accepted,
+      settlement,
+      attestation: attestationIn(paid),
+    };
   } finally {
     await client.close();
   }
@@ -94,6 +122,12 @@ function payTool(
   payment: unknown,
 ): Promise<ToolAnswer> {
   return client.callTool({ name: tool, arguments: args, _meta: { 'x402/payment': payment } });
+}
+
+/** The attestation a tool result carries in its `_meta`, if any. */
+function attestationIn(answer: ToolAnswer): string | undefined {
+  const value = answer._meta?.['x402/price-attestation'];
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** The PaymentRequired a tool error carries (a refused payment), if it is one. */

@@ -148,11 +148,28 @@ describe('npm run client (scripts/client.ts) paying a real paid app', () => {
     );
     for (const symbol of ['BTC', 'ETH']) expectRecordedPrice(result.out, symbol);
     expect(result.out).toContain(`paid 0.008 USDC (8000 atomic) to ${stack.payTo} on eip155:84532`);
+    // the tool result's attestation (its _meta) is checked as an HTTP answer's header is
+    expect(result.out).toMatch(/^attestation ok \(signer 0x[0-9a-fA-F]{40}\)$/m);
     await expectSettled(result.out, 8000n, before);
     const refused = await client(['--mcp', 'ticker', 'NOPE']);
     expect(refused.code).toBe(EXIT_FAILED);
     expect(refused.err).toContain('"code": "unknown_symbol"');
   });
+
+  it.each([
+    { argv: ['markets', 'BTC,ETH'], tool: 'get_markets {"symbols":"BTC,ETH"}', paid: 5000n },
+    { argv: ['ohlc', 'BTC', '1h'], tool: 'get_ohlc {"symbol":"BTC","interval":"1h"}', paid: 5000n },
+  ])(
+    "--mcp $argv buys the route's own tool, its attestation checked",
+    async ({ argv, tool, paid }) => {
+      const before = await balances();
+      const result = await client(['--mcp', ...argv]);
+      expect(result).toMatchObject({ code: EXIT_OK, err: '' });
+      expect(result.out).toContain(`MCP ${tool} on ${stack.service.url}/mcp`);
+      expect(result.out).toMatch(/^attestation ok \(signer 0x[0-9a-fA-F]{40}\)$/m);
+      await expectSettled(result.out, paid, before);
+    },
+  );
 
   it('--mcp --batch pays a tool call through a channel: a deposit, then a voucher', async () => {
     const channelsDir = mkdtempSync(path.join(tmpdir(), 'x402-mcp-channels-'));
@@ -168,6 +185,7 @@ describe('npm run client (scripts/client.ts) paying a real paid app', () => {
     const first = await batch(['ticker', 'BTC']);
     expect(first).toMatchObject({ code: EXIT_OK, err: '' });
     expect(first.out).toContain('(deposit); channel 0x');
+    expect(first.out).toContain('attestation ok (signer 0x');
     const second = await batch(['ticker', 'ETH']);
     expect(second).toMatchObject({ code: EXIT_OK, err: '' });
     expect(second.out).toContain('voucher recorded, no transaction; channel 0x');
