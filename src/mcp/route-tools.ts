@@ -3,6 +3,7 @@ import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { DECORATORS } from '@nestjs/swagger';
 import { PAID_PRICE, type UsdPrice } from '../payments/index.js';
+import { controllerRoutePath } from '../common/controller-path.js';
 
 type Json = Record<string, unknown>;
 
@@ -77,7 +78,7 @@ export class RouteTools {
         const path = this.reflector.get<string | string[] | undefined>(PATH_METADATA, handler);
         const verb = this.reflector.get<RequestMethod | undefined>(METHOD_METADATA, handler);
         if (path === undefined || verb !== RequestMethod.GET) continue;
-        const route = joinPath(first(base), first(path));
+        const route = controllerRoutePath(base, path);
         if (!route.startsWith(TOOL_ROUTES)) continue;
         tools.push(this.toolOf(handler, method, route));
       }
@@ -151,16 +152,4 @@ function jsonType(type: unknown): string {
   if (type === Boolean || type === 'boolean') return 'boolean';
   if (type === 'integer') return 'integer';
   return 'string';
-}
-
-function first(path: string | string[] | undefined): string {
-  return (Array.isArray(path) ? path[0] : path) ?? '';
-}
-
-function joinPath(...segments: string[]): string {
-  const joined = segments
-    .map((segment) => segment.replace(/^\/+|\/+$/g, ''))
-    .filter((segment) => segment !== '')
-    .join('/');
-  return `/${joined}`;
 }

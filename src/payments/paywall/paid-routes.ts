@@ -2,6 +2,7 @@ import { Injectable, RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { PAID_PRICE, type UsdPrice } from './paid-price.js';
+import { controllerRoutePath } from '../../common/controller-path.js';
 
 /** A route sold per request, as found on the controllers. */
 export interface PaidRoute {
@@ -38,7 +39,7 @@ export class PaidRouteExplorer {
         const path = this.reflector.get<string | string[] | undefined>(PATH_METADATA, handler);
         routes.push({
           method: RequestMethod[method],
-          path: joinPath(first(base), first(path)),
+          path: controllerRoutePath(base, path),
           price,
           handler: `${controller.name}.${name}`,
         });
@@ -46,16 +47,4 @@ export class PaidRouteExplorer {
     }
     return routes.sort((a, b) => a.path.localeCompare(b.path));
   }
-}
-
-function first(path: string | string[] | undefined): string {
-  return (Array.isArray(path) ? path[0] : path) ?? '';
-}
-
-function joinPath(...segments: string[]): string {
-  const joined = segments
-    .map((segment) => segment.replace(/^\/+|\/+$/g, ''))
-    .filter((segment) => segment !== '')
-    .join('/');
-  return `/${joined}`;
 }
