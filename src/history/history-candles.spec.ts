@@ -142,7 +142,16 @@ describe('MemoryCandleStore', () => {
 describe('refusesInstrument', () => {
   it.each([
     [new VenueError('venue_error', 'okx error 51001: Instrument ID does not exist'), true],
+    [new VenueError('venue_error', 'Kraken error: EQuery:Unknown asset pair'), true],
+    // an error in a 200 body that is no answer about the instrument: the venue was not heard
+    [new VenueError('venue_error', 'Kraken error: EGeneral:Too many requests'), false],
+    [new VenueError('venue_error', 'bybit error 10006: Too many visits!'), false],
+    [new VenueError('venue_error', 'okx error 50001: Service temporarily unavailable'), false],
     [new VenueError('http_status', 'HTTP 400'), true],
+    [new VenueError('http_status', 'HTTP 404'), true],
+    // Binance's ban and Bybit's over-limit answers
+    [new VenueError('http_status', 'HTTP 418'), false],
+    [new VenueError('http_status', 'HTTP 403'), false],
     [new VenueError('http_status', 'HTTP 503'), false],
     [new VenueError('rate_limited', 'HTTP 429'), false],
     [new VenueError('timeout', 'no complete response within 1500 ms'), false],

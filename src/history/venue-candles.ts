@@ -127,12 +127,17 @@ export class VenueCandles {
   }
 }
 
+/** How the venues say an instrument or its range does not exist (Kraken, OKX, Bybit, KuCoin, ...). */
+const UNLISTED = /unknown|invalid|not exist|does not exist|not found|not supported|no such/i;
+
 /**
  * A venue's definite answer that it has nothing for the request (an unlisted instrument): its own
- * error in the body, or a 4xx other than a rate limit. Asking again would get the same.
+ * error in the body naming the instrument, or a 400 / 404. Asking again would get the same. A
+ * rate limit or a fault said in a 200 body (Kraken's `EGeneral:Too many requests`) or a ban (403,
+ * 418) is no answer: the venue counts as unreachable, so the round's candles are not kept.
  */
 export function refusesInstrument(error: unknown): boolean {
   if (!(error instanceof VenueError)) return false;
-  if (error.kind === 'venue_error') return true;
-  return error.kind === 'http_status' && /^HTTP 4\d\d/.test(error.message);
+  if (error.kind === 'venue_error') return UNLISTED.test(error.message);
+  return error.kind === 'http_status' && /^HTTP 40[04]\b/.test(error.message);
 }
