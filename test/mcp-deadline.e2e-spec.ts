@@ -20,6 +20,8 @@ const DEADLINE_MS = 2000;
 /** Longer than the deadline and its wind-down together: the chain answers after both. */
 const CHAIN_DELAY_MS = 4500;
 const REQUEST_TIMEOUT = -32001;
+/** Past the chain's delay: a delayed receipt still settles; a silenced one is unknown after it. */
+const SETTLE_TIMEOUT_MS = 8000;
 
 /**
  * The exchange deadline of `POST /mcp` against a settlement that outlives it: a call whose sale
@@ -35,7 +37,11 @@ describe('POST /mcp at its exchange deadline (e2e, local chain)', () => {
   beforeAll(async () => {
     let started: RpcProxy | undefined;
     stack = await startPaidApp({
-      env: { X402_SCHEMES: 'exact', MCP_EXCHANGE_DEADLINE_MS: String(DEADLINE_MS) },
+      env: {
+        X402_SCHEMES: 'exact',
+        MCP_EXCHANGE_DEADLINE_MS: String(DEADLINE_MS),
+        X402_SETTLE_TIMEOUT_MS: String(SETTLE_TIMEOUT_MS),
+      },
       beforeApp: async (chain) => {
         started = await RpcProxy.start(chain.rpcUrl);
         return { X402_RPC_URL: started.url };
@@ -126,6 +132,24 @@ describe('POST /mcp at its exchange deadline (e2e, local chain)', () => {
     const after = await stack.balances();
     expect(before.buyer - after.buyer).toBe(PRICE);
     expect(after.payTo - before.payTo).toBe(PRICE);
+  }, 60_000);
+
+  it('answers settlement_unknown naming the transaction when a settlement in flight at the deadline is never confirmed', async () => {
+    const paid = await payment();
+    const before = await stack.balances();
+    proxy.fail('eth_getTransactionReceipt', { kind: 'silence' });
+    const { status, body } = await post(toolCall(1, paid));
+    expect(status).toBe(200);
+    const { result, error } = body as RpcAnswer;
+    expect(error).toBeUndefined();
+    expect(result?.isError).toBe(true);
+    expect(result?.structuredContent).toMatchObject({
+      code: 'settlement_unknown',
+      detail: expect.stringMatching(/transaction 0x[0-9a-f]{64}/) as string,
+    });
+    // the transfer it names left: the buyer paid once, and was told so
+    const after = await stack.balances();
+    expect(before.buyer - after.buyer).toBe(PRICE);
   }, 60_000);
 
   it('cancels a call still being verified at the deadline: its timeout at once, nothing charged', async () => {
