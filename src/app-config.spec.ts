@@ -94,6 +94,7 @@ describe('loadConfig', () => {
       },
       sharedState: { redisUrl: undefined },
       rateLimits: { windowMs: 60_000, free: 600, unpaid: 120, trustProxy: false },
+      mcp: { perClient: 8, total: 256, deadlineMs: 30_000 },
     });
   });
 
@@ -146,6 +147,9 @@ describe('loadConfig', () => {
         'eth=0x71041dddad3595f9ced3dccfbe3d1f4b0a16bb70:1200:0.15, BTC=0x64c911996D3c6aC71f9b455B1E8E7266BcbD848F',
       REDIS_URL: 'redis://127.0.0.1:6379',
       ATTESTATION_PRIVATE_KEY: `0x${'ab'.repeat(32)}`,
+      MCP_MAX_EXCHANGES_PER_CLIENT: '4',
+      MCP_MAX_EXCHANGES: '64',
+      MCP_EXCHANGE_DEADLINE_MS: '10000',
     });
     expect({ ...config, payments: undefined }).toEqual({
       payments: undefined,
@@ -158,6 +162,7 @@ describe('loadConfig', () => {
       attestation: { enabled: true, privateKey: `0x${'ab'.repeat(32)}` },
       sharedState: { redisUrl: 'redis://127.0.0.1:6379' },
       rateLimits: { windowMs: 60_000, free: 600, unpaid: 120, trustProxy: false },
+      mcp: { perClient: 4, total: 64, deadlineMs: 10_000 },
       http: {
         port: 8080,
         host: '127.0.0.1',
@@ -237,6 +242,12 @@ describe('loadConfig', () => {
     [{ MARKET_STREAM_QUIET_MS: '50' }, 'MARKET_STREAM_QUIET_MS'],
     [{ MARKET_STATS_REFRESH_MS: '500' }, 'MARKET_STATS_REFRESH_MS'],
     [{ MARKET_STATS_STALE_MS: '20000', MARKET_STATS_REFRESH_MS: '30000' }, 'MARKET_STATS_STALE_MS'],
+    [{ MCP_MAX_EXCHANGES_PER_CLIENT: '0' }, 'MCP_MAX_EXCHANGES_PER_CLIENT'],
+    [{ MCP_MAX_EXCHANGES_PER_CLIENT: 'eight' }, 'MCP_MAX_EXCHANGES_PER_CLIENT'],
+    [{ MCP_MAX_EXCHANGES: '-1' }, 'MCP_MAX_EXCHANGES'],
+    [{ MCP_MAX_EXCHANGES: '1000000' }, 'MCP_MAX_EXCHANGES'],
+    [{ MCP_EXCHANGE_DEADLINE_MS: '500' }, 'MCP_EXCHANGE_DEADLINE_MS'],
+    [{ MCP_EXCHANGE_DEADLINE_MS: '2.5' }, 'MCP_EXCHANGE_DEADLINE_MS'],
   ])('refuses %j naming %s', (env, variable) => {
     const problems = problemsOf(env);
     expect(problems).toHaveLength(1);

@@ -6,6 +6,7 @@ import { ConfigError, collectSettings, type SettingsOf } from './config/settings
 import { LOG_FORMAT_SETTINGS } from './logging/logging.settings.js';
 import { MARKET_STATS_SETTINGS } from './market-stats/market-stats.settings.js';
 import { CHAINLINK_SETTINGS, MARKETS_SETTINGS } from './markets/markets.settings.js';
+import { MCP_SETTINGS } from './mcp/mcp.settings.js';
 import { METRICS_TOKEN_SETTINGS } from './metrics/metrics.settings.js';
 import {
   BATCH_SETTLEMENT_SETTINGS,
@@ -35,6 +36,7 @@ export const SETTINGS_SECTIONS = {
   attestation: ATTESTATION_SETTINGS,
   sharedState: SHARED_STATE_SETTINGS,
   rateLimits: RATE_LIMIT_SETTINGS,
+  mcp: MCP_SETTINGS,
 };
 
 type Sections = typeof SETTINGS_SECTIONS;

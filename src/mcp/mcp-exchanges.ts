@@ -1,25 +1,6 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { ApiError, ErrorCode } from '../common/api-error.js';
-
-/** How many `POST /mcp` exchanges may run at once, and for how long each. */
-export interface McpExchangeLimits {
-  readonly perClient: number;
-  readonly total: number;
-  readonly deadlineMs: number;
-}
-
-export const MCP_EXCHANGE_LIMITS = Symbol('McpExchangeLimits');
-
-/**
- * A client runs a few exchanges at once (an agent's parallel calls), the service a bounded
- * number in all, well under HTTP_MAX_CONNECTIONS so that free routes and probes always find a
- * connection; each exchange ends by its deadline (a paid call's settlement included).
- */
-export const DEFAULT_MCP_EXCHANGE_LIMITS: McpExchangeLimits = {
-  perClient: 8,
-  total: 256,
-  deadlineMs: 30_000,
-};
+import { MCP_SETTINGS, type McpExchangeLimits } from './mcp.settings.js';
 
 /** An exchange in progress: its deadline's signal, and its end. */
 export interface McpExchange {
@@ -27,17 +8,16 @@ export interface McpExchange {
   readonly leave: () => void;
 }
 
-/** The exchanges in progress, per client address and in all. */
+/**
+ * The exchanges in progress, per client address and in all (MCP_MAX_EXCHANGES_PER_CLIENT,
+ * MCP_MAX_EXCHANGES), each with its deadline (MCP_EXCHANGE_DEADLINE_MS).
+ */
 @Injectable()
 export class McpExchanges {
   private readonly byClient = new Map<string, number>();
   private running = 0;
 
-  constructor(
-    @Optional()
-    @Inject(MCP_EXCHANGE_LIMITS)
-    readonly limits: McpExchangeLimits = DEFAULT_MCP_EXCHANGE_LIMITS,
-  ) {}
+  constructor(@Inject(MCP_SETTINGS.token) readonly limits: McpExchangeLimits) {}
 
   /** Starts an exchange for `ip`, or throws the 429 that refuses it (nothing was run). */
   enter(ip: string): McpExchange {

@@ -14,11 +14,13 @@ import { PAYMENT_EXTENSION, PAYMENT_META, advertisesPaymentExtension } from './t
 
 const SERVER_INFO = { name: 'x402-price-api', version: '1.0.0' };
 
-/** Who an exchange is from, and when its answers can no longer be delivered. */
+/** Who an exchange is from, when its calls are cancelled, and what it waits for past that. */
 export interface ExchangeCaller {
   readonly ip: string;
   readonly userAgent: string | undefined;
   readonly signal: AbortSignal;
+  /** Takes the outcome of a call whose settlement was in flight when `signal` aborted. */
+  readonly waitFor: (outcome: Promise<unknown>) => void;
 }
 
 /**
@@ -74,6 +76,7 @@ export class McpToolServer {
           ip: caller.ip,
           userAgent: caller.userAgent,
           signal,
+          waitFor: caller.waitFor,
         });
       const result = queue.then(call, call);
       queue = result.catch(() => undefined);

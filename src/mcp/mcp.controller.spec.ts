@@ -5,6 +5,13 @@ import { McpExchanges } from './mcp-exchanges.js';
 import { McpToolServer } from './mcp-tool-server.js';
 import type { RouteTool, RouteTools } from './route-tools.js';
 import type { ToolCall, ToolCalls } from './tool-calls.js';
+import { answered } from './tool-results.js';
+
+const SETTLEMENT = {
+  success: true,
+  transaction: `0x${'ab'.repeat(32)}`,
+  network: 'eip155:84532' as const,
+};
 
 const TOOL: RouteTool = {
   name: 'get_ticker',
@@ -17,7 +24,7 @@ const TOOL: RouteTool = {
 
 /** A controller whose one tool answers as `call` does, exchanges ending after `deadlineMs`. */
 function controllerWith(
-  call: (tool: RouteTool, call: ToolCall) => Promise<never>,
+  call: (tool: RouteTool, call: ToolCall) => Promise<unknown>,
   deadlineMs: number,
 ) {
   const tools = { all: () => [TOOL], named: () => TOOL } as unknown as RouteTools;
@@ -84,6 +91,36 @@ describe('McpController: every exchange ends by its deadline', () => {
     const { status, body } = await post(controller);
     expect(status).toBe(504);
     expect(body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32001 } });
+    expect(exchanges.inProgress()).toBe(0);
+  }, 10_000);
+
+  it('waits past the deadline for a call whose settlement is in flight, and answers it, never 504', async () => {
+    const { controller, exchanges } = controllerWith(
+      (_tool, call) =>
+        new Promise((resolve) => {
+          call.signal.addEventListener('abort', () => {
+            const outcome = new Promise((settled) => {
+              // the settlement lands later than the wind-down a 504 would follow
+              setTimeout(() => {
+                settled(answered({ currency: 'USD' }, SETTLEMENT));
+              }, 2_500);
+            });
+            call.waitFor(outcome);
+            void outcome.then(resolve);
+          });
+        }),
+      50,
+    );
+    const { status, body } = await post(controller);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      jsonrpc: '2.0',
+      id: 1,
+      result: {
+        structuredContent: { currency: 'USD' },
+        _meta: { 'x402/payment-response': SETTLEMENT },
+      },
+    });
     expect(exchanges.inProgress()).toBe(0);
   }, 10_000);
 });

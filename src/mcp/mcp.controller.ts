@@ -23,8 +23,10 @@ const WIND_DOWN_MS = 2_000;
  * details, access line, metrics); a body that is no JSON is JSON-RPC's parse error (-32700).
  * Each message counts as the request it stands for: a tool call is its route's own request (its
  * rate-limit bucket, paywall and answer), any other request one free request, and a POST that
- * runs no tool call at least one. Exchanges are bounded per client and in all (McpExchanges),
- * and each ends by its deadline. Other methods on /mcp answer 405.
+ * runs no tool call at least one. Exchanges are bounded per client and in all (McpExchanges);
+ * at its deadline an exchange's calls are cancelled but those already settling, which answer
+ * with their settlement: every call of a batch gets its own answer. Other methods on /mcp
+ * answer 405.
  */
 @Controller('mcp')
 export class McpController {
@@ -73,21 +75,27 @@ export class McpController {
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
     });
+    const settling: Promise<unknown>[] = [];
     const server = this.tools.serverFor({
       ip: request.ip,
       userAgent: request.headers['user-agent'],
       signal: deadline,
+      waitFor: (outcome) => settling.push(outcome),
     });
     await server.connect(transport);
     let windDown: NodeJS.Timeout | undefined;
+    let ended = false;
     try {
       const handled = transport.handleRequest(
         new Request('http://mcp.local/mcp', { method: 'POST', headers: transportHeaders(request) }),
         { parsedBody: body },
       );
-      // the calls are aborted at the deadline and answer; one that does not is not waited for
+      // At the deadline a call not yet settling answers its cancellation at once; one whose
+      // settlement is in flight answers when it ends (bounded by the settlement's own deadline).
+      // An exchange still unanswered WIND_DOWN_MS after both is answered 504.
       const late = new Promise<Response>((resolve) => {
-        deadline.addEventListener('abort', () => {
+        const timedOut = () => {
+          if (ended) return;
           windDown = setTimeout(() => {
             resolve(
               Response.json(refusal(REQUEST_TIMEOUT, 'The exchange ran past its deadline.'), {
@@ -95,10 +103,22 @@ export class McpController {
               }),
             );
           }, WIND_DOWN_MS);
-        });
+        };
+        deadline.addEventListener(
+          'abort',
+          () => {
+            // the calls learn of the deadline after this listener: what they hold is read later
+            windDown = setTimeout(() => {
+              if (settling.length === 0) timedOut();
+              else void Promise.allSettled(settling).then(timedOut);
+            }, 0);
+          },
+          { once: true },
+        );
       });
       return await Promise.race([handled, late]);
     } finally {
+      ended = true;
       clearTimeout(windDown);
       await server.close();
     }

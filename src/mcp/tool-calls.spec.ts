@@ -1,7 +1,10 @@
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { HttpAdapterHost } from '@nestjs/core';
+import { ErrorCode as McpErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyRequest } from 'fastify';
+import { PaidCalls, type PaidCall } from '../payments/index.js';
 import type { RouteTool } from './route-tools.js';
 import { snakeCase } from './route-tools.js';
-import { urlOf } from './tool-calls.js';
+import { ToolCalls, urlOf, type ToolCall } from './tool-calls.js';
 
 const TOOL: RouteTool = {
   name: 'get_things',
@@ -42,5 +45,91 @@ describe('snakeCase', () => {
     expect(snakeCase('getTicker')).toBe('get_ticker');
     expect(snakeCase('getAllTickers')).toBe('get_all_tickers');
     expect(snakeCase('listAssets')).toBe('list_assets');
+  });
+});
+
+describe('ToolCalls at its exchange’s deadline', () => {
+  const PAID: RouteTool = {
+    name: 'get_ticker',
+    description: 'A price',
+    inputSchema: {},
+    price: '$0.002',
+    path: '/v1/ticker/:symbol',
+    arguments: [{ name: 'symbol', in: 'path', required: true }],
+  };
+
+  /**
+   * ToolCalls over a Fastify whose `inject` runs `route` on the paid call the request stands
+   * for, as the paywall would find it; the route answers `{"currency":"USD"}` once `answer`
+   * is called.
+   */
+  function toolCallsWith(route: (call: PaidCall | undefined) => void) {
+    const paidCalls = new PaidCalls();
+    let answer: () => void = () => undefined;
+    const inject = (options: { headers: Record<string, string> }) =>
+      new Promise((resolve) => {
+        const request = { headers: options.headers, raw: { socket: null } };
+        route(paidCalls.of(request as unknown as FastifyRequest));
+        answer = () => {
+          resolve({ statusCode: 200, body: '{"currency":"USD"}', headers: {} });
+        };
+      });
+    const adapter = {
+      httpAdapter: { getInstance: () => ({ inject }) },
+    } as unknown as HttpAdapterHost;
+    return {
+      calls: new ToolCalls(adapter, paidCalls),
+      answer: () => {
+        answer();
+      },
+    };
+  }
+
+  function callOf(deadline: AbortController, waited: Promise<unknown>[]): ToolCall {
+    return {
+      args: { symbol: 'BTC' },
+      payment: undefined,
+      extension: false,
+      ip: '10.0.0.1',
+      userAgent: undefined,
+      signal: deadline.signal,
+      waitFor: (outcome) => waited.push(outcome),
+    };
+  }
+
+  it('cancels a call whose settlement has not begun: -32001 at once, its request aborted', async () => {
+    let paid: PaidCall | undefined;
+    const { calls } = toolCallsWith((call) => (paid = call));
+    const deadline = new AbortController();
+    const waited: Promise<unknown>[] = [];
+    const result = calls.call(PAID, callOf(deadline, waited));
+    deadline.abort();
+    await expect(result).rejects.toMatchObject({ code: McpErrorCode.RequestTimeout });
+    expect(paid?.signal.aborted).toBe(true);
+    expect(paid?.beginSettlement()).toBe(false);
+    expect(waited).toEqual([]);
+  });
+
+  it('waits for a call whose settlement is in flight, and hands its outcome to the exchange', async () => {
+    const { calls, answer } = toolCallsWith((call) => call?.beginSettlement());
+    const deadline = new AbortController();
+    const waited: Promise<unknown>[] = [];
+    const result = calls.call(PAID, callOf(deadline, waited));
+    deadline.abort();
+    expect(waited).toHaveLength(1);
+    answer();
+    await expect(result).resolves.toMatchObject({ structuredContent: { currency: 'USD' } });
+    await expect(waited[0]).resolves.toBe(await result);
+  });
+
+  it('runs no call its exchange’s deadline has already passed', async () => {
+    let ran = false;
+    const { calls } = toolCallsWith(() => (ran = true));
+    const deadline = new AbortController();
+    deadline.abort();
+    await expect(calls.call(PAID, callOf(deadline, []))).rejects.toMatchObject({
+      code: McpErrorCode.RequestTimeout,
+    });
+    expect(ran).toBe(false);
   });
 });

@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { isRecord } from '../common/json.js';
 import { ErrorCode } from '../common/api-error.js';
 import { problem, type ProblemDetails } from '../common/problem-details.js';
-import { PaidCalls, PAYMENT_SIGNATURE_HEADER } from '../payments/index.js';
+import { PaidCalls, PAYMENT_SIGNATURE_HEADER, type EnteredCall } from '../payments/index.js';
 import { toolResourceUrl, type RouteTool } from './route-tools.js';
 import { answered, failed, paymentRequired, type ToolResult } from './tool-results.js';
 
@@ -32,6 +32,8 @@ export interface ToolCall {
   readonly userAgent: string | undefined;
   /** Aborts when the answer can no longer be delivered (cancelled, or the exchange's deadline). */
   readonly signal: AbortSignal;
+  /** Takes a call whose settlement was in flight when `signal` aborted: its outcome is to come. */
+  readonly waitFor: (outcome: Promise<unknown>) => void;
 }
 
 /**
@@ -40,7 +42,8 @@ export interface ToolCall {
  * payment header. The whole pipeline answers it, as any request: rate limits (the paid or free
  * bucket of its route), the route's checks before any 402, the paywall, settlement, receipt and
  * attestation. A paid call is marked (PaidCalls) so its payment is bound to the tool
- * (`mcp://tool/<name>`), never to the route. The response becomes the tool result.
+ * (`mcp://tool/<name>`), never to the route. The response becomes the tool result. A call
+ * cancelled before its settlement began answers -32001 at once, nothing sold.
  */
 @Injectable()
 export class ToolCalls {
@@ -50,6 +53,7 @@ export class ToolCalls {
   ) {}
 
   async call(tool: RouteTool, call: ToolCall): Promise<ToolResult> {
+    if (call.signal.aborted) throw cancelled();
     const url = urlOf(tool, call.args);
     const headers: Record<string, string> = { accept: 'application/json' };
     if (call.userAgent !== undefined) headers['user-agent'] = call.userAgent;
@@ -65,27 +69,18 @@ export class ToolCalls {
             route: `mcp:${tool.name}`,
             resource: `MCP ${tool.name} ${url}`,
             resourceUrl: toolResourceUrl(tool),
-            signal: call.signal,
           });
-    try {
-      const response = await this.adapter.httpAdapter.getInstance<FastifyInstance>().inject({
+    const outcome = this.adapter.httpAdapter
+      .getInstance<FastifyInstance>()
+      .inject({
         method: 'GET',
         url,
         headers: { ...headers, ...entered?.headers },
         remoteAddress: call.ip,
-      });
-      return this.resultOf(tool, call, response);
-    } catch (error) {
-      if (call.signal.aborted) {
-        throw new McpError(
-          McpErrorCode.RequestTimeout,
-          'The call was abandoned; nothing was sold.',
-        );
-      }
-      throw error;
-    } finally {
-      entered?.leave();
-    }
+      })
+      .finally(() => entered?.leave())
+      .then((response) => this.resultOf(tool, call, response));
+    return unlessCancelled(outcome, call, entered);
   }
 
   private resultOf(
@@ -158,6 +153,37 @@ function textOf(value: unknown): string | undefined {
     return value.map((item) => textOf(item)).join(',');
   }
   return undefined;
+}
+
+/**
+ * The call's outcome, or its cancellation's error once `call.signal` aborts. A paid call whose
+ * settlement has begun is not cancelled (money may have moved): its outcome is awaited still,
+ * and handed to `call.waitFor` so that the exchange waits for it too.
+ */
+function unlessCancelled(
+  outcome: Promise<ToolResult>,
+  call: ToolCall,
+  entered: EnteredCall | undefined,
+): Promise<ToolResult> {
+  return new Promise<ToolResult>((resolve, reject) => {
+    const onCancel = () => {
+      if (entered === undefined || entered.cancel()) reject(cancelled());
+      else call.waitFor(outcome);
+    };
+    call.signal.addEventListener('abort', onCancel, { once: true });
+    outcome
+      .finally(() => {
+        call.signal.removeEventListener('abort', onCancel);
+      })
+      .then(resolve, reject);
+  });
+}
+
+function cancelled(): McpError {
+  return new McpError(
+    McpErrorCode.RequestTimeout,
+    'The call was cancelled (its exchange ran past its deadline) before it was sold; nothing was charged.',
+  );
 }
 
 function invalid(message: string): McpError {

@@ -1,13 +1,12 @@
 import { Socket } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 import { PaidCalls } from './paid-calls.js';
-import type { PaidCall } from './payment-errors.js';
+import type { PaidCallNames } from './payment-errors.js';
 
-const CALL: PaidCall = {
+const CALL: PaidCallNames = {
   route: 'mcp:get_ticker',
   resource: 'MCP get_ticker /v1/ticker/BTC',
   resourceUrl: 'mcp://tool/get_ticker',
-  signal: new AbortController().signal,
 };
 
 /** A request as Fastify hands it over: from a socket, or in process (no socket). */
@@ -20,7 +19,26 @@ describe('PaidCalls', () => {
   it('recognises an in-process request carrying a running call’s token', () => {
     const calls = new PaidCalls();
     const entered = calls.enter(CALL);
-    expect(calls.of(request({ ...entered.headers }, false))).toBe(CALL);
+    expect(calls.of(request({ ...entered.headers }, false))).toMatchObject(CALL);
+  });
+
+  it('cancels a call whose settlement has not begun: its signal aborts, no settlement begins', () => {
+    const calls = new PaidCalls();
+    const entered = calls.enter(CALL);
+    const call = calls.of(request({ ...entered.headers }, false));
+    expect(call?.signal.aborted).toBe(false);
+    expect(entered.cancel()).toBe(true);
+    expect(call?.signal.aborted).toBe(true);
+    expect(call?.beginSettlement()).toBe(false);
+  });
+
+  it('never cancels a call once its settlement has begun: its outcome is to be delivered', () => {
+    const calls = new PaidCalls();
+    const entered = calls.enter(CALL);
+    const call = calls.of(request({ ...entered.headers }, false));
+    expect(call?.beginSettlement()).toBe(true);
+    expect(entered.cancel()).toBe(false);
+    expect(call?.signal.aborted).toBe(false);
   });
 
   it('ignores the same token on a request from a socket', () => {

@@ -15,9 +15,17 @@ export interface PaidCall {
   readonly resource: string;
   /** The resource its payment must name (`mcp://tool/get_ticker`), never an HTTP route's. */
   readonly resourceUrl: string;
-  /** Aborts when the call's answer can no longer be delivered: nothing is settled then. */
+  /** Aborts when the call is cancelled, its answer no longer deliverable: nothing is settled. */
   readonly signal: AbortSignal;
+  /**
+   * Marks the call's settlement as begun, unless the call was cancelled first (false): from then
+   * on it is not cancelled, and its outcome is delivered.
+   */
+  readonly beginSettlement: () => boolean;
 }
+
+/** What a transport names a paid call by (see PaidCall). */
+export type PaidCallNames = Pick<PaidCall, 'route' | 'resource' | 'resourceUrl'>;
 
 /** A paid request after the payment guard: the sale its scheme opened, for the interceptor. */
 export type RequestWithPayment = FastifyRequest & { x402Sale?: OpenSale; x402Call?: PaidCall };

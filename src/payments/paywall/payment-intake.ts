@@ -5,7 +5,12 @@ import { ApiError, ErrorCode } from '../../common/api-error.js';
 import { PreparedResponseException } from '../../common/prepared-response.exception.js';
 import { PaymentRefusedError, offeredRequirement } from './offered-requirement.js';
 import { answerHeadersOf } from './answer-headers.js';
-import { asPaymentError, challengeResponse, settlementUnknown } from './payment-errors.js';
+import {
+  asPaymentError,
+  challengeResponse,
+  settlementUnknown,
+  type RequestWithPayment,
+} from './payment-errors.js';
 import { AnswerAlreadySold, PaymentIdentifiers } from './payment-identifiers.js';
 import { PaymentVerification } from './payment-verification.js';
 import { clientGone, saleContextOf } from './sale-context.js';
@@ -71,7 +76,8 @@ export class PaymentIntake {
 
   /**
    * The handler answered `body`: the sale is closed and the receipt headers to send with the
-   * body returned, or what to answer instead is thrown. A buyer already gone buys nothing.
+   * body returned, or what to answer instead is thrown. A buyer already gone (or a paid call
+   * cancelled) buys nothing; a paid call whose settlement begins is no longer cancelled.
    */
   async close(
     request: FastifyRequest,
@@ -79,7 +85,8 @@ export class PaymentIntake {
     sale: OpenSale,
     body: unknown,
   ): Promise<Record<string, string>> {
-    if (clientGone(reply)) {
+    const call = (request as RequestWithPayment).x402Call;
+    if (clientGone(reply) || call?.beginSettlement() === false) {
       await sale.abandon('handler_failed');
       this.logger.warn(
         `${request.method} ${request.url}: client left before settlement; nothing charged`,

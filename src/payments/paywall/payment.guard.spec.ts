@@ -142,39 +142,36 @@ describe('PaymentGuard', () => {
   describe('an in-process request standing for a paid call (an MCP tool call)', () => {
     const TOOL = 'mcp://tool/get_ticker';
 
-    function call(signal: AbortSignal) {
+    function call(cancelled = false) {
       const entered = calls.enter({
         route: 'mcp:get_ticker',
         resource: 'MCP get_ticker /v1/ticker/BTC',
         resourceUrl: TOOL,
-        signal,
       });
+      if (cancelled) entered.cancel();
       return (headers: Record<string, string>, reply: unknown = openReply()) => {
         const request = paidRequest({ ...headers, ...entered.headers });
         Object.assign(request, { raw: { socket: null } });
-        return { request, outcome: guard.canActivate(httpContext(request, reply)) };
+        return { entered, request, outcome: guard.canActivate(httpContext(request, reply)) };
       };
     }
 
     it('refuses a call whose answer can no longer be delivered, before anything is verified', async () => {
-      const cancelled = new AbortController();
-      cancelled.abort();
-      const { outcome } = call(cancelled.signal)(v2Header(presentedPayment()));
+      const { outcome } = call(true)(v2Header(presentedPayment()));
       expectApiError(await rejectionOf(outcome), ErrorCode.ClientClosedRequest, 499);
       expect(paywall.verified).toEqual([]);
     });
 
     it('is bound to its call, and its reply closes once the call is cancelled', async () => {
-      const running = new AbortController();
       let destroyed = 0;
       const reply = openReply() as { raw: { destroy: () => void } };
       reply.raw.destroy = () => (destroyed += 1);
       const payload = { ...presentedPayment(), resource: { url: TOOL } };
-      const { request, outcome } = call(running.signal)(v2Header(payload), reply);
+      const { request, outcome, entered } = call()(v2Header(payload), reply);
       await expect(outcome).resolves.toBe(true);
       expect(request.x402Call?.route).toBe('mcp:get_ticker');
       expect(destroyed).toBe(0);
-      running.abort();
+      expect(entered.cancel()).toBe(true);
       expect(destroyed).toBe(1);
     });
 
@@ -183,7 +180,7 @@ describe('PaymentGuard', () => {
         ...presentedPayment(),
         resource: { url: 'https://prices.example.com/v1/ticker/BTC' },
       };
-      const { outcome } = call(new AbortController().signal)(v2Header(payload));
+      const { outcome } = call()(v2Header(payload));
       const error = await rejectionOf(outcome);
       expect(error).toBeInstanceOf(PreparedResponseException);
       expect(
@@ -198,7 +195,6 @@ describe('PaymentGuard', () => {
         route: 'mcp:get_ticker',
         resource: 'MCP get_ticker /v1/ticker/BTC',
         resourceUrl: TOOL,
-        signal: new AbortController().signal,
       });
       const payload = { ...presentedPayment(), resource: { url: TOOL } };
       const request = paidRequest({ ...v2Header(payload), ...entered.headers });
