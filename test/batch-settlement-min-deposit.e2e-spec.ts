@@ -74,4 +74,14 @@ describe('batch settlement: the deposit the offer asks for', () => {
     const record = await stack.service.app.get(BatchChannels).channels().get(channelId);
     expect(record?.chargedCumulativeAmount).toBe(DEFAULT_MIN_DEPOSIT.toString());
   }, 240_000);
+
+  it('is refused with the reason when the wallet holds less, nothing charged', async () => {
+    const buyer = await batchBuyer(stack.chain, { funds: DEFAULT_MIN_DEPOSIT / 2n });
+    const before = await stack.balances();
+    const refused = await buyer.fetch(`${stack.service.url}/v1/ticker/BTC`);
+    expect(refused.status).toBe(402);
+    expect(paymentRequiredOf(refused).error).toContain('insufficient_balance');
+    expect(await stack.chain.usdcBalance(buyer.account.address)).toBe(DEFAULT_MIN_DEPOSIT / 2n);
+    expect(await stack.balances()).toEqual(before);
+  });
 });
