@@ -502,6 +502,25 @@ describe('loadConfig', () => {
       );
     });
 
+    it('reads the deposit the batch offer asks for in USD, within what the official client deposits', () => {
+      expect(loadConfig({}).batchSettlement.minDeposit).toBeUndefined();
+      expect(loadConfig({ X402_BATCH_MIN_DEPOSIT: '0.5' }).batchSettlement.minDeposit).toBe(
+        '$0.5',
+      );
+      expect(loadConfig({ X402_BATCH_MIN_DEPOSIT: '5' }).batchSettlement.minDeposit).toBe('$5');
+      expect(problemsOf({ X402_BATCH_MIN_DEPOSIT: '0' })).toEqual([
+        'X402_BATCH_MIN_DEPOSIT must be more than 0',
+      ]);
+      expect(problemsOf({ X402_BATCH_MIN_DEPOSIT: '5.000001' })[0]).toContain(
+        'X402_BATCH_MIN_DEPOSIT must be at most 5 (USD)',
+      );
+      for (const malformed of ['$1', '1e3', '0.0000001', '-1', '01']) {
+        expect(problemsOf({ X402_BATCH_MIN_DEPOSIT: malformed })).toEqual([
+          `X402_BATCH_MIN_DEPOSIT must be a USD amount such as 1 or 0.5 (at most 6 decimals) (got "${malformed}")`,
+        ]);
+      }
+    });
+
     it.each([
       [{ X402_PAY_TO: '' }, 'X402_PAY_TO is required'],
       [{ X402_PAY_TO: '0x1234' }, 'X402_PAY_TO must be a 0x-prefixed 20-byte address'],

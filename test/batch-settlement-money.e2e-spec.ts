@@ -27,6 +27,8 @@ import { paymentRequiredOf } from './support/x402-payloads.js';
 
 const PRICE = 2000n;
 const TICKER = '/v1/ticker/BTC';
+/** Deposits of 10 ticker calls: a buyer's 1 USDC pays for many, a lost one included. */
+const TEN_CALL_DEPOSITS = { X402_BATCH_MIN_DEPOSIT: '0.02' } as const;
 
 describe('batch settlement: money when something goes wrong', () => {
   let stack: PaidApp;
@@ -103,6 +105,7 @@ describe('batch settlement: money when something goes wrong', () => {
       env: {
         X402_BATCH_DATA_DIR: dataDir,
         ...CLAIMS_BY_HAND,
+        ...TEN_CALL_DEPOSITS,
       },
     });
     channels = stack.service.app.get(BatchChannels);
@@ -285,6 +288,7 @@ describe('batch settlement: a deposit slower than X402_SETTLE_TIMEOUT_MS', () =>
       X402_SETTLE_TIMEOUT_MS: '1000',
       X402_BATCH_DATA_DIR: dataDir,
       ...CLAIMS_BY_HAND,
+      ...TEN_CALL_DEPOSITS,
     });
     await slow.refresh();
   });

@@ -66,6 +66,8 @@ describe('batch settlement: paid calls without a chain round trip', () => {
       env: {
         X402_BATCH_DATA_DIR: dataDir,
         ...CLAIMS_BY_HAND,
+        // deposits of 10 ticker calls, so a few calls show a top-up
+        X402_BATCH_MIN_DEPOSIT: '0.02',
       },
     });
     serviceUrl = stack.service.url;
@@ -92,7 +94,7 @@ describe('batch settlement: paid calls without a chain round trip', () => {
         ['exact', price.toString(), stack.payTo],
         ['batch-settlement', price.toString(), stack.payTo],
       ]);
-      expect(accepts[1]?.extra).toMatchObject({ withdrawDelay: 900 });
+      expect(accepts[1]?.extra).toMatchObject({ withdrawDelay: 900, minDeposit: '20000' });
     }
   });
 
@@ -113,8 +115,8 @@ describe('batch settlement: paid calls without a chain round trip', () => {
       expect(response.headers.get('payment-response')).not.toBeNull();
       owed += price;
     }
-    // the seller announces a minimum deposit of 10 calls of the first route (20,000): the first
-    // three calls use it up exactly, the fourth tops the channel up, the fifth is a voucher again
+    // the seller announces a minimum deposit of 10 ticker calls (20,000): the first three calls
+    // use it up exactly, the fourth tops the channel up, the fifth is a voucher again
     expect(buyer.sent.map((sent) => (sent.payload as { type: string }).type)).toEqual([
       'deposit',
       'voucher',

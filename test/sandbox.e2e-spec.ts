@@ -60,7 +60,8 @@ describe('npm run client (scripts/client.ts) paying a real paid app', () => {
     // a buyer of our own: the client takes a private key, which PaidApp's buyer does not expose
     buyerKey = generatePrivateKey();
     buyer = privateKeyToAccount(buyerKey).address;
-    await stack.chain.mintUsdc(buyer, USDC);
+    // a channel's deposit (USD 1 by default) and the exact purchases after it
+    await stack.chain.mintUsdc(buyer, 10n * USDC);
   });
 
   afterAll(async () => {

@@ -107,15 +107,22 @@ export interface BatchBuyer {
 
 /**
  * `@x402/fetch` with the SDK's batch-settlement client scheme, for a new key (or `key`: one of
- * anvil's funded accounts, when the buyer must send its own transactions) holding 1 USDC.
+ * anvil's funded accounts, when the buyer must send its own transactions) holding 1 USDC (or
+ * `funds`).
  */
 export async function batchBuyer(
   chain: LocalChain,
   /** `network`: the one network the client pays on (a CAIP-2 id); any EVM network by default. */
-  options: { key?: Hex; depositMultiplier?: number; network?: `${string}:${string}` } = {},
+  options: {
+    key?: Hex;
+    depositMultiplier?: number;
+    network?: `${string}:${string}`;
+    /** The test USDC it holds, in atomic units; 1 USDC by default. */
+    funds?: bigint;
+  } = {},
 ): Promise<BatchBuyer> {
   const account = privateKeyToAccount(options.key ?? generatePrivateKey());
-  await chain.mintUsdc(account.address, USDC);
+  await chain.mintUsdc(account.address, options.funds ?? USDC);
   const sent: PaymentPayload[] = [];
   const recording: typeof fetch = async (input, init) => {
     const request = new Request(input, init);

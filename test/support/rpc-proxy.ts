@@ -16,6 +16,19 @@ export type RpcFault =
   | { readonly kind: 'delay'; readonly ms: number }
   | { readonly kind: 'silence' };
 
+/** A call whose answer the proxy keeps back (see RpcProxy.holdAnswer). */
+export interface HeldAnswer {
+  /** Resolves once the matching call reached the chain; its answer waits for `release()`. */
+  readonly reached: Promise<void>;
+  release(): void;
+}
+
+/** One JSON-RPC call as the proxy saw it. */
+export interface RpcCall {
+  readonly method: string;
+  readonly params: unknown;
+}
+
 /**
  * A JSON-RPC proxy on loopback between the app and anvil that injects errors, delays and
  * silence per method, so a test can break the chain the way real RPC providers break.
@@ -24,6 +37,7 @@ export class RpcProxy {
   readonly calls: string[] = [];
   private readonly faults = new Map<string, { fault: RpcFault; skip: number }>();
   private readonly silenced = new Map<ServerResponse, string>();
+  private hold: { matches: (call: RpcCall) => boolean; held: Held } | undefined;
 
   private constructor(
     private readonly server: Server,
@@ -51,6 +65,17 @@ export class RpcProxy {
   }
 
   /**
+   * The next call `matches` accepts goes to the chain at once, but its answer reaches the app
+   * only on `release()`: whatever the test does meanwhile lands between that call and the app's
+   * next one (a gas estimate made before a state change, the transaction sent after it).
+   */
+  holdAnswer(matches: (call: RpcCall) => boolean): HeldAnswer {
+    const held = new Held();
+    this.hold = { matches, held };
+    return held;
+  }
+
+  /**
    * Back to a faithful proxy. Calls held in silence are forwarded now, so work the app gave up
    * on (at a deadline) finishes while the test is still running instead of after it.
    */
@@ -62,13 +87,20 @@ export class RpcProxy {
   }
 
   close(): Promise<void> {
+    this.hold?.held.release();
     return closeServer(this.server, this.silenced.keys());
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const body = await readBody(request);
-    const { method, id } = describe(body);
+    const { method, id, params } = describe(body);
     this.calls.push(method);
+    const hold = this.hold;
+    if (hold?.matches({ method, params }) === true) {
+      this.hold = undefined;
+      await this.forward(body, response, undefined, hold.held);
+      return;
+    }
     const fault = this.faultFor(method);
     if (fault?.kind === 'silence') {
       this.silenced.set(response, body);
@@ -95,8 +127,16 @@ export class RpcProxy {
     return undefined;
   }
 
-  /** Forwards `body`; with `failAfter`, the caller gets that error once the chain has it. */
-  private async forward(body: string, response: ServerResponse, failAfter?: string): Promise<void> {
+  /**
+   * Forwards `body`; with `failAfter`, the caller gets that error once the chain has it; with
+   * `held`, the chain's answer once the test releases it.
+   */
+  private async forward(
+    body: string,
+    response: ServerResponse,
+    failAfter?: string,
+    held?: Held,
+  ): Promise<void> {
     const { id } = describe(body);
     let forwarded: string;
     try {
@@ -106,6 +146,7 @@ export class RpcProxy {
         body,
       });
       forwarded = await upstream.text();
+      if (held !== undefined) await held.reachedChain();
     } catch (error) {
       reply(response, rpcError(id, `upstream unreachable: ${String(error)}`));
       return;
@@ -118,13 +159,43 @@ export class RpcProxy {
   }
 }
 
-function describe(body: string): { method: string; id: unknown } {
+class Held implements HeldAnswer {
+  readonly reached: Promise<void>;
+  private arrived!: () => void;
+  private released!: () => void;
+  private readonly releasing = new Promise<void>((resolve) => {
+    this.released = resolve;
+  });
+
+  constructor() {
+    this.reached = new Promise((resolve) => {
+      this.arrived = resolve;
+    });
+  }
+
+  release(): void {
+    this.released();
+  }
+
+  /** The call reached the chain: tells the test, then waits for its release. */
+  reachedChain(): Promise<void> {
+    this.arrived();
+    return this.releasing;
+  }
+}
+
+function describe(body: string): { method: string; id: unknown; params: unknown } {
   try {
-    const parsed = JSON.parse(body) as { method?: string; id?: unknown } | { method?: string }[];
+    const parsed = JSON.parse(body) as
+      { method?: string; id?: unknown; params?: unknown } | { method?: string; params?: unknown }[];
     const first = Array.isArray(parsed) ? parsed[0] : parsed;
-    return { method: first?.method ?? '?', id: Array.isArray(parsed) ? null : parsed.id };
+    return {
+      method: first?.method ?? '?',
+      id: Array.isArray(parsed) ? null : parsed.id,
+      params: first?.params,
+    };
   } catch {
-    return { method: '?', id: null };
+    return { method: '?', id: null, params: undefined };
   }
 }
 

@@ -20,6 +20,7 @@ import {
   type Hex,
 } from 'viem';
 import { createNonceManager, jsonRpc } from 'viem/nonce';
+import { withGasHeadroom } from '../../chain/gas-headroom.js';
 import { jsonRpcTransport } from '../../chain/json-rpc-transport.js';
 import { ReceiptPacing, pollReceipt } from '../../chain/receipt-wait.js';
 import {
@@ -115,7 +116,7 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
             async () => {
               const price = await fees.current();
               const gas = await client.estimateContractGas({ ...args, ...price, prepare: false });
-              return { ...price, gas, chainId };
+              return { ...price, gas: withGasHeadroom(gas), chainId };
             },
             (prepared) => client.writeContract({ ...args, ...prepared }),
           ),
@@ -126,7 +127,7 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
             async () => {
               const price = await fees.current();
               const gas = await client.estimateGas({ ...args, ...price, prepare: false });
-              return { ...price, gas, chainId };
+              return { ...price, gas: withGasHeadroom(gas), chainId };
             },
             (prepared) => client.sendTransaction({ ...args, ...prepared }),
           ),

@@ -7,6 +7,7 @@ import type {
   SchemeNetworkServer,
   SettleResponse,
 } from '@x402/core/types';
+import type { PaidRoute } from './paid-routes.js';
 import type { ProtocolVersion } from './x402-wire.js';
 
 /**
@@ -119,6 +120,11 @@ export interface SellerSchemePlugin {
    * `settlement_unknown`, 503).
    */
   open(presented: PresentedPayment, context: SaleContext): Promise<OpenSale>;
+  /**
+   * Every paid route and its price, before the offers are built: a scheme may size its terms by
+   * what is sold (batch-settlement's deposit).
+   */
+  sells?(routes: readonly PaidRoute[]): void;
   /** The facilitator confirmed the paid routes: background work may start (claims, say). */
   startSelling?(): void;
   /** The service is stopping: finish or hand over background work (bounded). */

@@ -104,7 +104,9 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     this.descriptions = new Map();
     this.requirements.clear();
     this.challenges.clear();
-    for (const route of this.explorer.explore()) {
+    const paid = this.explorer.explore();
+    for (const plugin of this.schemes.offered()) plugin.sells?.(paid);
+    for (const route of paid) {
       try {
         const description = describeRoute(document, route);
         this.descriptions.set(routeKey(route), description);

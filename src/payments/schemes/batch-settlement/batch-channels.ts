@@ -31,6 +31,9 @@ import {
   type ChargedVoucher,
 } from './batch-take-backs.js';
 import { PaidCallStamps, soldFor, type PaidCall } from './paid-calls.js';
+import { minDepositFor } from './deposit-policy.js';
+import type { UsdPrice } from '../../paywall/paid-price.js';
+import { reasonOf } from '../../facilitator/facilitator-client.js';
 import { SellerBatchScheme } from './seller-batch-scheme.js';
 
 /** Shutdown waits at most this long for the last claims and settlements. */
@@ -47,6 +50,8 @@ export class BatchChannels implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly schemes = new Map<string, SellerBatchScheme>();
   /** Each network's claims, once the facilitator confirmed the routes. */
   private readonly claims = new Map<string, BatchClaims>();
+  /** The deposit each network's offer asks for (sizeDeposits), in atomic units. */
+  private readonly minDeposits = new Map<string, bigint | undefined>();
   /** Payment-identifiers written with the vouchers they came with (see PaidCallStamps). */
   readonly paidCalls = new PaidCallStamps();
   private stopped = false;
@@ -73,6 +78,7 @@ export class BatchChannels implements OnApplicationBootstrap, OnModuleDestroy {
         this.payments.payTo,
         {
           storage: this.channels(network),
+          minDeposit: () => this.minDeposits.get(network),
           // the seller's own receiver authorizer: the same everywhere, whichever key settles
           ...(authorizerPrivateKey === undefined
             ? {}
@@ -84,6 +90,27 @@ export class BatchChannels implements OnApplicationBootstrap, OnModuleDestroy {
       this.schemes.set(network, scheme);
     }
     return scheme;
+  }
+
+  /**
+   * Sizes the deposit every network's batch offer asks for (`extra.minDeposit`, deposit-policy.ts)
+   * from the paid routes' `prices` and X402_BATCH_MIN_DEPOSIT.
+   */
+  sizeDeposits(prices: readonly UsdPrice[]): void {
+    for (const { network, asset } of this.payments.networks) {
+      try {
+        this.minDeposits.set(
+          network,
+          minDepositFor(this.batch.minDeposit, prices, asset.decimals),
+        );
+      } catch (error) {
+        throw new StartupError(
+          `Cannot offer batch-settlement on ${network}: its deposit (X402_BATCH_MIN_DEPOSIT) ` +
+            `is no amount of its token: ${reasonOf(error)}`,
+          { cause: error },
+        );
+      }
+    }
   }
 
   /**

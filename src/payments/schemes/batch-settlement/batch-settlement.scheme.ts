@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { Network, SchemeNetworkServer } from '@x402/core/types';
 import { asPaymentError } from '../../paywall/payment-errors.js';
 import { PaymentIdentifiers, paymentIdOf } from '../../paywall/payment-identifiers.js';
+import type { PaidRoute } from '../../paywall/paid-routes.js';
 import { PaymentVerification } from '../../paywall/payment-verification.js';
 import {
   SchemeSale,
@@ -44,6 +45,11 @@ export class BatchSettlementScheme implements SellerSchemePlugin {
 
   serverScheme(network: Network): SchemeNetworkServer {
     return this.channels.scheme(network);
+  }
+
+  /** The deposit every batch offer asks for is sized by the paid routes' prices. */
+  sells(routes: readonly PaidRoute[]): void {
+    this.channels.sizeDeposits(routes.map(({ price }) => price));
   }
 
   startSelling(): void {

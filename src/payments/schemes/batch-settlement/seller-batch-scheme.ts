@@ -5,7 +5,7 @@ import type {
   SettleContext,
   VerifyContext,
 } from '@x402/core/server';
-import type { PaymentPayload } from '@x402/core/types';
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import {
   BatchSettlementEvmScheme,
   type BatchSettlementEvmSchemeServerConfig,
@@ -62,6 +62,8 @@ type BeforeSettleResult = Awaited<ReturnType<BeforeSettleHook>>;
 export class SellerBatchScheme extends BatchSettlementEvmScheme {
   /** The channel store itself: the SDK gets it wrapped by `paidCalls`. */
   private readonly channels: ChannelStorage;
+  /** The deposit the offer asks for (deposit-policy.ts); undefined: the SDK's 10 calls. */
+  private readonly minDeposit: () => bigint | undefined;
 
   /**
    * `isSetAside`: whether the chain refused a claim of this channel lately (BatchClaims sets such
@@ -71,7 +73,10 @@ export class SellerBatchScheme extends BatchSettlementEvmScheme {
    */
   constructor(
     receiver: `0x${string}`,
-    config: BatchSettlementEvmSchemeServerConfig & { readonly storage: ChannelStorage },
+    config: BatchSettlementEvmSchemeServerConfig & {
+      readonly storage: ChannelStorage;
+      readonly minDeposit?: () => bigint | undefined;
+    },
     private readonly isSetAside: (channelId: string) => boolean = () => false,
     private readonly paidCalls: PaidCallStamps = new PaidCallStamps(),
   ) {
@@ -81,6 +86,7 @@ export class SellerBatchScheme extends BatchSettlementEvmScheme {
       storage: paidCalls.stamping(config.storage),
     });
     this.channels = config.storage;
+    this.minDeposit = config.minDeposit ?? (() => undefined);
     const {
       onBeforeVerify: beforeVerify,
       onAfterVerify: afterVerify,
@@ -111,6 +117,18 @@ export class SellerBatchScheme extends BatchSettlementEvmScheme {
         };
       }
     };
+  }
+
+  /**
+   * The offer's `extra.minDeposit`, which the official client deposits: the seller's deposit
+   * policy, and at least one call's price. An announcement, not a rule: a smaller deposit (a
+   * buyer whose spend cap is lower) is accepted, as the SDK's server does by default.
+   */
+  override resolveMinDepositHint(requirements: PaymentRequirements): Promise<string> {
+    const minDeposit = this.minDeposit();
+    if (minDeposit === undefined) return super.resolveMinDepositHint(requirements);
+    const price = BigInt(requirements.amount);
+    return Promise.resolve((price > minDeposit ? price : minDeposit).toString());
   }
 
   /** Whether `payload` is a voucher checked here (checkVoucherLocally) rather than by the SDK. */
