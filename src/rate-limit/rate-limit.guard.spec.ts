@@ -215,6 +215,35 @@ describe('RateLimiter on paid routes: only what buys nothing counts', () => {
     expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeInstanceOf(ApiError);
   });
 
+  it('payments count on arrival: concurrent ones past the limit are refused before any is answered', async () => {
+    const verdicts = await Promise.all(
+      Array.from({ length: 6 }, () => limiter.verdict(junk(), true, new TestReply().reply)),
+    );
+    // the limit (2), and the payment for the last 402 it allowed; then 429, nothing answered yet
+    expect(verdicts.map((verdict) => verdict instanceof ApiError)).toEqual([
+      false,
+      false,
+      false,
+      true,
+      true,
+      true,
+    ]);
+    expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeInstanceOf(ApiError);
+  });
+
+  it('a sale is counted once: its own count is taken back with the 402 it gives back', async () => {
+    const reply = new TestReply();
+    const paying = { ...junk(), x402Sale: {} } as unknown as FastifyRequest;
+    expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeUndefined();
+    expect(await limiter.verdict(paying, true, reply.reply)).toBeUndefined();
+    reply.answer(200);
+    await settled();
+    // back to nothing counted: the limit's two 402s, then 429
+    expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeUndefined();
+    expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeUndefined();
+    expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeInstanceOf(ApiError);
+  });
+
   it('a sale lifts the limit once its 402 given back brings the count under it', async () => {
     const reply = new TestReply();
     const paying = { ...junk(), x402Sale: {} } as unknown as FastifyRequest;
