@@ -107,8 +107,11 @@ describe('RateLimiter: a payment whose client hangs up counts', () => {
     await withServer(
       (response) => {
         const sale = { ...WITH_PAYMENT, x402Sale: {} } as unknown as FastifyRequest;
-        void limiter.verdict(sale, true, { raw: response } as FastifyReply);
-        response.end('{}');
+        // as the pipeline runs: the verdict, the payment guard's sale, the answer
+        void limiter
+          .verdict(sale, true, { raw: response } as FastifyReply)
+          .then(() => limiter.saleOpened(sale))
+          .then(() => response.end('{}'));
       },
       async (port) => {
         for (let index = 0; index < 2; index += 1) {
@@ -161,14 +164,18 @@ describe('RateLimiter on paid routes: only what buys nothing counts', () => {
   async function answered(request: FastifyRequest, status: number): Promise<unknown> {
     const reply = new TestReply();
     const verdict = await limiter.verdict(request, true, reply.reply);
+    // the payment guard opened a sale: RateLimitInterceptor tells the limiter before the handler
+    if (verdict === undefined && (request as { x402Sale?: object }).x402Sale !== undefined) {
+      await limiter.saleOpened(request);
+    }
     if (verdict === undefined) reply.answer(status);
     await settled();
     return verdict;
   }
 
-  /** A payment the payment guard verified and claimed (it marks the request so), then sold. */
-  function sale(): Promise<unknown> {
-    return answered({ ...junk(), x402Sale: {} } as unknown as FastifyRequest, 200);
+  /** A payment the payment guard verified and claimed (it marks the request so), answered `status`. */
+  function sale(status = 200): Promise<unknown> {
+    return answered({ ...junk(), x402Sale: {} } as unknown as FastifyRequest, status);
   }
 
   it('a client that pays each 402 it gets is never limited', async () => {
@@ -236,11 +243,20 @@ describe('RateLimiter on paid routes: only what buys nothing counts', () => {
     const paying = { ...junk(), x402Sale: {} } as unknown as FastifyRequest;
     expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeUndefined();
     expect(await limiter.verdict(paying, true, reply.reply)).toBeUndefined();
+    await limiter.saleOpened(paying);
+    // taken back as soon as it is verified: its buyer's next request finds the limit's room
+    expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeUndefined();
     reply.answer(200);
     await settled();
-    // back to nothing counted: the limit's two 402s, then 429
+    // the sale gives back one 402: room for one more, then 429
     expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeUndefined();
-    expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeUndefined();
+    expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeInstanceOf(ApiError);
+  });
+
+  it('a verified payment that sells nothing (settlement refused, client gone) counts again', async () => {
+    expect(await sale(402)).toBeUndefined();
+    expect(await sale(502)).toBeUndefined();
+    // two counted: the limit reached, the next 402 is over it
     expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeInstanceOf(ApiError);
   });
 
@@ -248,6 +264,7 @@ describe('RateLimiter on paid routes: only what buys nothing counts', () => {
     const reply = new TestReply();
     const paying = { ...junk(), x402Sale: {} } as unknown as FastifyRequest;
     expect(await limiter.verdict(paying, true, reply.reply)).toBeUndefined();
+    await limiter.saleOpened(paying);
     for (let index = 0; index < 3; index += 1) await limiter.verdict(UNPAID, true, OPEN_REPLY);
     expect(await answered(junk(), 404)).toBeInstanceOf(ApiError);
     // the sale under way when the address went over is answered: 2 of 2 again

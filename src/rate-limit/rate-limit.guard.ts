@@ -17,6 +17,9 @@ import { remoteText } from '../common/remote-text.js';
 
 export const RATE_LIMIT_STORAGE = Symbol('RateLimitStorage');
 
+/** Payments counted on arrival: when, and whether the payment guard has opened a sale for them. */
+const countedPayments = new WeakMap<FastifyRequest, { countedAt: number; verified: boolean }>();
+
 /** Past this many addresses remembered as over the limit, the lapsed ones are dropped first. */
 const PRUNE_BLOCKED_AT = 10_000;
 
@@ -28,9 +31,10 @@ export type RateLimitVerdict = ApiError | undefined;
  * at most RATE_LIMIT_FREE requests to free routes, and RATE_LIMIT_UNPAID requests to paid routes
  * that bought nothing, per RATE_LIMIT_WINDOW_MS; then 429 with Retry-After. Every request counts
  * on arrival, before the route's resolver: a request carrying a payment is refused once the
- * address is already over the limit; when it turns out a sale, its own count is taken back and
- * one 402 of the window given back (never below zero, never credit ahead): a client that pays
- * each 402 it gets is never limited, however fast it buys. Over the limit,
+ * address is already over the limit; once the payment is verified its count is taken back
+ * (RateLimitInterceptor), and counted again if it sells nothing; a sale gives one 402 of the
+ * window back (never below zero, never credit ahead): a client that pays each 402 it gets is
+ * never limited, however fast it buys. Over the limit,
  * everything the address sends to paid routes, payments included, gets the 429: a payment is
  * refused before it costs a decode, a verification or a chain read. The counts live in Redis with
  * REDIS_URL, so every instance counts together; if Redis cannot be reached the limit is not
@@ -92,25 +96,49 @@ export class RateLimiter {
     }
     this.note(request.ip, record);
     if (record.isBlocked) return this.tooMany(request.ip, record.timeToBlockExpire);
+    const counted = { countedAt, verified: false };
+    countedPayments.set(request, counted);
     // 'close' comes whether the answer went out or the client left first; a client that leaves
-    // before its answer bought nothing it received and stays counted
+    // before its answer bought nothing it received, and must not escape the count by hanging up
     whenClosed(reply.raw, () => {
-      if (sold(request, reply)) this.countSale(request.ip, Date.now() - countedAt);
+      this.closePayment(request, reply, counted.verified);
     });
     return undefined;
   }
 
-  /** A sale: its own count taken back, and one 402 of the window given back. */
-  private countSale(ip: string, countedAgoMs: number): void {
-    const limit = this.limits.unpaid;
-    this.storage
-      .takeBackPayment(ip, this.limits.windowMs, limit, countedAgoMs)
-      .then(() => this.storage.giveBackChallenge(ip, limit))
+  /**
+   * The payment guard opened a sale for `request` (its payment verified and claimed): its count
+   * on arrival is taken back now, before the answer, so a buyer's next request never finds it
+   * still counted; should the sale not complete, the request is counted again once closed.
+   */
+  async saleOpened(request: FastifyRequest): Promise<void> {
+    const counted = countedPayments.get(request);
+    if (counted === undefined || counted.verified) return;
+    counted.verified = true;
+    const { ip } = request;
+    const { windowMs, unpaid } = this.limits;
+    try {
+      const ago = Date.now() - counted.countedAt;
+      this.note(ip, await this.storage.takeBackPayment(ip, windowMs, unpaid, ago));
+    } catch (error) {
+      this.logger.warn(`verified payment not taken back: ${remoteText(error)}`);
+    }
+  }
+
+  /** A sale gives one 402 of the window back; a verified payment that sold nothing counts again. */
+  private closePayment(request: FastifyRequest, reply: FastifyReply, verified: boolean): void {
+    const { ip } = request;
+    const { windowMs, unpaid } = this.limits;
+    let counted: Promise<RateLimitRecord>;
+    if (sold(request, reply)) counted = this.storage.giveBackChallenge(ip, unpaid);
+    else if (verified) counted = this.storage.countPaidRoute(ip, windowMs, unpaid, false);
+    else return;
+    counted
       .then((record) => {
         this.note(ip, record);
       })
       .catch((error: unknown) => {
-        this.logger.warn(`sale not counted: ${remoteText(error)}`);
+        this.logger.warn(`paid request not counted: ${remoteText(error)}`);
       });
   }
 
