@@ -1,6 +1,12 @@
+import { x402Client } from '@x402/core/client';
+import type { PaymentPayload } from '@x402/core/types';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { appendPaymentIdentifierToExtensions } from '@x402/extensions/payment-identifier';
 import { CANDLE_REPLAYS } from './support/fake-candles.js';
+import { REPLAYED_VENUES } from './support/fake-markets.js';
 import { InFlightGauge } from './support/fake-venue.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
+import { paymentRequiredOf, v2Header } from './support/x402-payloads.js';
 
 const HOUR = 3_600_000;
 /** The cap on venue candle calls in flight this suite runs with (HISTORY_VENUE_CALLS). */
@@ -36,6 +42,9 @@ describe('history routes under load: what a request may cost the venues before a
         HISTORY_VENUE_CALLS: String(VENUE_CALLS),
         RATE_LIMIT_UNPAID: String(UNPAID_LIMIT),
         TRUST_PROXY: '127.0.0.1',
+        // prices go stale soon after the venues fail: the last test's resolver 503
+        PRICE_REFRESH_MS: '250',
+        PRICE_STALE_MS: '1500',
       },
     });
   }, 120_000);
@@ -130,5 +139,44 @@ describe('history routes under load: what a request may cost the venues before a
         venue.delayMs = 0;
       }
     }
+  });
+
+  /** A payment for `path` as the official client makes it, under payment-identifier `id`. */
+  async function identifiedPayment(
+    path: string,
+    client: string,
+    id: string,
+  ): Promise<PaymentPayload> {
+    const required = paymentRequiredOf(await stack.service.get(path, from(client)));
+    const buyer = new x402Client().register('eip155:*', new ExactEvmScheme(stack.buyer.account));
+    const payload = await buyer.createPaymentPayload(required);
+    const extensions = structuredClone(required.extensions ?? {});
+    return { ...payload, extensions: appendPaymentIdentifierToExtensions(extensions, id) };
+  }
+
+  // last: the venues stay broken
+  it('a payment-identifier retry gets its stored answer while prices are stale (the resolver’s 503)', async () => {
+    const client = '198.51.100.40';
+    const payment = await identifiedPayment('/v1/ticker/BTC', client, `order_${Date.now()}_stale`);
+    const first = await stack.service.get('/v1/ticker/BTC', from(client, v2Header(payment)));
+    expect(first.status).toBe(200);
+    const body: unknown = await first.json();
+    const paid = await stack.balances();
+
+    for (const id of REPLAYED_VENUES) {
+      stack.markets.break(id, { kind: 'raw', status: 500, body: 'down' });
+    }
+    // readiness says when the served prices have gone stale (PRICE_STALE_MS)
+    while ((await stack.service.get('/health/ready')).status !== 503) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const stale = await stack.service.get('/v1/ticker/BTC', from('198.51.100.41'));
+    expect(stale.status).toBe(503);
+
+    const again = await stack.service.get('/v1/ticker/BTC', from(client, v2Header(payment)));
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual(body);
+    expect(again.headers.get('payment-response')).toBe(first.headers.get('payment-response'));
+    expect(await stack.balances()).toEqual(paid);
   });
 });

@@ -1,7 +1,9 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { PaymentPayload } from '@x402/core/types';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { PaidCalls } from './paid-calls.js';
 import { malformedPayment } from './payment-errors.js';
+import { PaymentIntake } from './payment-intake.js';
 import {
   MalformedPaymentError,
   decodeV1Header,
@@ -43,11 +45,25 @@ export function presentedPaymentOf(request: FastifyRequest): PresentedPaymentHea
 /**
  * First of a paid route's guards: a payment header that cannot be decoded is refused before the
  * route's resolver runs, so junk costs no venue call; a decodable one is kept for PaymentGuard.
+ * A payment-identifier retry of an answer already bought gets that answer here, without the
+ * resolver, which could otherwise withhold it (503) while the data is stale.
  */
 @Injectable()
 export class PresentedPaymentGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    presentedPaymentOf(context.switchToHttp().getRequest<FastifyRequest>());
+  constructor(
+    private readonly intake: PaymentIntake,
+    private readonly calls: PaidCalls,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const http = context.switchToHttp();
+    const request = http.getRequest<FastifyRequest>();
+    const presented = presentedPaymentOf(request);
+    // v1 payments carry no payment-identifier; a paid call's is bound to its tool, which
+    // PaymentGuard names
+    if (presented?.version === 2 && this.calls.of(request) === undefined) {
+      await this.intake.answerStored(request, http.getResponse<FastifyReply>(), presented.payload);
+    }
     return true;
   }
 }
