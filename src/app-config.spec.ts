@@ -51,6 +51,7 @@ describe('loadConfig', () => {
       },
       chainlink: undefined,
       marketStats: { refreshMs: 30_000, staleMs: 300_000 },
+      history: { venueCalls: 16 },
       assets: undefined,
       attestation: { enabled: true, privateKey: undefined },
       pricing: {
@@ -142,6 +143,7 @@ describe('loadConfig', () => {
       MARKET_STREAM_QUIET_MS: '3000',
       MARKET_STATS_REFRESH_MS: '10000',
       MARKET_STATS_STALE_MS: '60000',
+      HISTORY_VENUE_CALLS: '4',
       CHAINLINK_RPC_URL: 'http://127.0.0.1:8545',
       CHAINLINK_FEEDS:
         'eth=0x71041dddad3595f9ced3dccfbe3d1f4b0a16bb70:1200:0.15, BTC=0x64c911996D3c6aC71f9b455B1E8E7266BcbD848F',
@@ -191,6 +193,7 @@ describe('loadConfig', () => {
         updateRules: { ETH: { heartbeatMs: 1_200_000, deviation: 0.0015 } },
       },
       marketStats: { refreshMs: 10_000, staleMs: 60_000 },
+      history: { venueCalls: 4 },
       assets: ['BTC', 'ETH'],
       pricing: {
         refreshMs: 1000,

@@ -3,6 +3,7 @@ import { ATTESTATION_SETTINGS } from './attestation/attestation.settings.js';
 import { ASSETS_SETTINGS } from './assets/assets.settings.js';
 import { HTTP_SETTINGS, LOG_LEVEL_SETTINGS } from './common/server.settings.js';
 import { ConfigError, collectSettings, type SettingsOf } from './config/settings.js';
+import { HISTORY_SETTINGS } from './history/history.settings.js';
 import { LOG_FORMAT_SETTINGS } from './logging/logging.settings.js';
 import { MARKET_STATS_SETTINGS } from './market-stats/market-stats.settings.js';
 import { CHAINLINK_SETTINGS, MARKETS_SETTINGS } from './markets/markets.settings.js';
@@ -28,6 +29,7 @@ export const SETTINGS_SECTIONS = {
   markets: MARKETS_SETTINGS,
   chainlink: CHAINLINK_SETTINGS,
   marketStats: MARKET_STATS_SETTINGS,
+  history: HISTORY_SETTINGS,
   assets: ASSETS_SETTINGS,
   pricing: PRICING_SETTINGS,
   payments: PAYMENT_SETTINGS,

@@ -41,7 +41,8 @@ const PROBLEMS: Record<400 | 404 | 503, ProblemResponse> = {
   },
   503: {
     description:
-      'No venue answered for the candles (`price_unavailable`), the payment facilitator cannot be ' +
+      'No venue answered for the candles, or they are busy with other history requests ' +
+      '(`price_unavailable`), the payment facilitator cannot be ' +
       'reached (`facilitator_unavailable`), or the shared payment state cannot be read ' +
       '(`shared_state_unavailable`); retry after `Retry-After` seconds. Not charged.',
     codes: [

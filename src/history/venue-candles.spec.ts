@@ -1,6 +1,8 @@
 import { FakeVenue } from '../../test/support/fake-venue.js';
+import { ApiError, ErrorCode } from '../common/api-error.js';
 import type { MarketsSettings } from '../markets/markets.settings.js';
 import { COINBASE_CANDLES, KRAKEN_CANDLES } from './candle-venues.js';
+import { VenueCallSlots } from './venue-call-slots.js';
 import { VenueCandles } from './venue-candles.js';
 
 const MINUTE = 60_000;
@@ -17,6 +19,8 @@ function settings(urls: Record<string, string>, timeoutMs = 2000): MarketsSettin
     streamQuietMs: 10_000,
   };
 }
+
+const slots = (limit = 16): VenueCallSlots => new VenueCallSlots(limit, 2000);
 
 describe('VenueCandles', () => {
   let coinbase: FakeVenue;
@@ -36,7 +40,11 @@ describe('VenueCandles', () => {
   });
 
   it('splits a range longer than one call allows, at the venue base URL configured', async () => {
-    const venues = new VenueCandles(settings({ coinbase: coinbase.url }), [COINBASE_CANDLES]);
+    const venues = new VenueCandles(
+      settings({ coinbase: coinbase.url }),
+      [COINBASE_CANDLES],
+      slots(),
+    );
     const answers = await venues.fetch('BTC', '1m', { from: FROM, to: FROM + 499 * MINUTE });
     expect(answers).toEqual({
       series: [{ venue: 'coinbase', quote: 'USD', candles: [] }],
@@ -54,10 +62,11 @@ describe('VenueCandles', () => {
 
   it('answers without a venue that hangs past MARKET_TIMEOUT_MS, counting it unreachable', async () => {
     kraken.onPrefix('/0/public/OHLC', () => ({ kind: 'hang' }));
-    const venues = new VenueCandles(settings({ coinbase: coinbase.url, kraken: kraken.url }, 300), [
-      COINBASE_CANDLES,
-      KRAKEN_CANDLES,
-    ]);
+    const venues = new VenueCandles(
+      settings({ coinbase: coinbase.url, kraken: kraken.url }, 300),
+      [COINBASE_CANDLES, KRAKEN_CANDLES],
+      slots(),
+    );
     const started = Date.now();
     const answers = await venues.fetch('BTC', '1h', { from: FROM, to: FROM + 3_600_000 });
     expect(Date.now() - started).toBeLessThan(2000);
@@ -65,11 +74,31 @@ describe('VenueCandles', () => {
     expect(answers.unreachable).toEqual(['kraken']);
   });
 
+  it('a round whose calls cannot all start in time is a 503 with Retry-After, the waiting calls never made', async () => {
+    kraken.onPrefix('/0/public/OHLC', () => ({ kind: 'hang' }));
+    const busy = new VenueCallSlots(1, 100);
+    const venues = new VenueCandles(
+      settings({ coinbase: coinbase.url, kraken: kraken.url }, 1000),
+      [KRAKEN_CANDLES, COINBASE_CANDLES],
+      busy,
+    );
+    const asked = coinbase.requests.length;
+    const refused = venues.fetch('BTC', '1h', { from: FROM, to: FROM + 3_600_000 });
+    await expect(refused).rejects.toBeInstanceOf(ApiError);
+    await expect(refused).rejects.toMatchObject({
+      code: ErrorCode.PriceUnavailable,
+      headers: { 'retry-after': '1' },
+    });
+    expect(coinbase.requests.length).toBe(asked);
+    expect(venues.calls).toBe(1);
+  });
+
   it('asks only the enabled venues that serve the interval', () => {
-    const venues = new VenueCandles(settings({ coinbase: coinbase.url, kraken: kraken.url }), [
-      COINBASE_CANDLES,
-      KRAKEN_CANDLES,
-    ]);
+    const venues = new VenueCandles(
+      settings({ coinbase: coinbase.url, kraken: kraken.url }),
+      [COINBASE_CANDLES, KRAKEN_CANDLES],
+      slots(),
+    );
     expect(venues.serving('4h').map((venue) => venue.id)).toEqual(['kraken']);
     expect(venues.serving('1h').map((venue) => venue.id)).toEqual(['coinbase', 'kraken']);
   });

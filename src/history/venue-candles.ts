@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { ApiError, ErrorCode } from '../common/api-error.js';
 import { MARKETS_SETTINGS, type MarketsSettings } from '../markets/markets.settings.js';
 import { venueEndpoint } from '../markets/venue-connection.js';
 import { VenueError } from '../markets/venue-error.js';
@@ -6,7 +7,7 @@ import { getVenueJson } from '../markets/venue-http.js';
 import type { Interval, VenueCandle, VenueSeries } from './candle.js';
 import { INTERVAL_MS } from './candle.js';
 import type { CandleRange, CandleVenue } from './candle-venue.js';
-import { CANDLE_VENUES } from './candle-venues.js';
+import { VenueCallSlots, VenueCallsBusy } from './venue-call-slots.js';
 
 /** The candle venues asked: a token so tests can hand in their own. */
 export const CANDLE_VENUE_LIST = Symbol('CandleVenueList');
@@ -32,7 +33,10 @@ export const MAX_CALLS_PER_VENUE = 2;
  * Asks every enabled venue that serves an interval for its candles of a range, in parallel,
  * each at its configured base URL (MARKET_<ID>_URL). Every call starts at once and has
  * MARKET_TIMEOUT_MS for its whole exchange, so that is the request's venue time: a venue that
- * hangs past it is counted failed and the others are answered without it.
+ * hangs past it is counted failed and the others are answered without it. Every call takes one
+ * of the instance's VenueCallSlots (HISTORY_VENUE_CALLS): a round whose calls cannot all start
+ * within one MARKET_TIMEOUT_MS is a 503 with Retry-After, so however many requests arrive at
+ * once, the venues see at most that many calls in flight.
  */
 @Injectable()
 export class VenueCandles {
@@ -43,7 +47,8 @@ export class VenueCandles {
 
   constructor(
     @Inject(MARKETS_SETTINGS.token) private readonly markets: MarketsSettings,
-    @Inject(CANDLE_VENUE_LIST) venues: readonly CandleVenue[] = CANDLE_VENUES,
+    @Inject(CANDLE_VENUE_LIST) venues: readonly CandleVenue[],
+    private readonly slots: VenueCallSlots,
   ) {
     this.venues = venues.filter((venue) => markets.enabled.includes(venue.id));
     this.endpoints = new Map(
@@ -73,6 +78,13 @@ export class VenueCandles {
     const settled = await Promise.allSettled(
       venues.map((venue) => this.fetchVenue(venue, symbol, interval, range)),
     );
+    if (settled.some((outcome) => isBusy(outcome))) {
+      throw new ApiError(
+        ErrorCode.PriceUnavailable,
+        `The venues are busy with other history requests (at most ${String(this.slots.limit)} calls at once); retry.`,
+        { 'retry-after': String(Math.max(1, Math.ceil(this.slots.waitMs / 1000))) },
+      );
+    }
     const series: VenueSeries[] = [];
     const failed: string[] = [];
     const unreachable: string[] = [];
@@ -114,17 +126,23 @@ export class VenueCandles {
     const endpoint = this.endpoints.get(venue.id);
     if (endpoint === undefined) throw new Error(`${venue.id} has no endpoint`);
     const bodies = await Promise.all(
-      ranges.map((range) => {
-        this.calls += 1;
-        return getVenueJson(`${endpoint.baseUrl}${venue.path(instrument, name, range)}`, {
-          timeoutMs: this.markets.timeoutMs,
-          headers: endpoint.headers,
-        });
-      }),
+      ranges.map((range) =>
+        this.slots.run(() => {
+          this.calls += 1;
+          return getVenueJson(`${endpoint.baseUrl}${venue.path(instrument, name, range)}`, {
+            timeoutMs: this.markets.timeoutMs,
+            headers: endpoint.headers,
+          });
+        }),
+      ),
     );
     const candles: VenueCandle[] = bodies.flatMap((body) => venue.parse(body));
     return { venue: venue.id, quote, candles };
   }
+}
+
+function isBusy(outcome: PromiseSettledResult<unknown>): boolean {
+  return outcome.status === 'rejected' && outcome.reason instanceof VenueCallsBusy;
 }
 
 /** How the venues say an instrument or its range does not exist (Kraken, OKX, Bybit, KuCoin, ...). */

@@ -117,7 +117,11 @@ describe('MarketStatsResolver', () => {
       GUARDS_METADATA,
       MarketStatsController.prototype.getMarkets,
     ) as { name: string }[];
-    expect(guards[0]).toBe(resolverGuard(MarketStatsResolver));
-    expect(guards.map((guard) => guard.name)).toEqual(['MarketStatsResolverGuard', 'PaymentGuard']);
+    expect(guards[1]).toBe(resolverGuard(MarketStatsResolver));
+    expect(guards.map((guard) => guard.name)).toEqual([
+      'PresentedPaymentGuard',
+      'MarketStatsResolverGuard',
+      'PaymentGuard',
+    ]);
   });
 });

@@ -52,6 +52,23 @@ describe('MemoryThrottlerStorage: a paid route window', () => {
     expect((await storage.giveBackChallenge('a', 100)).totalHits).toBe(5);
   });
 
+  it('a sale counted on arrival takes back its own hit, never a challenge, never below zero', async () => {
+    await storage.countPaidRoute('a', 60_000, 5, true);
+    await storage.countPaidRoute('a', 60_000, 5, false);
+    expect((await storage.takeBackPayment('a', 60_000, 5, 0)).totalHits).toBe(1);
+    // the hit left is a 402's: only giveBackChallenge may take it
+    expect((await storage.takeBackPayment('a', 60_000, 5, 0)).totalHits).toBe(1);
+    expect((await storage.takeBackPayment('b', 60_000, 5, 0)).totalHits).toBe(0);
+  });
+
+  it('a sale counted in a window that has ended takes nothing back from the next', async () => {
+    await storage.countPaidRoute('a', 50, 5, false);
+    await sleep(80);
+    await storage.countPaidRoute('a', 50, 5, false);
+    expect((await storage.takeBackPayment('a', 50, 5, 80)).totalHits).toBe(1);
+    expect((await storage.takeBackPayment('a', 50, 5, 0)).totalHits).toBe(0);
+  });
+
   it('a window that ended starts again from zero, its challenges gone with it', async () => {
     await storage.countPaidRoute('a', 50, 1, true);
     await storage.countPaidRoute('a', 50, 1, true);

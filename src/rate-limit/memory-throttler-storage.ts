@@ -11,6 +11,7 @@ interface Window {
   hits: number;
   /** Hits that were challenges (unpaid requests to paid routes), a sale may give one back. */
   challenges: number;
+  startedAt: number;
   endsAt: number;
 }
 
@@ -59,6 +60,21 @@ export class MemoryThrottlerStorage implements RateLimitStorage, OnApplicationSh
     return Promise.resolve(rateLimitRecord(window.hits, window.endsAt - now, limit));
   }
 
+  takeBackPayment(
+    key: string,
+    _ttl: number,
+    limit: number,
+    countedAgoMs: number,
+  ): Promise<RateLimitRecord> {
+    const now = Date.now();
+    const window = this.windows.get(`paid:${key}`);
+    if (window === undefined || window.endsAt <= now) {
+      return Promise.resolve(rateLimitRecord(0, 0, limit));
+    }
+    if (window.startedAt <= now - countedAgoMs && window.hits > window.challenges) window.hits -= 1;
+    return Promise.resolve(rateLimitRecord(window.hits, window.endsAt - now, limit));
+  }
+
   onApplicationShutdown(): void {
     clearInterval(this.sweeper);
   }
@@ -67,7 +83,7 @@ export class MemoryThrottlerStorage implements RateLimitStorage, OnApplicationSh
     const now = Date.now();
     let window = this.windows.get(id);
     if (window === undefined || window.endsAt <= now) {
-      window = { hits: 0, challenges: 0, endsAt: now + ttl };
+      window = { hits: 0, challenges: 0, startedAt: now, endsAt: now + ttl };
       this.windows.set(id, window);
     }
     window.hits += 1;

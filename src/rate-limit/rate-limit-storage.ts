@@ -21,6 +21,17 @@ export interface RateLimitStorage extends ThrottlerStorage {
    * Never below zero, never ahead: a sale without a challenge to give back changes nothing.
    */
   giveBackChallenge(key: string, limit: number): Promise<RateLimitRecord>;
+  /**
+   * A request counted on arrival with a payment turned out a sale: its own hit is taken off,
+   * if it was counted in `key`'s current window (`countedAgoMs` ago, windows of `ttl`) and a
+   * hit that was no challenge is left. Never below zero, never ahead.
+   */
+  takeBackPayment(
+    key: string,
+    ttl: number,
+    limit: number,
+    countedAgoMs: number,
+  ): Promise<RateLimitRecord>;
 }
 
 /** The record of a window with `hits` and `msLeft` to run, against `limit`. */

@@ -107,8 +107,11 @@ describe('RateLimiter: a payment whose client hangs up counts', () => {
     await withServer(
       (response) => {
         const sale = { ...WITH_PAYMENT, x402Sale: {} } as unknown as FastifyRequest;
-        void limiter.verdict(sale, true, { raw: response } as FastifyReply);
-        response.end('{}');
+        // as the pipeline runs: the verdict, the payment guard's sale, the answer
+        void limiter
+          .verdict(sale, true, { raw: response } as FastifyReply)
+          .then(() => limiter.saleOpened(sale))
+          .then(() => response.end('{}'));
       },
       async (port) => {
         for (let index = 0; index < 2; index += 1) {
@@ -161,14 +164,18 @@ describe('RateLimiter on paid routes: only what buys nothing counts', () => {
   async function answered(request: FastifyRequest, status: number): Promise<unknown> {
     const reply = new TestReply();
     const verdict = await limiter.verdict(request, true, reply.reply);
+    // the payment guard opened a sale: RateLimitInterceptor tells the limiter before the handler
+    if (verdict === undefined && (request as { x402Sale?: object }).x402Sale !== undefined) {
+      await limiter.saleOpened(request);
+    }
     if (verdict === undefined) reply.answer(status);
     await settled();
     return verdict;
   }
 
-  /** A payment the payment guard verified and claimed (it marks the request so), then sold. */
-  function sale(): Promise<unknown> {
-    return answered({ ...junk(), x402Sale: {} } as unknown as FastifyRequest, 200);
+  /** A payment the payment guard verified and claimed (it marks the request so), answered `status`. */
+  function sale(status = 200): Promise<unknown> {
+    return answered({ ...junk(), x402Sale: {} } as unknown as FastifyRequest, status);
   }
 
   it('a client that pays each 402 it gets is never limited', async () => {
@@ -215,10 +222,49 @@ describe('RateLimiter on paid routes: only what buys nothing counts', () => {
     expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeInstanceOf(ApiError);
   });
 
+  it('payments count on arrival: concurrent ones past the limit are refused before any is answered', async () => {
+    const verdicts = await Promise.all(
+      Array.from({ length: 6 }, () => limiter.verdict(junk(), true, new TestReply().reply)),
+    );
+    // the limit (2), and the payment for the last 402 it allowed; then 429, nothing answered yet
+    expect(verdicts.map((verdict) => verdict instanceof ApiError)).toEqual([
+      false,
+      false,
+      false,
+      true,
+      true,
+      true,
+    ]);
+    expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeInstanceOf(ApiError);
+  });
+
+  it('a sale is counted once: its own count is taken back with the 402 it gives back', async () => {
+    const reply = new TestReply();
+    const paying = { ...junk(), x402Sale: {} } as unknown as FastifyRequest;
+    expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeUndefined();
+    expect(await limiter.verdict(paying, true, reply.reply)).toBeUndefined();
+    await limiter.saleOpened(paying);
+    // taken back as soon as it is verified: its buyer's next request finds the limit's room
+    expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeUndefined();
+    reply.answer(200);
+    await settled();
+    // the sale gives back one 402: room for one more, then 429
+    expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeUndefined();
+    expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeInstanceOf(ApiError);
+  });
+
+  it('a verified payment that sells nothing (settlement refused, client gone) counts again', async () => {
+    expect(await sale(402)).toBeUndefined();
+    expect(await sale(502)).toBeUndefined();
+    // two counted: the limit reached, the next 402 is over it
+    expect(await limiter.verdict(UNPAID, true, OPEN_REPLY)).toBeInstanceOf(ApiError);
+  });
+
   it('a sale lifts the limit once its 402 given back brings the count under it', async () => {
     const reply = new TestReply();
     const paying = { ...junk(), x402Sale: {} } as unknown as FastifyRequest;
     expect(await limiter.verdict(paying, true, reply.reply)).toBeUndefined();
+    await limiter.saleOpened(paying);
     for (let index = 0; index < 3; index += 1) await limiter.verdict(UNPAID, true, OPEN_REPLY);
     expect(await answered(junk(), 404)).toBeInstanceOf(ApiError);
     // the sale under way when the address went over is answered: 2 of 2 again

@@ -17,6 +17,9 @@ import { remoteText } from '../common/remote-text.js';
 
 export const RATE_LIMIT_STORAGE = Symbol('RateLimitStorage');
 
+/** Payments counted on arrival: when, and whether the payment guard has opened a sale for them. */
+const countedPayments = new WeakMap<FastifyRequest, { countedAt: number; verified: boolean }>();
+
 /** Past this many addresses remembered as over the limit, the lapsed ones are dropped first. */
 const PRUNE_BLOCKED_AT = 10_000;
 
@@ -26,10 +29,12 @@ export type RateLimitVerdict = ApiError | undefined;
 /**
  * Per client address (the connection's, or the proxy's X-Forwarded-For with TRUST_PROXY):
  * at most RATE_LIMIT_FREE requests to free routes, and RATE_LIMIT_UNPAID requests to paid routes
- * that bought nothing, per RATE_LIMIT_WINDOW_MS; then 429 with Retry-After. An unpaid request
- * (the 402) counts at once; a request carrying a payment counts when answered, unless it was a
- * sale, which instead gives back one 402 of the window (never below zero, never credit ahead):
- * a client that pays each 402 it gets is never limited, however fast it buys. Over the limit,
+ * that bought nothing, per RATE_LIMIT_WINDOW_MS; then 429 with Retry-After. Every request counts
+ * on arrival, before the route's resolver: a request carrying a payment is refused once the
+ * address is already over the limit; once the payment is verified its count is taken back
+ * (RateLimitInterceptor), and counted again if it sells nothing; a sale gives one 402 of the
+ * window back (never below zero, never credit ahead): a client that pays each 402 it gets is
+ * never limited, however fast it buys. Over the limit,
  * everything the address sends to paid routes, payments included, gets the 429: a payment is
  * refused before it costs a decode, a verification or a chain read. The counts live in Redis with
  * REDIS_URL, so every instance counts together; if Redis cannot be reached the limit is not
@@ -52,41 +57,89 @@ export class RateLimiter {
   }
 
   /**
-   * The verdict on `request`. A request carrying a payment is counted once answered (its
-   * `reply` is watched); any other is counted now.
+   * The verdict on `request`, counted now. A request carrying a payment is refused only once the
+   * address is already over the limit (the payment for the last 402 allowed still gets through),
+   * and its `reply` is watched: a sale takes its own count back once answered.
    */
   verdict(request: FastifyRequest, paid: boolean, reply: FastifyReply): Promise<RateLimitVerdict> {
     if (!paid) return this.countFree(request);
     if (this.limits.unpaid === 0) return Promise.resolve(undefined);
     if (presentedPaymentHeader((name) => single(request.headers[name])) !== undefined) {
-      return Promise.resolve(this.paymentVerdict(request, reply));
+      return this.countPayment(request, reply);
     }
     return this.countChallenge(request);
   }
 
-  private paymentVerdict(request: FastifyRequest, reply: FastifyReply): RateLimitVerdict {
+  private async countPayment(
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<RateLimitVerdict> {
     const until = this.blockedUntil.get(request.ip);
     if (until !== undefined && until <= Date.now()) this.blockedUntil.delete(request.ip);
     else if (until !== undefined) {
       return this.tooMany(request.ip, Math.ceil((until - Date.now()) / 1000));
     }
+    const countedAt = Date.now();
+    let record;
+    try {
+      // counted before the route's resolver runs, so concurrent payments cannot each cost a
+      // round of venue calls before any of them is counted
+      record = await this.storage.countPaidRoute(
+        request.ip,
+        this.limits.windowMs,
+        this.limits.unpaid + 1,
+        false,
+      );
+    } catch (error) {
+      this.logger.warn(`rate limit not applied: ${remoteText(error)}`);
+      return undefined;
+    }
+    this.note(request.ip, record);
+    if (record.isBlocked) return this.tooMany(request.ip, record.timeToBlockExpire);
+    const counted = { countedAt, verified: false };
+    countedPayments.set(request, counted);
     // 'close' comes whether the answer went out or the client left first; a client that leaves
     // before its answer bought nothing it received, and must not escape the count by hanging up
-    // (even before this guard ran, when 'close' has already been emitted)
     whenClosed(reply.raw, () => {
-      const limit = this.limits.unpaid;
-      const counted = sold(request, reply)
-        ? this.storage.giveBackChallenge(request.ip, limit)
-        : this.storage.countPaidRoute(request.ip, this.limits.windowMs, limit, false);
-      counted
-        .then((record) => {
-          this.note(request.ip, record);
-        })
-        .catch((error: unknown) => {
-          this.logger.warn(`paid request not counted: ${remoteText(error)}`);
-        });
+      this.closePayment(request, reply, counted.verified);
     });
     return undefined;
+  }
+
+  /**
+   * The payment guard opened a sale for `request` (its payment verified and claimed): its count
+   * on arrival is taken back now, before the answer, so a buyer's next request never finds it
+   * still counted; should the sale not complete, the request is counted again once closed.
+   */
+  async saleOpened(request: FastifyRequest): Promise<void> {
+    const counted = countedPayments.get(request);
+    if (counted === undefined || counted.verified) return;
+    counted.verified = true;
+    const { ip } = request;
+    const { windowMs, unpaid } = this.limits;
+    try {
+      const ago = Date.now() - counted.countedAt;
+      this.note(ip, await this.storage.takeBackPayment(ip, windowMs, unpaid, ago));
+    } catch (error) {
+      this.logger.warn(`verified payment not taken back: ${remoteText(error)}`);
+    }
+  }
+
+  /** A sale gives one 402 of the window back; a verified payment that sold nothing counts again. */
+  private closePayment(request: FastifyRequest, reply: FastifyReply, verified: boolean): void {
+    const { ip } = request;
+    const { windowMs, unpaid } = this.limits;
+    let counted: Promise<RateLimitRecord>;
+    if (sold(request, reply)) counted = this.storage.giveBackChallenge(ip, unpaid);
+    else if (verified) counted = this.storage.countPaidRoute(ip, windowMs, unpaid, false);
+    else return;
+    counted
+      .then((record) => {
+        this.note(ip, record);
+      })
+      .catch((error: unknown) => {
+        this.logger.warn(`paid request not counted: ${remoteText(error)}`);
+      });
   }
 
   private async countChallenge(request: FastifyRequest): Promise<RateLimitVerdict> {

@@ -26,6 +26,23 @@ describeWithRedis('RedisThrottlerStorage: a paid route window', () => {
     expect((await storage().giveBackChallenge('give-back', 5)).totalHits).toBe(1);
   });
 
+  it('a sale counted on arrival takes back its own hit, never a challenge, creating nothing', async () => {
+    await storage().countPaidRoute('take-back', 60_000, 5, true);
+    await storage().countPaidRoute('take-back', 60_000, 5, false);
+    expect((await storage().takeBackPayment('take-back', 60_000, 5, 0)).totalHits).toBe(1);
+    expect((await storage().takeBackPayment('take-back', 60_000, 5, 0)).totalHits).toBe(1);
+    expect((await storage().takeBackPayment('none', 60_000, 5, 0)).totalHits).toBe(0);
+    expect(await redisServer.client.exists('x402:rate-limit:paid-route:none')).toBe(0);
+  });
+
+  it('a sale counted in a window that has ended takes nothing back from the next', async () => {
+    await storage().countPaidRoute('next', 200, 5, false);
+    await sleep(250);
+    await storage().countPaidRoute('next', 200, 5, false);
+    expect((await storage().takeBackPayment('next', 200, 5, 250)).totalHits).toBe(1);
+    expect((await storage().takeBackPayment('next', 200, 5, 0)).totalHits).toBe(0);
+  });
+
   it('a sale with no window gives no credit ahead and creates nothing', async () => {
     expect((await storage().giveBackChallenge('ahead', 1)).totalHits).toBe(0);
     expect(await redisServer.client.exists('x402:rate-limit:paid-route:ahead')).toBe(0);

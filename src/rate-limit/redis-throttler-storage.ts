@@ -30,6 +30,17 @@ end
 redis.call('HINCRBY', KEYS[1], 'challenges', -1)
 return {redis.call('HINCRBY', KEYS[1], 'hits', -1), redis.call('PTTL', KEYS[1])}`);
 
+// A sale counted on arrival: its hit off, only if the window is the one it was counted in (it
+// has run at least as long as since the count) and a hit that was no challenge is left.
+const TAKE_BACK_PAYMENT = new RedisScript(`
+local hits = tonumber(redis.call('HGET', KEYS[1], 'hits') or '0')
+local challenges = tonumber(redis.call('HGET', KEYS[1], 'challenges') or '0')
+local pttl = redis.call('PTTL', KEYS[1])
+if pttl > 0 and tonumber(ARGV[1]) - pttl >= tonumber(ARGV[2]) and hits > challenges then
+  hits = redis.call('HINCRBY', KEYS[1], 'hits', -1)
+end
+return {hits, pttl}`);
+
 /**
  * A count Redis cannot give this fast is not waited for: the request goes on unlimited (the
  * limiter logs it) rather than being held by a stalled Redis.
@@ -76,6 +87,21 @@ export class RedisThrottlerStorage implements RateLimitStorage {
       this.redis,
       [paidRouteKey(key)],
       [],
+      COUNT_DEADLINE_MS,
+    )) as [number, number];
+    return rateLimitRecord(hits, Math.max(0, pttl), limit);
+  }
+
+  async takeBackPayment(
+    key: string,
+    ttl: number,
+    limit: number,
+    countedAgoMs: number,
+  ): Promise<RateLimitRecord> {
+    const [hits, pttl] = (await TAKE_BACK_PAYMENT.run(
+      this.redis,
+      [paidRouteKey(key)],
+      [String(ttl), String(Math.max(0, Math.floor(countedAgoMs)))],
       COUNT_DEADLINE_MS,
     )) as [number, number];
     return rateLimitRecord(hits, Math.max(0, pttl), limit);

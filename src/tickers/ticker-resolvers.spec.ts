@@ -78,8 +78,12 @@ describe('the ticker resolvers', () => {
   ] as const)('%s runs its resolver before the payment guard and is attested', (name, resolver) => {
     const method = (TickersController.prototype as unknown as Record<string, object>)[name];
     const guards = Reflect.getMetadata(GUARDS_METADATA, method as object) as { name: string }[];
-    expect(guards[0]).toBe(resolverGuard(resolver));
-    expect(guards.map((guard) => guard.name)).toEqual([`${resolver.name}Guard`, 'PaymentGuard']);
+    expect(guards[1]).toBe(resolverGuard(resolver));
+    expect(guards.map((guard) => guard.name)).toEqual([
+      'PresentedPaymentGuard',
+      `${resolver.name}Guard`,
+      'PaymentGuard',
+    ]);
     const interceptors = Reflect.getMetadata(INTERCEPTORS_METADATA, method as object) as {
       name: string;
     }[];

@@ -16,6 +16,23 @@ export type VenueBehaviour =
   | { readonly kind: 'hang-mid-body'; readonly prefix: string }
   | { readonly kind: 'reset' };
 
+/** Requests a set of venues are answering at once, of the paths it counts: now and at most. */
+export class InFlightGauge {
+  now = 0;
+  peak = 0;
+
+  constructor(readonly counts: (path: string) => boolean) {}
+
+  enter(): void {
+    this.now += 1;
+    this.peak = Math.max(this.peak, this.now);
+  }
+
+  leave(): void {
+    this.now -= 1;
+  }
+}
+
 /**
  * A venue on loopback: answers each path (with its query) as told and records every request.
  * Unknown paths get a 404, as a real venue would.
@@ -26,6 +43,8 @@ export class FakeVenue {
   readonly authorizations: (string | undefined)[] = [];
   /** Every answer waits this long first: a slow venue. */
   delayMs = 0;
+  /** Counts this venue's requests from arrival until their connection's answer is over. */
+  gauge: InFlightGauge | undefined;
   private readonly behaviours = new Map<string, VenueBehaviour>();
   /** Paths answered by what their request asks (a candle range), by path prefix. */
   private readonly prefixes = new Map<string, (url: URL) => VenueBehaviour>();
@@ -69,6 +88,13 @@ export class FakeVenue {
     const path = request.url ?? '/';
     this.requests.push(path);
     this.authorizations.push(request.headers.authorization);
+    const gauge = this.gauge;
+    if (gauge?.counts(path) === true) {
+      gauge.enter();
+      response.once('close', () => {
+        gauge.leave();
+      });
+    }
     if (this.delayMs === 0) {
       this.answer(path, request, response);
       return;

@@ -122,6 +122,18 @@ function ledgerContract(ledgerOf: () => PaymentLedger): void {
       });
     });
 
+    it('says whether an id holds a stored response, binding nothing', async () => {
+      expect(await ledger.hasStoredResponse('id-peek')).toBe(false);
+      // reading bound nothing: another payment may still claim the id
+      expect(await ledger.claimPaymentId('id-peek', binding, later())).toEqual({ kind: 'claimed' });
+      expect(await ledger.hasStoredResponse('id-peek')).toBe(false);
+      const response = { status: 200, headers: {}, body: { ok: true } };
+      await ledger.storeResponse('id-peek', 'f', response, Date.now() + EXPIRY_MS);
+      expect(await ledger.hasStoredResponse('id-peek')).toBe(true);
+      await sleep(EXPIRY_MS + 20);
+      expect(await ledger.hasStoredResponse('id-peek')).toBe(false);
+    });
+
     it('is a conflict with another payment or another resource, even while in flight', async () => {
       await ledger.claimPaymentId('id-2', binding, later());
       expect(

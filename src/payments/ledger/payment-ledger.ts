@@ -80,6 +80,8 @@ export interface PaymentLedger {
   claimPaymentId(id: string, binding: PaymentIdBinding, expiresAt: number): Promise<PaymentIdClaim>;
   /** Frees an id whose request was not answered; never one with a stored or uncertain outcome. */
   releasePaymentId(id: string): Promise<void>;
+  /** Whether an id holds a response it bought (to whichever payment it is bound); reads only. */
+  hasStoredResponse(id: string): Promise<boolean>;
   /**
    * The chain shows an uncertain payment can never settle (past validBefore, unused): forget it
    * and its id, so a retry is answered on its merits (an expired authorization: 402) instead of
@@ -198,6 +200,10 @@ export class InMemoryPaymentLedger implements PaymentLedger {
     if (entry !== undefined && entry.response === undefined && !entry.uncertain)
       this.ids.delete(id);
     return Promise.resolve();
+  }
+
+  hasStoredResponse(id: string): Promise<boolean> {
+    return Promise.resolve(this.live(this.ids, id)?.response !== undefined);
   }
 
   resolveNeverSettled(fingerprint: string, paymentId: string | undefined): Promise<void> {

@@ -175,6 +175,13 @@ export class RedisPaymentLedger implements PaymentLedger {
     await this.run(RELEASE_ID, [PAYMENT_ID_KEY + id], []);
   }
 
+  async hasStoredResponse(id: string): Promise<boolean> {
+    const exists = await this.bounded(
+      this.redis.sendCommand(['HEXISTS', PAYMENT_ID_KEY + id, 'response']),
+    );
+    return Number(exists) === 1;
+  }
+
   async resolveNeverSettled(fingerprint: string, paymentId: string | undefined): Promise<void> {
     const keys = saleKeys(fingerprint);
     if (paymentId !== undefined) keys.push(PAYMENT_ID_KEY + paymentId);

@@ -4,6 +4,7 @@ import { ANSWER_RESOLVER, resolverGuard, type AnswerResolver } from '../../paid-
 import { PAID_PRICE, type UsdPrice } from './paid-price.js';
 import { Paid } from './paid.decorator.js';
 import { PaymentGuard } from './payment.guard.js';
+import { PresentedPaymentGuard } from './presented-payment.guard.js';
 import { SettlementInterceptor } from './settlement.interceptor.js';
 
 /** @nestjs/swagger's metadata keys (its constants module is not exported). */
@@ -50,8 +51,11 @@ describe('@Paid', () => {
     expect(Reflect.getMetadata(PAID_PRICE, method)).toBe('$0.004');
   });
 
-  it('adds the payment guard and the settlement interceptor, nothing else', () => {
-    expect(Reflect.getMetadata(GUARDS_METADATA, method)).toEqual([PaymentGuard]);
+  it('adds the payment guards and the settlement interceptor, nothing else', () => {
+    expect(Reflect.getMetadata(GUARDS_METADATA, method)).toEqual([
+      PresentedPaymentGuard,
+      PaymentGuard,
+    ]);
     expect(Reflect.getMetadata(INTERCEPTORS_METADATA, method)).toEqual([SettlementInterceptor]);
   });
 
@@ -82,9 +86,10 @@ describe('@Paid', () => {
     }
   });
 
-  it('runs the named resolver before the payment guard, so 400/404/503 come before any 402', () => {
+  it('refuses an undecodable payment header, then runs the named resolver, then the payment guard: 400/404/503 come before any 402', () => {
     const resolved = handler(Example.prototype, 'resolved');
     expect(Reflect.getMetadata(GUARDS_METADATA, resolved)).toEqual([
+      PresentedPaymentGuard,
       resolverGuard(ExampleResolver),
       PaymentGuard,
     ]);

@@ -16,6 +16,7 @@ import {
 import { PAID_PRICE, type UsdPrice } from './paid-price.js';
 import { PaymentRequiredDto } from './payment-required.dto.js';
 import { PaymentGuard } from './payment.guard.js';
+import { PresentedPaymentGuard } from './presented-payment.guard.js';
 import { SettlementInterceptor } from './settlement.interceptor.js';
 
 export const X402_SECURITY = 'x402';
@@ -40,16 +41,22 @@ export interface PaidOptions {
 const USD_PRICE = /^\$(\d+)(?:\.(\d+))?$/;
 
 /**
- * Sells a route per request through x402: records the price, resolves the request (when the
- * route names a resolver), guards the route with challenge + verify, settles after the handler,
+ * Sells a route per request through x402: records the price, refuses a payment header that
+ * cannot be decoded, resolves the request (when the route names a resolver), guards the route
+ * with challenge + verify, settles after the handler,
  * and documents the 200, the 402, the 409/502 and the price. Everything a paid route needs comes
  * from here; a malformed price fails at class definition.
  */
 export function Paid({ price, response, description, resolver }: PaidOptions): MethodDecorator {
   const decorate = applyDecorators(
     ...(resolver === undefined ? [] : [SetMetadata(ANSWER_RESOLVER, resolver)]),
-    // the resolver's guard first: nothing is offered for a request that cannot be answered
-    UseGuards(...(resolver === undefined ? [] : [resolverGuard(resolver)]), PaymentGuard),
+    // a payment header that cannot be decoded is refused before the resolver asks anything of
+    // anyone; then the resolver: nothing is offered for a request that cannot be answered
+    UseGuards(
+      PresentedPaymentGuard,
+      ...(resolver === undefined ? [] : [resolverGuard(resolver)]),
+      PaymentGuard,
+    ),
     paidDecorators(price, response, description),
   );
   return (target, key, descriptor) => {

@@ -62,9 +62,7 @@ export function challengeResponse(challenge: PaymentChallenge): PreparedResponse
 
 /** Maps what can go wrong around a payment to what the client should see; nothing is charged. */
 export function asPaymentError(error: unknown, logger: Logger): unknown {
-  if (error instanceof MalformedPaymentError) {
-    return new ApiError(ErrorCode.InvalidPayment, `Malformed payment: ${error.message}.`);
-  }
+  if (error instanceof MalformedPaymentError) return malformedPayment(error);
   if (error instanceof FacilitatorUnavailableError) {
     logger.warn(error.message);
     return new ApiError(
@@ -74,6 +72,11 @@ export function asPaymentError(error: unknown, logger: Logger): unknown {
     );
   }
   return error;
+}
+
+/** A payment header or payload that cannot be read: a 400, nothing offered or charged. */
+export function malformedPayment(error: MalformedPaymentError): ApiError {
+  return new ApiError(ErrorCode.InvalidPayment, `Malformed payment: ${error.message}.`);
 }
 
 /** Settlement was attempted but not confirmed: the money may have moved. */

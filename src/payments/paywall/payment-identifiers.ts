@@ -104,6 +104,11 @@ export class PaymentIdentifiers {
     }
   }
 
+  /** Whether `paymentId` holds an answer it bought: a retry may be answered from it. */
+  hasStoredAnswer(paymentId: string): Promise<boolean> {
+    return this.ledger.hasStoredResponse(paymentId);
+  }
+
   /** The id may be used again: nothing was sold under it. */
   async release(paymentId: string | undefined): Promise<void> {
     if (paymentId !== undefined) await this.ledger.releasePaymentId(paymentId);

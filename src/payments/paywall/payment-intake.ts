@@ -11,7 +11,7 @@ import {
   settlementUnknown,
   type RequestWithPayment,
 } from './payment-errors.js';
-import { AnswerAlreadySold, PaymentIdentifiers } from './payment-identifiers.js';
+import { AnswerAlreadySold, PaymentIdentifiers, paymentIdOf } from './payment-identifiers.js';
 import { PaymentVerification } from './payment-verification.js';
 import { clientGone, saleContextOf } from './sale-context.js';
 import { SchemeRegistry } from './scheme-registry.js';
@@ -72,6 +72,39 @@ export class PaymentIntake {
       }
       throw asPaymentError(error, this.logger);
     }
+  }
+
+  /**
+   * A payment-identifier retry of an answer already sold, answered before anything else of the
+   * route runs (its resolver too, which may refuse what was bought while the data is stale): the
+   * stored answer is thrown as the response. Anything else returns, to be answered the ordinary
+   * way and in the ordinary order: no id or nothing stored under it (read without binding it),
+   * or a payment that is not that retry (409, 402, ... come after the resolver as always).
+   */
+  async answerStored(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    payload: PaymentPayload,
+  ): Promise<void> {
+    let sale: OpenSale;
+    try {
+      const paymentId = paymentIdOf(payload);
+      if (paymentId === undefined || !(await this.identifiers.hasStoredAnswer(paymentId))) return;
+      const offered = await this.paywall.requirementsFor(request);
+      const requirement = offeredRequirement(payload, offered);
+      const scheme = this.schemes.named(requirement.scheme, requirement.network);
+      if (scheme === undefined) return;
+      // the scheme binds the id first: a stored answer there is AnswerAlreadySold, before any claim
+      sale = await scheme.open({ payload, version: 2, requirement }, saleContextOf(request, reply));
+    } catch (error) {
+      if (error instanceof AnswerAlreadySold) {
+        const { status, body, headers } = error.response;
+        throw new PreparedResponseException(status, body, headers);
+      }
+      return;
+    }
+    // the stored answer expired since it was read: nothing is sold before the resolver has run
+    await sale.abandon('handler_failed');
   }
 
   /**

@@ -13,11 +13,13 @@ import {
 } from './payment-errors.js';
 import { PaymentIntake } from './payment-intake.js';
 import { X402Paywall } from './x402-paywall.js';
-import { decodeV1Payment, decodeV2Payment, presentedPaymentHeader } from './x402-wire.js';
+import { presentedPaymentOf } from './presented-payment.guard.js';
+import { pairV1Payment } from './x402-wire.js';
 
 /**
  * Challenge, or open the sale. No payment → 402 with the requirements (v2 PAYMENT-REQUIRED
- * header, v1 body). A payment header → decoded (v1 or v2; malformed → 400) and handed to
+ * header, v1 body). A payment header → decoded (v1 or v2; malformed → 400), as
+ * PresentedPaymentGuard decoded it before the route's resolver ran, and handed to
  * PaymentIntake, which opens the sale with the offer's scheme (a refusal → 402 with the reason);
  * the handler runs only for a sale a scheme opened. Runs after the route's own validation.
  * An in-process request standing for a paid call (an MCP tool call, PaidCalls) is sold the same
@@ -42,16 +44,15 @@ export class PaymentGuard implements CanActivate {
       request.x402Call = call;
       closeWhenAborted(call, reply);
     }
-    const header = presentedPaymentHeader((name) => single(request.headers[name]));
-    if (header === undefined) {
+    const presented = presentedPaymentOf(request);
+    if (presented === undefined) {
       this.metrics.paymentChallenged(routeOf(request));
       throw challengeResponse(await this.paywall.challenge(request));
     }
-    const { version, value } = header;
-    request.x402Sale = await this.intake.open(request, reply, version, (offered) =>
-      version === 2
-        ? forThisResource(decodeV2Payment(value), call)
-        : decodeV1Payment(value, offered),
+    request.x402Sale = await this.intake.open(request, reply, presented.version, (offered) =>
+      presented.version === 2
+        ? forThisResource(presented.payload, call)
+        : pairV1Payment(presented.payment, offered),
     );
     return true;
   }
@@ -89,8 +90,4 @@ function closeWhenAborted(call: PaidCall, reply: FastifyReply): void {
     },
     { once: true },
   );
-}
-
-function single(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
 }

@@ -76,14 +76,15 @@ export function decodeV2Payment(value: string): PaymentPayload {
   return decoded as unknown as PaymentPayload;
 }
 
-/**
- * A v1 X-PAYMENT header in its v2 form: the signed scheme payload is the same in both
- * generations, so it is paired with the v2 requirement it answers (same scheme and network).
- */
-export function decodeV1Payment(
-  value: string,
-  accepts: readonly PaymentPayload['accepted'][],
-): PaymentPayload {
+/** A v1 X-PAYMENT header's fields, before it is paired with what the route offers. */
+export interface V1Payment {
+  readonly scheme: string;
+  readonly network: string;
+  readonly payload: Record<string, unknown>;
+}
+
+/** A v1 X-PAYMENT header, checked for the fields the server relies on. */
+export function decodeV1Header(value: string): V1Payment {
   const decoded = decodeHeaderJson(value, 'X-PAYMENT');
   if (decoded.x402Version !== 1)
     throw new MalformedPaymentError('X-PAYMENT must carry x402Version 1');
@@ -91,6 +92,17 @@ export function decodeV1Payment(
   if (typeof scheme !== 'string' || typeof network !== 'string' || !isRecord(payload)) {
     throw new MalformedPaymentError('X-PAYMENT needs `scheme`, `network` and `payload`');
   }
+  return { scheme, network, payload };
+}
+
+/**
+ * A v1 payment in its v2 form: the signed scheme payload is the same in both generations, so
+ * it is paired with the v2 requirement it answers (same scheme and network).
+ */
+export function pairV1Payment(
+  { scheme, network, payload }: V1Payment,
+  accepts: readonly PaymentPayload['accepted'][],
+): PaymentPayload {
   const caip2 = networkFromV1Name(network);
   const accepted = accepts.find(
     (candidate) => candidate.scheme === scheme && candidate.network === caip2,
@@ -99,6 +111,14 @@ export function decodeV1Payment(
     throw new MalformedPaymentError(`this resource is not sold for scheme ${scheme} on ${network}`);
   }
   return { x402Version: 2, accepted, payload };
+}
+
+/** A v1 X-PAYMENT header in its v2 form, paired with one of `accepts`. */
+export function decodeV1Payment(
+  value: string,
+  accepts: readonly PaymentPayload['accepted'][],
+): PaymentPayload {
+  return pairV1Payment(decodeV1Header(value), accepts);
 }
 
 /** The v1-shaped 402 body that sits beside the v2 PAYMENT-REQUIRED header. */
