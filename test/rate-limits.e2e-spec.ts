@@ -9,6 +9,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { MetricsService } from '../src/metrics/metrics.service.js';
 import { parseExposition, sampleValue } from './support/prometheus.js';
 import { openSocket } from './support/raw-http.js';
+import { RpcProxy } from './support/rpc-proxy.js';
 import { paymentRequiredOf, signedPayment, v2Header } from './support/x402-payloads.js';
 
 const LIMITS = { RATE_LIMIT_FREE: '3', RATE_LIMIT_UNPAID: '2', RATE_LIMIT_WINDOW_MS: '60000' };
@@ -178,6 +179,49 @@ describe('refused payments whose client hangs up', () => {
     await expectRateLimited(await stack.service.get('/v1/ticker/BTC', { headers: JUNK_PAYMENT }));
   });
 });
+
+describe('valid payments whose client hangs up while the payment is checked', () => {
+  let stack: PaidApp;
+  let rpc: RpcProxy;
+
+  beforeAll(async () => {
+    stack = await startPaidApp({
+      env: LIMITS,
+      beforeApp: async (chain) => {
+        rpc = await RpcProxy.start(chain.rpcUrl);
+        return { X402_RPC_URL: rpc.url };
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await stack.close();
+    await rpc.close();
+  });
+
+  it('stay counted: one funded payment sent again and again, each connection reset mid-check, is verified at most the limit allows, then 429', async () => {
+    const accepted = await requirementFor(stack, '/v1/ticker/BTC'); // counted: 1 of 2
+    const before = await stack.balances();
+    const payment = await signedPayment(stack.buyer.account, accepted);
+    // every check of the payment takes 300 ms on the chain: each client is gone before it ends
+    rpc.fail('eth_call', { kind: 'delay', ms: 300 });
+    for (let round = 0; round < 8; round += 1) {
+      await sendAndHangUp(stack.service.url, '/v1/ticker/BTC', v2Header(payment), 60);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+    }
+    rpc.clear();
+    // the 402 and two payments fill RATE_LIMIT_UNPAID + 1; the rest were refused on arrival
+    expect(await paymentsVerified(stack)).toBeLessThanOrEqual(2);
+    await expectRateLimited(await stack.service.get('/v1/ticker/BTC'));
+    expect((await stack.balances()).payTo).toBe(before.payTo);
+  });
+});
+
+/** How many payments the app verified (its own metrics say so). */
+async function paymentsVerified(stack: PaidApp): Promise<number> {
+  const samples = parseExposition(await stack.service.app.get(MetricsService).registry.metrics());
+  return sampleValue(samples, 'x402_payments_total', { outcome: 'verified' });
+}
 
 /** Writes a whole GET on a fresh connection, then closes it `afterMs` later without reading. */
 async function sendAndHangUp(

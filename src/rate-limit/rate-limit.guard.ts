@@ -18,7 +18,17 @@ import { remoteText } from '../common/remote-text.js';
 export const RATE_LIMIT_STORAGE = Symbol('RateLimitStorage');
 
 /** Payments counted on arrival: when, and whether the payment guard has opened a sale for them. */
-const countedPayments = new WeakMap<FastifyRequest, { countedAt: number; verified: boolean }>();
+/**
+ * A payment counted on arrival: when, whether its sale opened (its count then taken back), and
+ * whether its connection already closed (a sale opened after that takes nothing back).
+ */
+interface CountedPayment {
+  readonly countedAt: number;
+  verified: boolean;
+  closed: boolean;
+}
+
+const countedPayments = new WeakMap<FastifyRequest, CountedPayment>();
 
 /** Past this many addresses remembered as over the limit, the lapsed ones are dropped first. */
 const PRUNE_BLOCKED_AT = 10_000;
@@ -96,11 +106,12 @@ export class RateLimiter {
     }
     this.note(request.ip, record);
     if (record.isBlocked) return this.tooMany(request.ip, record.timeToBlockExpire);
-    const counted = { countedAt, verified: false };
+    const counted: CountedPayment = { countedAt, verified: false, closed: false };
     countedPayments.set(request, counted);
     // 'close' comes whether the answer went out or the client left first; a client that leaves
     // before its answer bought nothing it received, and must not escape the count by hanging up
     whenClosed(reply.raw, () => {
+      counted.closed = true;
       this.closePayment(request, reply, counted.verified);
     });
     return undefined;
@@ -113,7 +124,8 @@ export class RateLimiter {
    */
   async saleOpened(request: FastifyRequest): Promise<void> {
     const counted = countedPayments.get(request);
-    if (counted === undefined || counted.verified) return;
+    // a client that left while its payment was checked stays counted: nothing will be sold to it
+    if (counted === undefined || counted.verified || counted.closed) return;
     counted.verified = true;
     const { ip } = request;
     const { windowMs, unpaid } = this.limits;

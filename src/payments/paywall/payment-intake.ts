@@ -52,6 +52,13 @@ export class PaymentIntake {
     version: ProtocolVersion,
     decode: (offered: Awaited<ReturnType<X402Paywall['requirementsFor']>>) => PaymentPayload,
   ): Promise<OpenSale> {
+    // nobody would receive what a payment checked now buys: no verification is spent on it
+    if (clientGone(reply)) {
+      throw new ApiError(
+        ErrorCode.ClientClosedRequest,
+        'The client closed the connection before its payment was checked; nothing was charged.',
+      );
+    }
     try {
       const offered = await this.paywall.requirementsFor(request);
       const payload = decode(offered);
