@@ -44,11 +44,15 @@ export class HistoryCandles {
     @Inject(PRICING_SETTINGS.token) private readonly pricing: PricingSettings,
   ) {}
 
-  candles(query: CandleQuery, now: number = Date.now()): Promise<CandleSet> {
+  /**
+   * `client`: who asks (its address), so venue calls are shared out between clients in turn
+   * (VenueCallSlots); identical requests share the first asker's round.
+   */
+  candles(query: CandleQuery, now: number = Date.now(), client = ''): Promise<CandleSet> {
     const key = `${query.symbol}:${query.interval}:${query.from}:${query.to}`;
     const known = this.recent.get(key);
     if (known !== undefined) return known;
-    const answer = this.resolve(query, now);
+    const answer = this.resolve(query, now, client);
     this.recent.set(key, answer);
     const forget = (): void => {
       this.recent.delete(key);
@@ -57,7 +61,7 @@ export class HistoryCandles {
     return answer;
   }
 
-  private async resolve(query: CandleQuery, now: number): Promise<CandleSet> {
+  private async resolve(query: CandleQuery, now: number, client: string): Promise<CandleSet> {
     const step = INTERVAL_MS[query.interval];
     const starts: number[] = [];
     for (let start = query.from; start <= query.to; start += step) starts.push(start);
@@ -67,7 +71,7 @@ export class HistoryCandles {
     if (missing.length === 0) return { candles: present(starts, kept), failed: [] };
 
     const range = { from: missing[0] as number, to: missing[missing.length - 1] as number };
-    const answers = await this.venues.fetch(query.symbol, query.interval, range);
+    const answers = await this.venues.fetch(query.symbol, query.interval, range, client);
     if (answers.series.length === 0 && answers.unreachable.length > 0) {
       throw new ApiError(
         ErrorCode.PriceUnavailable,

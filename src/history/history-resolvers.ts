@@ -41,7 +41,7 @@ export class OhlcResolver implements AnswerResolver<OhlcAnswer> {
     const symbol = symbolOf(request, this.catalogue);
     const now = Date.now();
     const asked = parseOhlcQuery(symbol, query(request), now);
-    const { candles } = await this.history.candles(asked, now);
+    const { candles } = await this.history.candles(asked, now, request.ip);
     if (candles.length === 0) {
       throw new ApiError(
         ErrorCode.BadRequest,
@@ -87,6 +87,7 @@ export class PriceAtResolver implements AnswerResolver<PriceAtAnswer> {
       const { candles } = await this.history.candles(
         { symbol, interval, from: start, to: start },
         now,
+        request.ip,
       );
       const candle = candles[0];
       if (candle !== undefined) return new PriceAtAnswer(symbol, t, interval, candle);

@@ -60,4 +60,30 @@ describe('VenueCallSlots', () => {
     expect(slots.inFlight).toBe(0);
     await expect(slots.run(() => Promise.resolve('ok'))).resolves.toBe('ok');
   });
+
+  it('serves waiting clients in turn: one address queuing many calls delays another by one turn', async () => {
+    const slots = new VenueCallSlots(1, 5_000);
+    const started: string[] = [];
+    const pending = new Map<string, ReturnType<typeof pendingCall>>();
+    const ask = (client: string, name: string): Promise<string> => {
+      const call = pendingCall();
+      pending.set(name, call);
+      return slots.run(() => {
+        started.push(name);
+        return call.call();
+      }, client);
+    };
+    const results = [
+      ...['a0', 'a1', 'a2', 'a3'].map((name) => ask('10.0.0.1', name)),
+      ask('10.0.0.2', 'b0'),
+      ask('10.0.0.3', 'c0'),
+    ];
+    for (const name of ['a0', 'a1', 'b0', 'c0', 'a2', 'a3']) {
+      await tick();
+      expect(started[started.length - 1]).toBe(name);
+      pending.get(name)?.answer(name);
+    }
+    await expect(Promise.all(results)).resolves.toEqual(['a0', 'a1', 'a2', 'a3', 'b0', 'c0']);
+    expect(slots.inFlight).toBe(0);
+  });
 });

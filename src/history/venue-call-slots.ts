@@ -13,12 +13,15 @@ interface Waiting {
 
 /**
  * At most `limit` venue candle calls in flight across every request of this instance
- * (HISTORY_VENUE_CALLS): a call beyond it waits its turn (first come, first served) for at most
- * `waitMs`, then fails with VenueCallsBusy without having been made.
+ * (HISTORY_VENUE_CALLS). A call beyond it waits for at most `waitMs`, then fails with
+ * VenueCallsBusy without having been made. Waiting calls are started client by client in turn
+ * (each client's own in the order they came), so one address queuing many calls delays another
+ * address's call by one turn, not by its whole queue.
  */
 export class VenueCallSlots {
   private running = 0;
-  private readonly waiting: Waiting[] = [];
+  /** Each client's waiting calls; the map's order is the clients' turn order. */
+  private readonly waiting = new Map<string, Waiting[]>();
 
   constructor(
     readonly limit: number,
@@ -30,9 +33,9 @@ export class VenueCallSlots {
     return this.running;
   }
 
-  /** `call` once a slot is free; VenueCallsBusy if none frees within `waitMs`. */
-  run<T>(call: () => Promise<T>): Promise<T> {
-    if (this.running < this.limit && this.waiting.length === 0) return this.start(call);
+  /** `call` for `client` once a slot is its turn; VenueCallsBusy if none comes within `waitMs`. */
+  run<T>(call: () => Promise<T>, client = ''): Promise<T> {
+    if (this.running < this.limit && this.waiting.size === 0) return this.start(call);
     return new Promise<T>((resolve, reject) => {
       const entry: Waiting = {
         start: () => {
@@ -40,11 +43,13 @@ export class VenueCallSlots {
           this.start(call).then(resolve, reject);
         },
         timer: setTimeout(() => {
-          this.waiting.splice(this.waiting.indexOf(entry), 1);
+          this.forget(client, entry);
           reject(new VenueCallsBusy(this.waitMs));
         }, this.waitMs),
       };
-      this.waiting.push(entry);
+      const queue = this.waiting.get(client);
+      if (queue === undefined) this.waiting.set(client, [entry]);
+      else queue.push(entry);
     });
   }
 
@@ -54,7 +59,25 @@ export class VenueCallSlots {
       return await call();
     } finally {
       this.running -= 1;
-      this.waiting.shift()?.start();
+      this.startNext();
     }
+  }
+
+  /** Starts the first waiting call of the client whose turn it is; that client goes last. */
+  private startNext(): void {
+    const next = this.waiting.entries().next();
+    if (next.done === true) return;
+    const [client, queue] = next.value;
+    const entry = queue.shift() as Waiting;
+    this.waiting.delete(client);
+    if (queue.length > 0) this.waiting.set(client, queue);
+    entry.start();
+  }
+
+  private forget(client: string, entry: Waiting): void {
+    const queue = this.waiting.get(client);
+    if (queue === undefined) return;
+    queue.splice(queue.indexOf(entry), 1);
+    if (queue.length === 0) this.waiting.delete(client);
   }
 }

@@ -73,10 +73,11 @@ export class VenueCandles {
     symbol: string,
     interval: Interval,
     range: { readonly from: number; readonly to: number },
+    client = '',
   ): Promise<VenueAnswers> {
     const venues = this.serving(interval);
     const settled = await Promise.allSettled(
-      venues.map((venue) => this.fetchVenue(venue, symbol, interval, range)),
+      venues.map((venue) => this.fetchVenue(venue, symbol, interval, range, client)),
     );
     if (settled.some((outcome) => isBusy(outcome))) {
       throw new ApiError(
@@ -105,6 +106,7 @@ export class VenueCandles {
     symbol: string,
     interval: Interval,
     { from, to }: { readonly from: number; readonly to: number },
+    client: string,
   ): Promise<VenueSeries> {
     const name = venue.intervals[interval] as string;
     const { name: instrument, quote } = venue.instrument(symbol);
@@ -133,7 +135,7 @@ export class VenueCandles {
             timeoutMs: this.markets.timeoutMs,
             headers: endpoint.headers,
           });
-        }),
+        }, client),
       ),
     );
     const candles: VenueCandle[] = bodies.flatMap((body) => venue.parse(body));
