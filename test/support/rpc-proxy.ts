@@ -22,6 +22,8 @@ export type RpcFault =
  */
 export class RpcProxy {
   readonly calls: string[] = [];
+  /** Every call as sent: its method and params (a batch's first call). */
+  readonly requests: { readonly method: string; readonly params: readonly unknown[] }[] = [];
   private readonly faults = new Map<string, { fault: RpcFault; skip: number }>();
   private readonly silenced = new Map<ServerResponse, string>();
 
@@ -67,8 +69,9 @@ export class RpcProxy {
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const body = await readBody(request);
-    const { method, id } = describe(body);
+    const { method, id, params } = describe(body);
     this.calls.push(method);
+    this.requests.push({ method, params });
     const fault = this.faultFor(method);
     if (fault?.kind === 'silence') {
       this.silenced.set(response, body);
@@ -118,13 +121,19 @@ export class RpcProxy {
   }
 }
 
-function describe(body: string): { method: string; id: unknown } {
+function describe(body: string): { method: string; id: unknown; params: readonly unknown[] } {
   try {
-    const parsed = JSON.parse(body) as { method?: string; id?: unknown } | { method?: string }[];
+    const parsed = JSON.parse(body) as
+      | { method?: string; id?: unknown; params?: unknown[] }
+      | { method?: string; params?: unknown[] }[];
     const first = Array.isArray(parsed) ? parsed[0] : parsed;
-    return { method: first?.method ?? '?', id: Array.isArray(parsed) ? null : parsed.id };
+    return {
+      method: first?.method ?? '?',
+      id: Array.isArray(parsed) ? null : parsed.id,
+      params: first?.params ?? [],
+    };
   } catch {
-    return { method: '?', id: null };
+    return { method: '?', id: null, params: [] };
   }
 }
 
