@@ -4,6 +4,7 @@ import {
   BATCH_SETTLEMENT_SCHEME,
   ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
   isBatchSettlementDepositPayload,
+  type BatchSettlementDepositPayload,
   type FacilitatorEvmSigner,
 } from '@x402/evm';
 import { computeChannelId } from '@x402/evm/batch-settlement/client';
@@ -59,6 +60,28 @@ export async function verifyDepositNatively(
   payload: PaymentPayload,
   requirements: PaymentRequirements,
 ): Promise<VerifyResponse | undefined> {
+  const state = await provenDeposit(signer, payload, requirements);
+  if (state === undefined) return undefined;
+  const { channelConfig, voucher } = payload.payload as unknown as BatchSettlementDepositPayload;
+  return {
+    isValid: true,
+    payer: channelConfig.payer,
+    extra: {
+      channelId: voucher.channelId,
+      balance: state.balance.toString(),
+      totalClaimed: state.totalClaimed.toString(),
+      withdrawRequestedAt: state.withdrawRequestedAt,
+      refundNonce: state.refundNonce.toString(),
+    },
+  };
+}
+
+/** The channel's state on chain before a deposit verifyDepositNatively proves valid; else undefined. */
+export async function provenDeposit(
+  signer: FacilitatorEvmSigner,
+  payload: PaymentPayload,
+  requirements: PaymentRequirements,
+): Promise<ChannelChainState | undefined> {
   const raw = payload.payload;
   if (!isBatchSettlementDepositPayload(raw)) return undefined;
   const { channelConfig: config, voucher, deposit } = raw;
@@ -116,10 +139,6 @@ export async function verifyDepositNatively(
   const voucherBy = voucherSigner(voucher.channelId, maxClaimable, chainId, voucher.signature);
   if (voucherBy !== config.payerAuthorizer.toLowerCase()) return undefined;
 
-  const collectorData = encodeAbiParameters(
-    [{ type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'bytes' }],
-    [validAfter, validBefore, BigInt(authorization.salt), authorization.signature],
-  );
   const [state, simulated] = await Promise.all([
     channelState(signer, voucher.channelId, requirements.asset, payer).catch(() => undefined),
     signer
@@ -127,20 +146,7 @@ export async function verifyDepositNatively(
         address: BATCH_SETTLEMENT_ADDRESS,
         abi: DEPOSIT_ABI,
         functionName: 'deposit',
-        args: [
-          {
-            payer,
-            payerAuthorizer: getAddress(config.payerAuthorizer),
-            receiver: getAddress(config.receiver),
-            receiverAuthorizer: getAddress(config.receiverAuthorizer),
-            token: getAddress(config.token),
-            withdrawDelay: config.withdrawDelay,
-            salt: config.salt,
-          },
-          amount,
-          ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
-          collectorData,
-        ],
+        args: depositArgs(raw),
       })
       .then(
         () => true,
@@ -156,17 +162,37 @@ export async function verifyDepositNatively(
   ) {
     return undefined;
   }
-  return {
-    isValid: true,
-    payer: config.payer,
-    extra: {
-      channelId: voucher.channelId,
-      balance: state.balance.toString(),
-      totalClaimed: state.totalClaimed.toString(),
-      withdrawRequestedAt: state.withdrawRequestedAt,
-      refundNonce: state.refundNonce.toString(),
+  return state;
+}
+
+/** The channel contract's `deposit` arguments for an EIP-3009 deposit payload. */
+export function depositArgs(raw: BatchSettlementDepositPayload) {
+  const { channelConfig: config, deposit } = raw;
+  const authorization = deposit.authorization.erc3009Authorization;
+  if (authorization === undefined) throw new Error('not an EIP-3009 deposit');
+  const collectorData = encodeAbiParameters(
+    [{ type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'bytes' }],
+    [
+      BigInt(authorization.validAfter),
+      BigInt(authorization.validBefore),
+      BigInt(authorization.salt),
+      authorization.signature,
+    ],
+  );
+  return [
+    {
+      payer: getAddress(config.payer),
+      payerAuthorizer: getAddress(config.payerAuthorizer),
+      receiver: getAddress(config.receiver),
+      receiverAuthorizer: getAddress(config.receiverAuthorizer),
+      token: getAddress(config.token),
+      withdrawDelay: config.withdrawDelay,
+      salt: config.salt,
     },
-  };
+    BigInt(deposit.amount),
+    ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
+    collectorData,
+  ] as const;
 }
 
 /** The SDK's channel-config rules: the id is the config's hash and the config is the offer's. */
@@ -195,7 +221,7 @@ function configOffered(
   );
 }
 
-interface ChannelChainState {
+export interface ChannelChainState {
   readonly balance: bigint;
   readonly totalClaimed: bigint;
   readonly withdrawRequestedAt: number;
@@ -204,7 +230,7 @@ interface ChannelChainState {
 }
 
 /** The channel's state on chain and the payer's token balance, in one `eth_call` (Multicall3). */
-async function channelState(
+export async function channelState(
   signer: FacilitatorEvmSigner,
   channelId: Hex,
   token: string,
