@@ -172,6 +172,15 @@ describe('a deposit verified natively', () => {
     expect(await sdk.verify(copy, requirement)).toMatchObject({ isValid: false });
   });
 
+  it('leaves a deposit whose salt is no number to the SDK, which throws on it', async () => {
+    const { payment } = await freshDeposit();
+    const copy = structuredClone(payment);
+    (copy.payload as unknown as DepositPayload).deposit.authorization.erc3009Authorization.salt =
+      'salt';
+    expect(await verifyDepositNatively(signer, copy, requirement)).toBeUndefined();
+    await expect(sdk.verify(copy, requirement)).rejects.toThrow();
+  });
+
   it("leaves a deposit over the payer's balance to the SDK, which refuses it", async () => {
     const { payment } = await freshDeposit(1n);
     expect(await verifyDepositNatively(signer, payment, requirement)).toBeUndefined();

@@ -77,8 +77,23 @@ export async function verifyDepositNatively(
   };
 }
 
-/** The channel's state on chain before a deposit verifyDepositNatively proves valid; else undefined. */
+/**
+ * The channel's state on chain before a deposit verifyDepositNatively proves valid; else
+ * undefined (a field that does not parse included: the SDK names what is wrong with it).
+ */
 export async function provenDeposit(
+  signer: FacilitatorEvmSigner,
+  payload: PaymentPayload,
+  requirements: PaymentRequirements,
+): Promise<ChannelChainState | undefined> {
+  try {
+    return await proveDeposit(signer, payload, requirements);
+  } catch {
+    return undefined;
+  }
+}
+
+async function proveDeposit(
   signer: FacilitatorEvmSigner,
   payload: PaymentPayload,
   requirements: PaymentRequirements,
