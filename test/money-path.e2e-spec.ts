@@ -104,6 +104,8 @@ const sends = (proxy: RpcProxy) =>
   proxy.calls.filter((method) => method === 'eth_sendRawTransaction').length;
 const estimates = (proxy: RpcProxy) =>
   proxy.calls.filter((method) => method === 'eth_estimateGas').length;
+const nonceReadsOf = (proxy: RpcProxy) =>
+  proxy.calls.filter((method) => method === 'eth_getTransactionCount').length;
 
 describe('money path, embedded facilitator behind a faulty RPC', () => {
   let stack: PaidApp;
@@ -264,6 +266,7 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
       const lost = await stack.service.get('/v1/ticker/ETH', { headers: v2Header(refused) });
       proxy.clear();
       expect(lost.status).toBe(502);
+      const nonceReads = nonceReadsOf(proxy);
 
       const next = await signedPayment(
         stack.buyer.account,
@@ -277,6 +280,18 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
         buyer: before.buyer - PRICE,
         payTo: before.payTo + PRICE,
       });
+      // the nonce is counted in the process: read again once after the failed send, then not
+      expect(nonceReadsOf(proxy)).toBe(nonceReads + 1);
+      const third = await signedPayment(
+        stack.buyer.account,
+        await requirementFor(stack, '/v1/ticker/ETH'),
+      );
+      const sentBefore = sends(proxy);
+      expect((await stack.service.get('/v1/ticker/ETH', { headers: v2Header(third) })).status).toBe(
+        200,
+      );
+      expect(sends(proxy)).toBe(sentBefore + 1);
+      expect(nonceReadsOf(proxy)).toBe(nonceReads + 1);
     });
   });
 
@@ -408,10 +423,10 @@ describe('money path, embedded facilitator behind a faulty RPC', () => {
       expect((await stack.balances()).payTo).toBe(before.payTo + PRICE);
     });
 
-    it('after it: while the account nonce is read → sent and charged; its payment-identifier fetches the 200', async () => {
-      const payment = await identifiedPayment(stack, '/v1/ticker/BTC', `order_${Date.now()}_nonce`);
+    it('after it: while the transaction is sent → sent and charged; its payment-identifier fetches the 200', async () => {
+      const payment = await identifiedPayment(stack, '/v1/ticker/BTC', `order_${Date.now()}_send`);
       const before = await stack.balances();
-      expect(await leaveDuring('eth_getTransactionCount', payment)).toMatchObject({
+      expect(await leaveDuring('eth_sendRawTransaction', payment)).toMatchObject({
         name: 'AbortError',
       });
       expect(await stack.balances()).toEqual({

@@ -1,5 +1,14 @@
 import secp256k1 from 'secp256k1';
-import { bytesToHex, concatBytes, hexToBytes, keccak256, type Hex } from 'viem';
+import {
+  bytesToHex,
+  concatBytes,
+  hashTypedData,
+  hexToBytes,
+  keccak256,
+  type Hex,
+  type TypedData,
+  type TypedDataDefinition,
+} from 'viem';
 
 /** secp256k1's group order n, and n / 2: a larger `s` is the malleable twin of a signature. */
 const CURVE_ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
@@ -32,6 +41,26 @@ export function recoverSigner(digest: Uint8Array, signature: Hex): Hex | undefin
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The address that signed EIP-712 typed data, recovered natively (recoverSigner): the check
+ * viem's recoverTypedDataAddress makes for an EOA's signature, but undefined for a signature the
+ * contracts would refuse (not canonical) and for data that does not hash (a value out of its
+ * type's range).
+ */
+export function typedDataSigner<
+  const Types extends TypedData | Record<string, unknown>,
+  PrimaryType extends keyof Types | 'EIP712Domain',
+>(typedData: TypedDataDefinition<Types, PrimaryType>, signature: Hex): Hex | undefined {
+  if (!isCanonicalSignature(signature)) return undefined;
+  let digest: Hex;
+  try {
+    digest = hashTypedData(typedData);
+  } catch {
+    return undefined;
+  }
+  return recoverSigner(hexToBytes(digest), signature);
 }
 
 const EIP712_PREFIX = new Uint8Array([0x19, 0x01]);

@@ -2,7 +2,11 @@ import { Global, Module } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import { REDIS_CLIENT, closeRedis, type RedisClient } from '../shared-state/redis-connection.js';
 import { embeddedSchemesIn } from './facilitator/embedded-schemes.js';
-import { FACILITATORS, createFacilitators } from './facilitator/network-facilitators.js';
+import {
+  FACILITATORS,
+  type NetworkFacilitators,
+  createFacilitators,
+} from './facilitator/network-facilitators.js';
 import { SettlerLease } from './facilitator/settler-lease.js';
 import { InMemoryPaymentLedger, PAYMENT_LEDGER } from './ledger/payment-ledger.js';
 import { RedisPaymentLedger } from './ledger/redis-payment-ledger.js';
@@ -46,11 +50,17 @@ import { ExactSvmSchemeModule } from './schemes/exact-svm/exact-svm-scheme.modul
     {
       // with shared state, one live instance per settlement key (see SettlerLease)
       provide: SettlerLease,
-      inject: [PAYMENT_SETTINGS.token, REDIS_CLIENT],
-      useFactory: async (payments: PaymentConfig, redis: RedisClient | null) => {
+      inject: [PAYMENT_SETTINGS.token, REDIS_CLIENT, FACILITATORS],
+      useFactory: async (
+        payments: PaymentConfig,
+        redis: RedisClient | null,
+        facilitators: NetworkFacilitators,
+      ) => {
         if (redis === null || payments.facilitator.mode !== 'embedded') return null;
         try {
-          return await SettlerLease.acquire(redis, payments.facilitator.settlerPrivateKey);
+          return await SettlerLease.acquire(redis, payments.facilitator.settlerPrivateKey, () => {
+            facilitators.forgetSettlerNonces();
+          });
         } catch (error) {
           // start-up stops here, before any shutdown hook could close the connection
           await closeRedis(redis);

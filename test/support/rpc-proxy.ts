@@ -35,6 +35,8 @@ export interface RpcCall {
  */
 export class RpcProxy {
   readonly calls: string[] = [];
+  /** Every call as sent: its method and params (a batch's first call). */
+  readonly requests: { readonly method: string; readonly params: readonly unknown[] }[] = [];
   private readonly faults = new Map<string, { fault: RpcFault; skip: number }>();
   private readonly silenced = new Map<ServerResponse, string>();
   private hold: { matches: (call: RpcCall) => boolean; held: Held } | undefined;
@@ -95,6 +97,7 @@ export class RpcProxy {
     const body = await readBody(request);
     const { method, id, params } = describe(body);
     this.calls.push(method);
+    this.requests.push({ method, params });
     const hold = this.hold;
     if (hold?.matches({ method, params }) === true) {
       this.hold = undefined;
@@ -184,18 +187,19 @@ class Held implements HeldAnswer {
   }
 }
 
-function describe(body: string): { method: string; id: unknown; params: unknown } {
+function describe(body: string): { method: string; id: unknown; params: readonly unknown[] } {
   try {
     const parsed = JSON.parse(body) as
-      { method?: string; id?: unknown; params?: unknown } | { method?: string; params?: unknown }[];
+      | { method?: string; id?: unknown; params?: unknown[] }
+      | { method?: string; params?: unknown[] }[];
     const first = Array.isArray(parsed) ? parsed[0] : parsed;
     return {
       method: first?.method ?? '?',
       id: Array.isArray(parsed) ? null : parsed.id,
-      params: first?.params,
+      params: first?.params ?? [],
     };
   } catch {
-    return { method: '?', id: null, params: undefined };
+    return { method: '?', id: null, params: [] };
   }
 }
 

@@ -19,7 +19,7 @@ import {
   publicActions,
   type Hex,
 } from 'viem';
-import { createNonceManager, jsonRpc } from 'viem/nonce';
+import { AccountNonces } from '../../chain/account-nonces.js';
 import { withGasHeadroom } from '../../chain/gas-headroom.js';
 import { jsonRpcTransport } from '../../chain/json-rpc-transport.js';
 import { ReceiptPacing, pollReceipt } from '../../chain/receipt-wait.js';
@@ -54,8 +54,10 @@ function isTransportFailure(error: unknown): boolean {
 }
 
 /**
- * The `@x402/evm` facilitator in this process, settling on chain with its own key. One nonce
- * manager per key, so concurrent settlements do not collide on the account nonce. That
+ * The `@x402/evm` facilitator in this process, settling on chain with its own key. Its
+ * transaction nonces are counted here (AccountNonces: one chain read, then one more after a
+ * failed send or a change of the settler lease), so concurrent settlements do not collide and
+ * a send asks the chain for no nonce. That
  * facilitator turns every failed chain call into a verdict ("invalid signature" when the RPC is
  * down), so chain calls are watched per operation and an unanswered one is reported as an outage.
  */
@@ -64,6 +66,8 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
   private readonly transport = new AsyncLocalStorage<OperationState>();
   /** An `eth_call` from the settling account. */
   private readonly callAsSettler: (to: Hex, data: Hex) => Promise<unknown>;
+  /** The settling account's next transaction nonces. */
+  private readonly nonces: AccountNonces;
 
   /**
    * `schemes`: what it settles, each scheme's facilitator side (see EmbeddedFacilitatorScheme);
@@ -83,9 +87,7 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
     }: { receiptMaxWaitMs?: number | undefined; receiptTimeoutMs?: number } = {},
   ) {
     const chainId = Number(network.split(':')[1]);
-    const account = nativeSigningAccount(settlerPrivateKey, {
-      nonceManager: createNonceManager({ source: jsonRpc() }),
-    });
+    const account = nativeSigningAccount(settlerPrivateKey);
     const chain = defineChain({
       id: chainId,
       name: network,
@@ -100,6 +102,10 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
     }).extend(publicActions);
     type Client = typeof client;
     this.callAsSettler = (to, data) => client.call({ account, to, data });
+    const nonces = new AccountNonces(() =>
+      client.getTransactionCount({ address: account.address, blockTag: 'pending' }),
+    );
+    this.nonces = nonces;
     const fees = new RecentFees(() => client.estimateFeesPerGas());
     const pacing = new ReceiptPacing(() => blockTimeMs(client), receiptMaxWaitMs);
     const waitAfter = (attempt: number): number => pacing.waitAfter(attempt);
@@ -110,26 +116,33 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
       readContract: (args) => watch(() => client.readContract(args)),
       verifyTypedData: (args) =>
         watch(() => client.verifyTypedData(args as Parameters<Client['verifyTypedData']>[0])),
+      // The gas is estimated per transaction: a deposit's or transfer's cost depends on the
+      // payer (a contract wallet's signature check) and on storage the call touches first.
+      // The nonce is taken last, once the estimate passed, so a refused call uses none.
       writeContract: (args) =>
         watch(() =>
-          traceTransaction(
-            async () => {
-              const price = await fees.current();
-              const gas = await client.estimateContractGas({ ...args, ...price, prepare: false });
-              return { ...price, gas: withGasHeadroom(gas), chainId };
-            },
-            (prepared) => client.writeContract({ ...args, ...prepared }),
+          nonces.sending((takeNonce) =>
+            traceTransaction(
+              async () => {
+                const price = await fees.current();
+                const gas = await client.estimateContractGas({ ...args, ...price, prepare: false });
+                return { ...price, gas: withGasHeadroom(gas), chainId, nonce: await takeNonce() };
+              },
+              (prepared) => client.writeContract({ ...args, ...prepared }),
+            ),
           ),
         ),
       sendTransaction: (args) =>
         watch(() =>
-          traceTransaction(
-            async () => {
-              const price = await fees.current();
-              const gas = await client.estimateGas({ ...args, ...price, prepare: false });
-              return { ...price, gas: withGasHeadroom(gas), chainId };
-            },
-            (prepared) => client.sendTransaction({ ...args, ...prepared }),
+          nonces.sending((takeNonce) =>
+            traceTransaction(
+              async () => {
+                const price = await fees.current();
+                const gas = await client.estimateGas({ ...args, ...price, prepare: false });
+                return { ...price, gas: withGasHeadroom(gas), chainId, nonce: await takeNonce() };
+              },
+              (prepared) => client.sendTransaction({ ...args, ...prepared }),
+            ),
           ),
         ),
       waitForTransactionReceipt: (args) =>
@@ -150,6 +163,14 @@ export class EmbeddedFacilitatorClient implements FacilitatorClient {
         this.watchedWithout(() => this.onceInOperation(args.address, () => client.getCode(args))),
     });
     for (const { register } of schemes) register(this.facilitator, { network, signer, account });
+  }
+
+  /**
+   * The next transaction reads the settling account's nonce from the chain again: for when
+   * another instance may have sent with this key (the settler lease changed hands).
+   */
+  forgetNonce(): void {
+    this.nonces.forget();
   }
 
   verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {

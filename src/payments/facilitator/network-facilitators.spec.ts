@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { loadConfig } from '../../app-config.js';
 import { EmbeddedFacilitatorClient } from './embedded-facilitator.js';
 import { EmbeddedFacilitatorScheme } from './embedded-schemes.js';
@@ -38,6 +39,12 @@ describe('createFacilitators', () => {
     expect(facilitators.of('eip155:84532')).toBeInstanceOf(EmbeddedFacilitatorClient);
     expect(facilitators.of('eip155:137')).toBeInstanceOf(EmbeddedFacilitatorClient);
     expect(facilitators.all()).toHaveLength(2);
+    // the settler lease changed hands: every in-process facilitator reads its nonce again
+    const forgotten = [facilitators.of('eip155:84532'), facilitators.of('eip155:137')].map(
+      (client) => jest.spyOn(client as EmbeddedFacilitatorClient, 'forgetNonce'),
+    );
+    facilitators.forgetSettlerNonces();
+    for (const forget of forgotten) expect(forget).toHaveBeenCalledTimes(1);
   });
 
   it('shares the remote facilitator between networks, except where a network names its own', async () => {

@@ -32,6 +32,12 @@ export class NetworkFacilitators {
     for (const client of this.byNetwork.values()) served.set(client, (served.get(client) ?? 0) + 1);
     return [...served.keys()].sort((a, b) => (served.get(a) ?? 0) - (served.get(b) ?? 0));
   }
+
+  /** The in-process facilitators read their settling account's nonce from the chain again. */
+  forgetSettlerNonces(): void {
+    for (const client of this.byNetwork.values())
+      if (client instanceof EmbeddedFacilitatorClient) client.forgetNonce();
+  }
 }
 
 /**

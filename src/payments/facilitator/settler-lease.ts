@@ -23,9 +23,14 @@ export class SettlerLease implements OnApplicationShutdown {
 
   private constructor(private readonly lease: RedisLease) {}
 
+  /**
+   * `changedHands`: told when the key was lost or taken back, after which another instance may
+   * have sent transactions with it (the settling account's nonce must be read again).
+   */
   static async acquire(
     redis: RedisClient,
     settlerPrivateKey: `0x${string}`,
+    changedHands: () => void = () => undefined,
   ): Promise<SettlerLease> {
     const address = privateKeyToAddress(settlerPrivateKey);
     const lease = new RedisLease(redis, {
@@ -45,7 +50,9 @@ export class SettlerLease implements OnApplicationShutdown {
     }
     // lost while Redis was unreachable, it is taken back as soon as it is free again
     lease.keep({
+      held: changedHands,
       lost: () => {
+        changedHands();
         SettlerLease.logger.error(
           `another instance now holds this instance's settlement key (${lease.key}): two instances settle with one key`,
         );
