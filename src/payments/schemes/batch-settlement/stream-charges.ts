@@ -207,7 +207,7 @@ export async function takeBackStreamCharge(
   claiming: () => boolean,
 ): Promise<TakeBackOutcome> {
   for (const until = Date.now() + TAKE_BACK_WAIT_MS; ;) {
-    let outcome: TakeBackOutcome = 'gone';
+    let outcome = 'gone' as TakeBackOutcome;
     await storage.updateChannel(channelId, (current) => {
       if (claiming()) {
         outcome = 'busy';
