@@ -21,6 +21,7 @@ export enum ErrorCode {
   StreamsUnavailable = 'streams_unavailable',
   StreamLimit = 'stream_limit',
   UnknownStream = 'unknown_stream',
+  StreamCapacity = 'stream_capacity',
 }
 
 /** The HTTP status each code is answered with; services never speak HTTP themselves. */
@@ -47,6 +48,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   [ErrorCode.StreamsUnavailable]: 503,
   [ErrorCode.StreamLimit]: 429,
   [ErrorCode.UnknownStream]: 404,
+  [ErrorCode.StreamCapacity]: 503,
 };
 
 /** The code for an HTTP error raised outside our own code (routing, the framework). */
