@@ -10,7 +10,7 @@ const POLL_MS = 100;
 /**
  * PriceChanges read from the snapshot store (this instance's, or the shared one in Redis) every
  * 100 ms while any stream listens: a symbol's served price differing from the last one seen is
- * a change. A stale price is no change.
+ * a change. A stale price is no change, nor is the first price seen of a symbol.
  */
 @Injectable()
 export class PolledPriceChanges extends PriceChanges implements OnModuleDestroy {
@@ -70,7 +70,8 @@ export class PolledPriceChanges extends PriceChanges implements OnModuleDestroy 
         const aggregated = snapshot.prices.get(symbol);
         if (aggregated === undefined || !isFresh(aggregated, now, this.pricing.staleMs)) continue;
         const price = servedPrice(aggregated.price);
-        if (this.latest.get(symbol)?.price === price) continue;
+        const known = this.latest.get(symbol);
+        if (known?.price === price) continue;
         const change: PriceChange = {
           symbol,
           price,
@@ -79,6 +80,8 @@ export class PolledPriceChanges extends PriceChanges implements OnModuleDestroy 
           spread: aggregated.spread,
         };
         this.latest.set(symbol, change);
+        // the first price seen is where changes start from, not a change itself
+        if (known === undefined) continue;
         for (const listener of listeners) listener(change);
       }
     } catch {

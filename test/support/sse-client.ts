@@ -25,22 +25,26 @@ export class SseClient {
   static open(url: string, headers: Record<string, string> = {}): Promise<SseClient> {
     const client = new SseClient();
     return new Promise((resolve, reject) => {
-      client.request = http.get(url, { headers: { accept: 'text/event-stream', ...headers } }, (response) => {
-        client.status = response.statusCode ?? 0;
-        client.headers = response.headers;
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => {
-          client.take(chunk);
-        });
-        const finish = () => {
-          client.ended = true;
-          client.notify();
-        };
-        response.on('end', finish);
-        response.on('close', finish);
-        response.on('error', finish);
-        resolve(client);
-      });
+      client.request = http.get(
+        url,
+        { headers: { accept: 'text/event-stream', ...headers } },
+        (response) => {
+          client.status = response.statusCode ?? 0;
+          client.headers = response.headers;
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => {
+            client.take(chunk);
+          });
+          const finish = () => {
+            client.ended = true;
+            client.notify();
+          };
+          response.on('end', finish);
+          response.on('close', finish);
+          response.on('error', finish);
+          resolve(client);
+        },
+      );
       client.request.on('error', (error) => {
         if (client.status === 0) reject(error);
       });
@@ -48,11 +52,20 @@ export class SseClient {
   }
 
   /** Waits until `count` events named `name` arrived (or the stream ended). */
-  async until(predicate: (events: readonly SseEvent[]) => boolean, timeoutMs = 20_000): Promise<void> {
+  async until(
+    predicate: (events: readonly SseEvent[]) => boolean,
+    timeoutMs = 20_000,
+  ): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!predicate(this.events)) {
-      if (this.ended) throw new Error(`the stream ended first: ${JSON.stringify(this.events.map((e) => e.event))} ${this.body.slice(0, 300)}`);
-      if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${JSON.stringify(this.events.map((e) => e.event))}`);
+      if (this.ended)
+        throw new Error(
+          `the stream ended first: ${JSON.stringify(this.events.map((e) => e.event))} ${this.body.slice(0, 300)}`,
+        );
+      if (Date.now() > deadline)
+        throw new Error(
+          `not within ${timeoutMs} ms: ${JSON.stringify(this.events.map((e) => e.event))}`,
+        );
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 100);
         this.waiters.push(() => {
