@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { Logger } from '@nestjs/common';
 import type { PriceChange, PriceChanges } from '../aggregation/price-changes.js';
+import { remoteText } from '../common/remote-text.js';
 import type { MeteredSale } from '../payments/index.js';
 import type { StreamsSettings } from './streams.settings.js';
 import { UpdateCoalescer } from './update-coalescer.js';
@@ -110,7 +111,7 @@ export class PriceStream {
         if (!(await this.deliver(change))) break;
       }
     } catch (error) {
-      this.logger.warn(`stream ${this.id}: ${String(error)}`);
+      this.logger.warn(`stream ${this.id}: ${remoteText(error)}`);
     } finally {
       clearInterval(ticker);
       unsubscribe();
