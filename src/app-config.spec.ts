@@ -94,6 +94,14 @@ describe('loadConfig', () => {
       },
       sharedState: { redisUrl: undefined },
       rateLimits: { windowMs: 60_000, free: 600, unpaid: 120, trustProxy: false },
+      streams: {
+        perPayer: 5,
+        perInstance: 2000,
+        idleMs: 300_000,
+        maxBudget: 1_000_000n,
+        topUpWaitMs: 30_000,
+        keepAliveMs: 15_000,
+      },
     });
   });
 
@@ -146,6 +154,12 @@ describe('loadConfig', () => {
         'eth=0x71041dddad3595f9ced3dccfbe3d1f4b0a16bb70:1200:0.15, BTC=0x64c911996D3c6aC71f9b455B1E8E7266BcbD848F',
       REDIS_URL: 'redis://127.0.0.1:6379',
       ATTESTATION_PRIVATE_KEY: `0x${'ab'.repeat(32)}`,
+      STREAM_MAX_PER_PAYER: '2',
+      STREAM_MAX_PER_INSTANCE: '100',
+      STREAM_IDLE_MS: '60000',
+      STREAM_MAX_BUDGET: '50000',
+      STREAM_TOPUP_WAIT_MS: '5000',
+      STREAM_KEEPALIVE_MS: '1000',
     });
     expect({ ...config, payments: undefined }).toEqual({
       payments: undefined,
@@ -158,6 +172,14 @@ describe('loadConfig', () => {
       attestation: { enabled: true, privateKey: `0x${'ab'.repeat(32)}` },
       sharedState: { redisUrl: 'redis://127.0.0.1:6379' },
       rateLimits: { windowMs: 60_000, free: 600, unpaid: 120, trustProxy: false },
+      streams: {
+        perPayer: 2,
+        perInstance: 100,
+        idleMs: 60_000,
+        maxBudget: 50_000n,
+        topUpWaitMs: 5000,
+        keepAliveMs: 1000,
+      },
       http: {
         port: 8080,
         host: '127.0.0.1',

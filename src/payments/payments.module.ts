@@ -11,6 +11,7 @@ import { paymentNetworksProvider } from './networks/network-state.dto.js';
 import { PAYMENT_NETWORKS } from '../common/payment-networks.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from './payments.settings.js';
 import { PaidCalls } from './paywall/paid-calls.js';
+import { MeteredIntake } from './paywall/metered-intake.js';
 import { PaidRouteExplorer } from './paywall/paid-routes.js';
 import { PaymentGuard } from './paywall/payment.guard.js';
 import { PaymentIdentifiers } from './paywall/payment-identifiers.js';
@@ -66,6 +67,7 @@ import { ExactSvmSchemeModule } from './schemes/exact-svm/exact-svm-scheme.modul
     PaymentVerification,
     PaymentIdentifiers,
     PaymentIntake,
+    MeteredIntake,
     PaidCalls,
     PaymentGuard,
     SettlementInterceptor,
@@ -81,6 +83,7 @@ import { ExactSvmSchemeModule } from './schemes/exact-svm/exact-svm-scheme.modul
     PaymentVerification,
     PaymentIdentifiers,
     PaymentIntake,
+    MeteredIntake,
     SettlementInterceptor,
     PaidCalls,
     FACILITATORS,

@@ -7,6 +7,7 @@ import type {
   SchemeNetworkServer,
   SettleResponse,
 } from '@x402/core/types';
+import type { MeteringScheme } from './metered-sale.js';
 import type { ProtocolVersion } from './x402-wire.js';
 
 /**
@@ -119,6 +120,8 @@ export interface SellerSchemePlugin {
    * `settlement_unknown`, 503).
    */
   open(presented: PresentedPayment, context: SaleContext): Promise<OpenSale>;
+  /** Present when the scheme can sell a route per unit delivered (`@Metered`): see metered-sale.ts. */
+  readonly metering?: MeteringScheme;
   /** The facilitator confirmed the paid routes: background work may start (claims, say). */
   startSelling?(): void;
   /** The service is stopping: finish or hand over background work (bounded). */
