@@ -203,7 +203,8 @@ export class StreamsController {
     return this.attestor.headerFor({
       attestedClaims: () => ({
         currency: 'USD',
-        timestamp: change.timestamp,
+        // as a ticker answer's: the oldest input behind the price
+        timestamp: change.oldestInputAt,
         values: [
           {
             symbol: change.symbol,

@@ -1,8 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AggregationModule } from '../aggregation/aggregation.module.js';
-import { PriceChanges } from '../aggregation/price-changes.js';
 import { TickersModule } from '../tickers/index.js';
-import { PolledPriceChanges } from './polled-price-changes.js';
 import { StreamRegistry } from './stream-registry.js';
 import { StreamRequestResolver } from './stream-request.resolver.js';
 import { StreamsController } from './streams.controller.js';
@@ -14,10 +12,7 @@ import { StreamsController } from './streams.controller.js';
 @Module({
   imports: [AggregationModule, TickersModule],
   controllers: [StreamsController],
-  providers: [
-    StreamRegistry,
-    StreamRequestResolver,
-    { provide: PriceChanges, useClass: PolledPriceChanges },
-  ],
+  // PriceChanges comes from the aggregation module
+  providers: [StreamRegistry, StreamRequestResolver],
 })
 export class StreamsModule {}
