@@ -14,8 +14,10 @@ import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { BatchChannels } from '../src/payments/schemes/batch-settlement/batch-channels.js';
 import { batchBuyer, CLAIMS_BY_HAND, type BatchBuyer } from './support/batch-channel.js';
+import { FakeMarkets } from './support/fake-markets.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
 import { SseClient } from './support/sse-client.js';
+import { startApp, type RunningApp } from './support/test-app.js';
 import { paymentRequiredOf } from './support/x402-payloads.js';
 
 const UNIT = 100n;
@@ -226,7 +228,8 @@ describe('paid price streams', () => {
     const balance = BigInt((await channels.channels().get(channelId))!.balance);
     const over = (balance - base + UNIT) / UNIT;
     expect(await refusal(base + over * UNIT, over * UNIT)).toMatch(/exceeds_balance/);
-    expect(await refusal(base, UNIT)).toMatch(/voucher_spent|cumulative/);
+    // the voucher the ticker was bought with, sent again: charged in full already
+    expect(await refusal(base, UNIT)).toMatch(/stream_voucher_spent/);
     expect(await refusal(base + UNIT, UNIT, privateKeyToAccount(generatePrivateKey()))).toMatch(
       /voucher_signature/,
     );
@@ -254,5 +257,29 @@ describe('paid price streams', () => {
     // what was charged was delivered: at most the update in flight at the cut went out unread
     expect(atDeparture - base).toBeGreaterThanOrEqual(BigInt(stream.named('price').length) * UNIT);
     expect(atDeparture - base).toBeLessThanOrEqual(BigInt(stream.named('price').length + 1) * UNIT);
+  });
+});
+
+describe('paid price streams where batch-settlement is not sold', () => {
+  let markets: FakeMarkets;
+  let app: RunningApp;
+
+  beforeAll(async () => {
+    markets = await FakeMarkets.start();
+    app = await startApp({ ...markets.env(), X402_SCHEMES: 'exact' });
+    await app.refresh();
+  });
+
+  afterAll(async () => {
+    await app.close();
+    await markets.close();
+  });
+
+  it('answers 503 streams_unavailable before any 402, and still checks the symbols first', async () => {
+    const answer = await app.get('/v1/stream/BTC');
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get('payment-required')).toBeNull();
+    expect(await answer.json()).toMatchObject({ code: 'streams_unavailable' });
+    expect((await app.get('/v1/stream/NOPE1')).status).toBe(404);
   });
 });
