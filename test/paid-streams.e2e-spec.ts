@@ -165,7 +165,7 @@ describe('paid price streams', () => {
       [1n, 2n, 3n, 4n, 5n].map((n) => (base + n * UNIT).toString()),
     );
     const first = prices[0]!.data as Record<string, unknown>;
-    expect(first).toMatchObject({ currency: 'USD', price: { BTC: expect.any(Number) } });
+    expect(first).toMatchObject({ currency: 'USD', price: { BTC: expect.any(Number) as number } });
     expect(typeof first.attestation).toBe('string');
     const required = stream.named('payment-required')[0]!.data as Record<string, unknown>;
     expect(required).toMatchObject({ streamId: open.streamId, x402Version: 2 });

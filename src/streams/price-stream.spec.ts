@@ -138,7 +138,7 @@ describe('PriceStream', () => {
       ['end', undefined],
     ]);
     expect(client.events[2]!.data).toMatchObject({
-      price: { BTC: expect.any(Number) },
+      price: { BTC: expect.any(Number) as number },
       attestation: 'signed',
     });
     expect(client.events[4]!.data).toEqual({ reason: 'budget_exhausted', charged: '200' });
@@ -195,9 +195,13 @@ describe('PriceStream', () => {
       write: (text: string, done: (error?: Error | null) => void) => {
         if (written.length < 2) {
           written.push(text);
-          setImmediate(() => done());
+          setImmediate(() => {
+            done();
+          });
         } else {
-          setImmediate(() => done(new Error('EPIPE')));
+          setImmediate(() => {
+            done(new Error('EPIPE'));
+          });
         }
         return true;
       },
@@ -245,18 +249,18 @@ describe('StreamRegistry', () => {
     const two = registry.reserve();
     two.admit('0xa');
     const three = registry.reserve();
-    expect(() => three.admit('0xa')).toThrow(
-      expect.objectContaining({ status: 429, code: 'stream_limit' }),
-    );
+    expect(() => {
+      three.admit('0xa');
+    }).toThrow(expect.objectContaining({ status: 429, code: 'stream_limit' }) as Error);
     three.admit('0xb');
     expect(() => registry.reserve()).toThrow(
-      expect.objectContaining({ status: 503, code: 'stream_capacity' }),
+      expect.objectContaining({ status: 503, code: 'stream_capacity' }) as Error,
     );
     one.release();
     one.release();
     const four = registry.reserve();
     four.admit('0xa');
-    expect(() => registry.reserve()).toThrow(expect.objectContaining({ status: 503 }));
+    expect(() => registry.reserve()).toThrow(expect.objectContaining({ status: 503 }) as Error);
   });
 
   it('ends every open stream with `end` shutdown when the module closes', async () => {
@@ -271,6 +275,6 @@ describe('StreamRegistry', () => {
     expect(registry.get('s1')).toBe(stream);
     await registry.onModuleDestroy();
     expect(ended).toEqual(['shutdown']);
-    expect(() => registry.reserve()).toThrow(expect.objectContaining({ status: 503 }));
+    expect(() => registry.reserve()).toThrow(expect.objectContaining({ status: 503 }) as Error);
   });
 });

@@ -87,11 +87,18 @@ export class PriceStream {
       'x-accel-buffering': 'no',
       connection: 'keep-alive',
     });
-    response.on('close', () => this.end('client_gone'));
+    response.on('close', () => {
+      this.end('client_gone');
+    });
     const unsubscribe = deps.changes.subscribe(this.request.symbols, (change) => {
       this.coalescer.offer(change);
     });
-    const ticker = setInterval(() => this.tick(), Math.min(deps.settings.keepAliveMs, 1000));
+    const ticker = setInterval(
+      () => {
+        this.tick();
+      },
+      Math.min(deps.settings.keepAliveMs, 1000),
+    );
     try {
       await this.write(
         event('open', {

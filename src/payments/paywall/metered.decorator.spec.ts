@@ -46,7 +46,7 @@ describe('@Metered', () => {
       content: { 'text/event-stream': { schema: { type: 'string' } } },
     });
     expect(responses['402']).toMatchObject({
-      description: expect.stringContaining('`batch-settlement` only'),
+      description: expect.stringContaining('`batch-settlement` only') as string,
     });
   });
 

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Channel, ChannelStorage } from '@x402/evm/batch-settlement/server';
-import type { Hex } from 'viem';
 import { isRecord } from '../../../common/json.js';
 import { FACILITATORS, NetworkFacilitators } from '../../facilitator/network-facilitators.js';
 import type { MeteredAccount, MeteringScheme, UnitCharge } from '../../paywall/metered-sale.js';
@@ -61,7 +60,7 @@ export class BatchMetering implements MeteringScheme {
     const { network } = presented.requirement;
     const storage = this.channels.channels(network);
     const channel = await this.cover(storage, accepted, BigInt(unit));
-    this.logger.debug?.(
+    this.logger.debug(
       `${context.label}: stream cover ${channel.signedMaxClaimable} on ${accepted.channelId}`,
     );
     return new BatchMeteredAccount(this, storage, channel, network, BigInt(unit));
@@ -114,7 +113,7 @@ export class BatchMetering implements MeteringScheme {
       );
     }
     const signer = voucherSigner(
-      channelId as Hex,
+      channelId,
       BigInt(accepted.maxClaimableAmount),
       chainIdOf(requirement.network),
       accepted.signature,

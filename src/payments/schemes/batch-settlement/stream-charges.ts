@@ -21,7 +21,8 @@ export type StreamChannel = Channel & { lastStreamCharge?: string; chargedBy?: s
 
 /** The cumulative of the channel's last stream charge, if its record still holds one. */
 export function lastStreamChargeOf(channel: Channel | undefined): string | undefined {
-  return (channel as StreamChannel | undefined)?.lastStreamCharge;
+  const last: unknown = (channel as Record<string, unknown> | undefined)?.['lastStreamCharge'];
+  return typeof last === 'string' ? last : undefined;
 }
 
 /** A voucher raising a channel's cover: its signed cumulative maximum over the charged `base`. */
