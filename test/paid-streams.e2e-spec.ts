@@ -237,6 +237,28 @@ describe('paid price streams', () => {
     expect(await charged(channelId)).toBe(base);
   });
 
+  it('checks a voucher against the chain when the channel record’s on-chain state is old', async () => {
+    const { buyer, channelId } = await openChannel();
+    await channels
+      .channels()
+      .updateChannel(channelId, (current) =>
+        current === undefined ? current : { ...current, onchainSyncedAt: 1 },
+      );
+    const requirement = await streamRequirement();
+    const payment = await streamPayment(buyer, requirement, 3n * UNIT);
+    const stream = await SseClient.open(`${stack.service.url}/v1/stream/BTC`, {
+      'payment-signature': encodePaymentSignatureHeader(payment),
+    });
+    expect(stream.status).toBe(200);
+    await stream.until((events) => events.some((event) => event.event === 'open'));
+    stream.destroy();
+    const record = await channels.channels().get(channelId);
+    expect(Date.now() - (record?.onchainSyncedAt ?? 0)).toBeLessThan(60_000);
+    expect(record?.signedMaxClaimable).toBe(
+      (BigInt(record!.chargedCumulativeAmount) + 3n * UNIT).toString(),
+    );
+  });
+
   it('charges nothing after the client goes away', async () => {
     const { buyer, channelId } = await openChannel();
     const base = await charged(channelId);

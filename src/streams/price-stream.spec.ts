@@ -185,6 +185,7 @@ describe('PriceStream', () => {
     const sale = fakeSale(10);
     const changes = new PushedChanges();
     const written: string[] = [];
+    let closed: (() => void) | undefined;
     // a socket that takes the `open` and the first update, then fails every write
     const response = {
       destroyed: false,
@@ -205,9 +206,13 @@ describe('PriceStream', () => {
         }
         return true;
       },
-      end: (done: () => void) => {
+      once: (_event: string, done: () => void) => {
+        closed = done;
+        return response;
+      },
+      end: () => {
         response.writableEnded = true;
-        done();
+        closed?.();
       },
     };
     const stream = new PriceStream(
@@ -228,6 +233,58 @@ describe('PriceStream', () => {
     expect(sale.takenBack).toEqual(['200']);
     expect(sale.chargedTotal()).toBe(1);
   });
+
+  it('cuts off a reader that takes nothing once the stream ends, taking back the update it never took', async () => {
+    const sale = fakeSale(10);
+    const changes = new PushedChanges();
+    const pending: ((error?: Error | null) => void)[] = [];
+    let closed: (() => void) | undefined;
+    let writes = 0;
+    // the `open` goes out, then the reader's socket is full: no write completes
+    const response = {
+      destroyed: false,
+      writable: true,
+      writableEnded: false,
+      writableFinished: false,
+      writeHead: () => response,
+      on: () => response,
+      once: (_event: string, done: () => void) => {
+        closed = done;
+        return response;
+      },
+      write: (_text: string, done: (error?: Error | null) => void) => {
+        writes += 1;
+        if (writes === 1) setImmediate(() => done());
+        else pending.push(done);
+        return false;
+      },
+      end: () => {
+        response.writableEnded = true;
+      },
+      destroy: () => {
+        response.destroyed = true;
+        for (const done of pending.splice(0)) done(new Error('destroyed'));
+        closed?.();
+      },
+    };
+    const stream = new PriceStream(
+      sale,
+      { symbols: ['BTC'], minMoveBps: 0, maxHz: 10 },
+      response as unknown as http.ServerResponse,
+      { changes, settings: SETTINGS, attest: () => Promise.resolve(undefined) },
+      undefined,
+    );
+    const running = stream.run();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    changes.push(100);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(sale.chargedTotal()).toBe(1);
+    stream.end('shutdown');
+    await running;
+    expect(response.destroyed).toBe(true);
+    expect(sale.takenBack).toEqual(['100']);
+    expect(sale.chargedTotal()).toBe(0);
+  }, 10_000);
 
   it('sends keep-alive comments and ends an idle stream', async () => {
     const sale = fakeSale(10);

@@ -7,6 +7,9 @@ import type { MeteredSale } from '../payments/index.js';
 import type { StreamsSettings } from './streams.settings.js';
 import { UpdateCoalescer } from './update-coalescer.js';
 
+/** How long an ending stream's reader has to take what is written before its socket is cut. */
+const END_GRACE_MS = 5_000;
+
 /** Why a stream ends, as its `end` event says. */
 export type EndReason =
   'budget_exhausted' | 'idle' | 'shutdown' | 'channel_changed' | 'client_gone';
@@ -42,6 +45,8 @@ export class PriceStream {
   private lastEventAt = Date.now();
   private finished: Promise<void> | undefined;
   private charged: string;
+  private cutOff: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(
     readonly sale: MeteredSale,
@@ -77,6 +82,13 @@ export class PriceStream {
     this.ending ??= reason;
     this.coalescer.close();
     this.topUpArrived?.();
+    // a reader that takes nothing (its socket full) would hold the stream open for ever: cut it
+    // once it has had the time to take the `end` (a write it never took is taken back)
+    if (this.closed) return;
+    this.cutOff ??= setTimeout(() => {
+      this.response.destroy();
+    }, END_GRACE_MS);
+    this.cutOff.unref();
   }
 
   private async serve(): Promise<void> {
@@ -230,9 +242,17 @@ export class PriceStream {
       await this.write(event('end', { reason, charged: this.charged }));
     }
     await new Promise<void>((resolve) => {
-      if (this.response.writableEnded || this.response.destroyed) resolve();
-      else this.response.end(resolve);
+      const { response } = this;
+      if (response.destroyed || response.writableFinished) {
+        resolve();
+        return;
+      }
+      // finished, or cut off (END_GRACE_MS): either way the socket is done with
+      response.once('close', resolve);
+      if (!response.writableEnded) response.end();
     });
+    this.closed = true;
+    clearTimeout(this.cutOff);
   }
 }
 
