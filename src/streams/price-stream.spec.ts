@@ -254,7 +254,10 @@ describe('PriceStream', () => {
       },
       write: (_text: string, done: (error?: Error | null) => void) => {
         writes += 1;
-        if (writes === 1) setImmediate(() => done());
+        if (writes === 1)
+          setImmediate(() => {
+            done();
+          });
         else pending.push(done);
         return false;
       },
