@@ -10,7 +10,10 @@
  * The API and the paying key come from API_URL / BUYER_PRIVATE_KEY, else from the
  * .sandbox.json a running `npm run sandbox` writes.
  */
-import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
+import {
+  BatchSettlementEvmScheme,
+  type BatchSettlementDepositStrategy,
+} from '@x402/evm/batch-settlement/client';
 import { FileClientChannelStorage } from '@x402/evm/batch-settlement/client/file-storage';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import path from 'node:path';
@@ -22,7 +25,8 @@ import { buyOverMcp } from './mcp-client.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, buyAndPrint } from './paid-get.js';
 import { SANDBOX_STATE_FILE, defaultStatePath, readSandboxState } from './sandbox-state.js';
 import { buyOnSolana } from './solana-client.js';
-import { parseStreamArgs, streamAndPrint, type StreamCommand } from './stream-client.js';
+import { streamAndPrint } from './stream-client.js';
+import { parseStreamArgs, type StreamCommand } from './stream-command.js';
 
 export { EXIT_OK, EXIT_FAILED, EXIT_USAGE };
 /** Where `--batch` keeps its channels (beside the sandbox state file). */
@@ -106,11 +110,11 @@ export function parseCommand(argv: readonly string[]): Command {
         'HTTP only (no channel, no MCP); nothing was paid.',
     };
   }
-  if (argv[0] === 'stream' && (batch || mcp || at !== -1)) {
+  if (argv[0] === 'stream' && (mcp || at !== -1)) {
     return {
       kind: 'refused',
       problem:
-        'stream always pays through a batch-settlement channel over HTTP: --batch is implied, ' +
+        'stream always pays through a batch-settlement channel over HTTP (--batch is implied): ' +
         '--mcp and --network solana cannot buy it (a stream is no MCP tool); nothing was paid.',
     };
   }
@@ -242,8 +246,9 @@ export async function runClient(argv: readonly string[], options: ClientOptions)
   }
   if (command.kind === 'stream') {
     const buyer = `buyer ${privateKeyToAccount(target.privateKey).address}`;
-    const scheme = payingScheme(target.privateKey, options, true);
-    return streamAndPrint(command, target.apiUrl, scheme, buyer, options);
+    const scheme = (depositStrategy: BatchSettlementDepositStrategy) =>
+      payingScheme(target.privateKey, options, true, depositStrategy);
+    return streamAndPrint(command, target.apiUrl, scheme, channelStorage(options), buyer, options);
   }
   if (command.mcp === true) {
     const payer = new x402Client().register(
@@ -273,18 +278,32 @@ async function buy(
   return buyAndPrint(client, url, attestationInfoUrl, `buyer ${account.address}`, options);
 }
 
-/** The buyer's x402 scheme: `exact`, or batch-settlement with its channels kept on disk. */
-function payingScheme(privateKey: Hex, options: ClientOptions, batch: boolean) {
+/**
+ * The buyer's x402 scheme: `exact`, or batch-settlement with its channels kept on disk (and its
+ * deposits sized by `depositStrategy` when given).
+ */
+function payingScheme(
+  privateKey: Hex,
+  options: ClientOptions,
+  batch: boolean,
+  depositStrategy?: BatchSettlementDepositStrategy,
+) {
   const account = privateKeyToAccount(privateKey);
   return batch
     ? new BatchSettlementEvmScheme(account, {
-        storage: new FileClientChannelStorage({
-          directory:
-            options.channelsDir ??
-            path.join(path.dirname(options.stateFile ?? defaultStatePath()), CHANNELS_DIR),
-        }),
+        ...(depositStrategy === undefined ? {} : { depositStrategy }),
+        storage: channelStorage(options),
       })
     : new ExactEvmScheme(account);
+}
+
+/** The buyer's batch-settlement channels on disk. */
+function channelStorage(options: ClientOptions): FileClientChannelStorage {
+  return new FileClientChannelStorage({
+    directory:
+      options.channelsDir ??
+      path.join(path.dirname(options.stateFile ?? defaultStatePath()), CHANNELS_DIR),
+  });
 }
 
 if (isEntryPoint(import.meta.url)) {

@@ -7,7 +7,10 @@
  * service's `payment-required`: no top-up), when the service ends the stream, or on Ctrl-C,
  * and prints the total.
  */
-import { findDefaultAsset } from '@x402/evm';
+import type {
+  BatchSettlementDepositStrategy,
+  ClientChannelStorage,
+} from '@x402/evm/batch-settlement/client';
 import {
   x402Client,
   x402HTTPClient,
@@ -15,64 +18,12 @@ import {
   type PaymentRequirements,
   type SchemeNetworkClient,
 } from '@x402/fetch';
-import { formatUnits, parseUnits } from 'viem';
 import { verifyAttestation } from './answer-attestation.js';
 import type { ClientOptions } from './client.js';
-import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './paid-get.js';
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, buyAndPrint } from './paid-get.js';
 import { describeError, prettyJson } from './purchase-lines.js';
 import { parseSse, type SseEvent } from './sse-lines.js';
-
-export interface StreamCommand {
-  readonly kind: 'stream';
-  readonly symbols: string;
-  /** USD, as typed (`0.01`). */
-  readonly budget: string;
-  readonly minMoveBps?: string;
-  readonly maxHz?: string;
-}
-
-const FLAGS = {
-  '--budget': 'budget',
-  '--min-move-bps': 'minMoveBps',
-  '--max-hz': 'maxHz',
-} as const;
-
-/** `stream <SYMBOLS> --budget <USD> [--min-move-bps N] [--max-hz N]`, or what is wrong with it. */
-export function parseStreamArgs(args: readonly string[]): StreamCommand | string {
-  const symbols: string[] = [];
-  const values: Partial<Record<(typeof FLAGS)[keyof typeof FLAGS], string>> = {};
-  for (let index = 0; index < args.length; index += 1) {
-    const arg = args[index] ?? '';
-    if (arg in FLAGS) {
-      const value = args[index + 1];
-      if (value === undefined || value.startsWith('--')) return `${arg} takes a value`;
-      values[FLAGS[arg as keyof typeof FLAGS]] = value;
-      index += 1;
-    } else if (arg.startsWith('--')) {
-      return `stream does not take ${arg}`;
-    } else {
-      symbols.push(...arg.split(','));
-    }
-  }
-  if (symbols.length === 0) return 'stream takes a comma list, e.g. stream BTC,ETH --budget 0.01';
-  const { budget, minMoveBps, maxHz } = values;
-  if (budget === undefined) return 'stream needs --budget <USD>, e.g. --budget 0.01';
-  if (!/^\$?\d+(\.\d+)?$/.test(budget))
-    return `--budget takes a USD amount such as 0.01 (got "${budget}")`;
-  if (minMoveBps !== undefined && !/^\d+(\.\d+)?$/.test(minMoveBps)) {
-    return `--min-move-bps takes a number of basis points (got "${minMoveBps}")`;
-  }
-  if (maxHz !== undefined && !/^\d+(\.\d+)?$/.test(maxHz)) {
-    return `--max-hz takes updates per second per symbol (got "${maxHz}")`;
-  }
-  return {
-    kind: 'stream',
-    symbols: symbols.map(encodeURIComponent).join(','),
-    budget: budget.replace(/^\$/, ''),
-    ...(minMoveBps === undefined ? {} : { minMoveBps }),
-    ...(maxHz === undefined ? {} : { maxHz }),
-  };
-}
+import { budgetOf, usd, type StreamCommand } from './stream-command.js';
 
 /** The fields of the events this client reads (docs/streams.md). */
 interface EventData {
@@ -104,7 +55,9 @@ interface Tally {
 export async function streamAndPrint(
   command: StreamCommand,
   apiUrl: string,
-  scheme: SchemeNetworkClient,
+  schemeFor: (depositStrategy: BatchSettlementDepositStrategy) => SchemeNetworkClient,
+  /** Where `schemeFor`'s scheme keeps its channels: told what the stream charged. */
+  storage: ClientChannelStorage,
   buyer: string,
   options: ClientOptions & { readonly interrupt?: AbortSignal },
 ): Promise<number> {
@@ -113,6 +66,14 @@ export async function streamAndPrint(
   if (command.minMoveBps !== undefined) query.set('minMoveBps', command.minMoveBps);
   if (command.maxHz !== undefined) query.set('maxHz', command.maxHz);
   const url = `${apiUrl}/v1/stream/${command.symbols}${query.size === 0 ? '' : `?${query.toString()}`}`;
+  /** Atomic units the stream's voucher adds; a deposit made meanwhile covers it too. */
+  let budgetAtomic = 0n;
+  const scheme = schemeFor((context) => {
+    const needed =
+      BigInt(context.maxClaimableAmount) + budgetAtomic - BigInt(context.currentBalance);
+    const standard = BigInt(context.depositAmount);
+    return needed > standard ? needed : standard;
+  });
   const http = new x402HTTPClient(new x402Client().register('eip155:*', scheme));
   const aborter = new AbortController();
   const onInterrupt = (): void => {
@@ -132,12 +93,38 @@ export async function streamAndPrint(
       `stream ${url}  (${buyer}): budget ${usd(budget.atomic, requirement)} = ` +
         `${budget.updates} updates at ${usd(BigInt(requirement.amount), requirement)} each`,
     );
+    budgetAtomic = budget.atomic;
     const accepted = { ...requirement, amount: budget.atomic.toString() };
-    const payload = await http.createPaymentPayload({ ...paymentRequired, accepts: [accepted] });
-    const response = await fetchImpl(url, {
-      headers: { accept: 'text/event-stream', ...http.encodePaymentSignatureHeader(payload) },
-      signal: aborter.signal,
-    });
+    const open = async (): Promise<Response> => {
+      const payload = await http.createPaymentPayload({ ...paymentRequired, accepts: [accepted] });
+      return fetchImpl(url, {
+        headers: { accept: 'text/event-stream', ...http.encodePaymentSignatureHeader(payload) },
+        signal: aborter.signal,
+      });
+    };
+    let response = await open();
+    if (response.status === 402 && (await needsOpenChannel(response))) {
+      // the service takes a stream's voucher on an open channel only: one paid ticker opens it
+      const first = command.symbols.split(',')[0] ?? '';
+      options.out('no open channel yet: its deposit comes with one ticker bought through it');
+      const bought = await buyAndPrint(
+        new x402Client().register('eip155:*', scheme),
+        `${apiUrl}/v1/ticker/${first}`,
+        `${apiUrl}/.well-known/price-attestation`,
+        buyer,
+        options,
+      );
+      if (bought !== EXIT_OK) return bought;
+      response = await open();
+      if (response.status === 402 && (await needsOpenChannel(response))) {
+        options.err(
+          `the channel's deposit does not cover --budget ${command.budget}: the service takes a ` +
+            "stream's voucher only within what the channel holds, and a request's deposit is " +
+            'sized when the channel opens; a smaller budget fits. Nothing was charged for the stream.',
+        );
+        return EXIT_FAILED;
+      }
+    }
     if (response.status !== 200 || response.body === null) {
       options.err(`HTTP ${response.status} ${response.statusText}`);
       options.err(prettyJson(await response.text()));
@@ -152,6 +139,7 @@ export async function streamAndPrint(
         fetch: cachingInfo(fetchImpl),
       },
       aborter,
+      storage,
     );
   } catch (error) {
     if (aborter.signal.aborted) return EXIT_OK;
@@ -192,27 +180,15 @@ async function streamOffer(
   return { requirement, paymentRequired };
 }
 
-/** The budget in atomic units, a whole number of updates (rounded down), or why it cannot be. */
-export function budgetOf(
-  budget: string,
-  requirement: PaymentRequirements,
-): { atomic: bigint; updates: bigint } | string {
-  const unit = BigInt(requirement.amount);
-  const decimals = findDefaultAsset(requirement.asset, requirement.network)?.decimals ?? 6;
-  const asked = parseUnits(budget, decimals);
-  const updates = asked / unit;
-  if (updates === 0n) {
-    return (
-      `--budget ${budget} is below the price of one update (${usd(unit, requirement)}); ` +
-      'nothing was paid'
-    );
+/** Whether a paid stream's 402 asks for a channel opened first (its body is left unread otherwise). */
+async function needsOpenChannel(response: Response): Promise<boolean> {
+  const text = await response.clone().text();
+  try {
+    const { error } = JSON.parse(text) as { error?: unknown };
+    return typeof error === 'string' && error.startsWith('stream_needs_open_channel');
+  } catch {
+    return false;
   }
-  return { atomic: updates * unit, updates };
-}
-
-function usd(atomic: bigint, requirement: PaymentRequirements): string {
-  const decimals = findDefaultAsset(requirement.asset, requirement.network)?.decimals ?? 6;
-  return `$${formatUnits(atomic, decimals)}`;
 }
 
 /** Reads the events until the budget is used up, the stream ends, or the reader aborts. */
@@ -222,6 +198,7 @@ async function readStream(
   infoUrl: string,
   options: ClientOptions,
   aborter: AbortController,
+  storage: ClientChannelStorage,
 ): Promise<number> {
   const tally: Tally = {
     updates: 0,
@@ -245,6 +222,7 @@ async function readStream(
     : { code: EXIT_FAILED, why: 'the service closed the stream without an end event' };
   // the connection is closed whatever ended the reading: the service stops charging
   aborter.abort();
+  await recordCharged(storage, tally.channelId, openCharged + tally.charged);
   const total =
     `${outcome.why}: ${tally.updates} updates, charged ${usd(tally.charged, requirement)} ` +
     `(${tally.charged} atomic)${tally.channelId === '' ? '' : ` on channel ${tally.channelId}`}`;
@@ -309,6 +287,25 @@ async function readStream(
       tally.signer ??= /signer (0x[0-9a-fA-F]+)/.exec(verdict.line)?.[1] ?? undefined;
     }
   }
+}
+
+/**
+ * The channel's charged total as the stream left it, in the scheme's own record: the next
+ * voucher on the channel (a request, another stream) signs from there. A stream sends no
+ * PAYMENT-RESPONSE for the scheme to read it from.
+ */
+async function recordCharged(
+  storage: ClientChannelStorage,
+  channelId: string,
+  charged: bigint,
+): Promise<void> {
+  if (channelId === '') return;
+  const record = await storage.get(channelId.toLowerCase());
+  if (record === undefined) return;
+  await storage.set(channelId.toLowerCase(), {
+    ...record,
+    chargedCumulativeAmount: charged.toString(),
+  });
 }
 
 /** The service's published signer is read once per stream, not once per update. */
