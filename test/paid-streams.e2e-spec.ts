@@ -13,7 +13,12 @@ import { signVoucher } from '@x402/evm/batch-settlement/client';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { BatchChannels } from '../src/payments/schemes/batch-settlement/batch-channels.js';
-import { batchBuyer, CLAIMS_BY_HAND, type BatchBuyer } from './support/batch-channel.js';
+import {
+  batchBuyer,
+  CLAIMS_BY_HAND,
+  voucherHeader,
+  type BatchBuyer,
+} from './support/batch-channel.js';
 import { FakeMarkets } from './support/fake-markets.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
 import { SseClient } from './support/sse-client.js';
@@ -257,6 +262,36 @@ describe('paid price streams', () => {
     expect(record?.signedMaxClaimable).toBe(
       (BigInt(record!.chargedCumulativeAmount) + 3n * UNIT).toString(),
     );
+  });
+
+  it('takes a per-request voucher on the same channel mid-stream: it charges the next exact amount and uses the cover up', async () => {
+    const { buyer, channelId } = await openChannel();
+    const requirement = await streamRequirement();
+    const payment = await streamPayment(buyer, requirement, 10n * UNIT);
+    const stream = await SseClient.open(`${stack.service.url}/v1/stream/BTC?maxHz=10`, {
+      'payment-signature': encodePaymentSignatureHeader(payment),
+    });
+    await moveUntil(stream, () => stream.named('price').length >= 2);
+    const before = await charged(channelId);
+    const ticker = paymentRequiredOf(await stack.service.get('/v1/ticker/BTC')).accepts.find(
+      (accept) => accept.scheme === 'batch-settlement',
+    )!;
+    const raw = buyer.sent[0]!.payload as { channelConfig: object };
+    const next = await signVoucher(
+      buyer.account,
+      channelId,
+      (before + 2000n).toString(),
+      ticker.network,
+    );
+    const bought = await stack.service.get('/v1/ticker/BTC', {
+      headers: { 'payment-signature': voucherHeader(ticker, raw.channelConfig, next) },
+    });
+    expect(bought.status).toBe(200);
+    expect(await charged(channelId)).toBe(before + 2000n);
+    // the voucher signed only the ticker: the stream's cover is used up
+    await moveUntil(stream, () => stream.named('payment-required').length > 0);
+    expect(await charged(channelId)).toBe(before + 2000n);
+    stream.destroy();
   });
 
   it('charges nothing after the client goes away', async () => {
