@@ -39,6 +39,7 @@ describe('paid price streams', () => {
         ...CLAIMS_BY_HAND,
         STREAM_TOPUP_WAIT_MS: '30000',
         STREAM_KEEPALIVE_MS: '500',
+        STREAM_MAX_PER_PAYER: '1',
         // the venues are polled on their own timers: a price moved at a venue shows within a second
         PRICE_REFRESH_MS: '1000',
       },
@@ -239,6 +240,9 @@ describe('paid price streams', () => {
       /voucher_signature/,
     );
     expect(await refusal(base + 150n, 150n)).toMatch(/stream_budget_invalid/);
+    expect(await refusal(base + 1_000_100n, 1_000_100n)).toMatch(
+      /stream_budget_invalid: .* at most 1000000/,
+    );
     expect(await charged(channelId)).toBe(base);
   });
 
@@ -272,6 +276,12 @@ describe('paid price streams', () => {
       'payment-signature': encodePaymentSignatureHeader(payment),
     });
     await moveUntil(stream, () => stream.named('price').length >= 2);
+    // one stream per payer here (STREAM_MAX_PER_PAYER=1): a second is refused before its voucher is looked at
+    const second = await stack.service.get('/v1/stream/ETH', {
+      headers: { 'payment-signature': encodePaymentSignatureHeader(payment) },
+    });
+    expect(second.status).toBe(429);
+    expect(await second.json()).toMatchObject({ code: 'stream_limit' });
     const before = await charged(channelId);
     const ticker = paymentRequiredOf(await stack.service.get('/v1/ticker/BTC')).accepts.find(
       (accept) => accept.scheme === 'batch-settlement',
