@@ -19,10 +19,8 @@ import {
   voucherHeader,
   type BatchBuyer,
 } from './support/batch-channel.js';
-import { FakeMarkets } from './support/fake-markets.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
 import { SseClient } from './support/sse-client.js';
-import { startApp, type RunningApp } from './support/test-app.js';
 import { paymentRequiredOf } from './support/x402-payloads.js';
 
 const UNIT = 100n;
@@ -324,29 +322,5 @@ describe('paid price streams', () => {
     // what was charged was delivered: at most the update in flight at the cut went out unread
     expect(atDeparture - base).toBeGreaterThanOrEqual(BigInt(stream.named('price').length) * UNIT);
     expect(atDeparture - base).toBeLessThanOrEqual(BigInt(stream.named('price').length + 1) * UNIT);
-  });
-});
-
-describe('paid price streams where batch-settlement is not sold', () => {
-  let markets: FakeMarkets;
-  let app: RunningApp;
-
-  beforeAll(async () => {
-    markets = await FakeMarkets.start();
-    app = await startApp({ ...markets.env(), X402_SCHEMES: 'exact' });
-    await app.refresh();
-  });
-
-  afterAll(async () => {
-    await app.close();
-    await markets.close();
-  });
-
-  it('answers 503 streams_unavailable before any 402, and still checks the symbols first', async () => {
-    const answer = await app.get('/v1/stream/BTC');
-    expect(answer.status).toBe(503);
-    expect(answer.headers.get('payment-required')).toBeNull();
-    expect(await answer.json()).toMatchObject({ code: 'streams_unavailable' });
-    expect((await app.get('/v1/stream/NOPE1')).status).toBe(404);
   });
 });
