@@ -29,6 +29,7 @@ describeWithRedis('a paid stream across a crash and a second instance', () => {
   let b: RunningApp;
   let a: ServiceProcess | undefined;
   let step = 0;
+  let bClosed = false;
 
   beforeAll(async () => {
     await buildIfStale();
@@ -60,7 +61,7 @@ describeWithRedis('a paid stream across a crash and a second instance', () => {
 
   afterAll(async () => {
     await a?.stop('SIGKILL');
-    await b.close();
+    if (!bClosed) await b.close();
     await markets.close();
     await chain.stop();
     await redis.stop();
@@ -146,5 +147,18 @@ describeWithRedis('a paid stream across a crash and a second instance', () => {
 
     await channels.claimAndSettle();
     expect(await chain.usdcBalance(PAY_TO)).toBe(before + (final - base));
+
+    // B shuts down with a stream open: the stream is told so before the channel store closes
+    const third = await SseClient.open(`${b.url}/v1/stream/BTC?maxHz=10`, {
+      'payment-signature': header,
+    });
+    await third.until((events) => events.some((event) => event.event === 'open'));
+    bClosed = true;
+    await b.close();
+    await third.untilEnded();
+    expect(third.events.at(-1)).toMatchObject({
+      event: 'end',
+      data: { reason: 'shutdown', charged: final.toString() },
+    });
   });
 });
