@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import { PriceChanges, type PriceChange } from '../aggregation/price-changes.js';
 import type { MeteredCharge, MeteredSale } from '../payments/index.js';
 import { PriceStream } from './price-stream.js';
-import { StreamRegistry } from './stream-registry.js';
 import type { StreamsSettings } from './streams.settings.js';
 import { SseClient } from '../../test/support/sse-client.js';
 
@@ -25,8 +24,9 @@ class PushedChanges extends PriceChanges {
       this.listener = undefined;
     };
   }
+  known: PriceChange | undefined;
   current(): PriceChange | undefined {
-    return undefined;
+    return this.known;
   }
   push(price: number): void {
     const now = Date.now();
@@ -156,6 +156,40 @@ describe('PriceStream', () => {
     stream.end('shutdown');
     await client.untilEnded();
     expect(client.events.at(-1)!.data).toEqual({ reason: 'shutdown', charged: '300' });
+  });
+
+  it('re-sends a reconnect’s undelivered update at once, at the current price, free', async () => {
+    const sale = fakeSale(5);
+    const changes = new PushedChanges();
+    const now = Date.now();
+    changes.known = {
+      symbol: 'BTC',
+      price: 42,
+      timestamp: now,
+      venues: 3,
+      spread: 0,
+      oldestInputAt: now,
+    };
+    let stream: PriceStream | undefined;
+    next = (response) => {
+      stream = new PriceStream(
+        sale,
+        { symbols: ['BTC'], minMoveBps: 0, maxHz: 10 },
+        response,
+        { changes, settings: SETTINGS, attest: () => Promise.resolve(undefined) },
+        '700',
+      );
+      void stream.run();
+    };
+    const client = await SseClient.open(url);
+    await client.until((events) => events.length >= 2);
+    expect(client.events[1]).toMatchObject({
+      event: 'price',
+      id: '700',
+      data: { price: { BTC: 42 } },
+    });
+    expect(sale.chargedTotal()).toBe(0);
+    stream!.end('shutdown');
   });
 
   it('re-sends a reconnect’s undelivered update free, under its id', async () => {
@@ -298,43 +332,5 @@ describe('PriceStream', () => {
       event: 'end',
       data: { reason: 'idle', charged: '0' },
     });
-  });
-});
-
-describe('StreamRegistry', () => {
-  it('refuses past the per-instance limit (503) and the per-payer limit (429), and frees slots', () => {
-    const registry = new StreamRegistry(SETTINGS);
-    const one = registry.reserve();
-    one.admit('0xa');
-    const two = registry.reserve();
-    two.admit('0xa');
-    const three = registry.reserve();
-    expect(() => {
-      three.admit('0xa');
-    }).toThrow(expect.objectContaining({ status: 429, code: 'stream_limit' }) as Error);
-    three.admit('0xb');
-    expect(() => registry.reserve()).toThrow(
-      expect.objectContaining({ status: 503, code: 'stream_capacity' }) as Error,
-    );
-    one.release();
-    one.release();
-    const four = registry.reserve();
-    four.admit('0xa');
-    expect(() => registry.reserve()).toThrow(expect.objectContaining({ status: 503 }) as Error);
-  });
-
-  it('ends every open stream with `end` shutdown when the module closes', async () => {
-    const registry = new StreamRegistry(SETTINGS);
-    const ended: string[] = [];
-    const stream = {
-      id: 's1',
-      end: (reason: string) => ended.push(reason),
-      run: () => Promise.resolve(),
-    } as unknown as PriceStream;
-    registry.reserve().bind(stream);
-    expect(registry.get('s1')).toBe(stream);
-    await registry.onModuleDestroy();
-    expect(ended).toEqual(['shutdown']);
-    expect(() => registry.reserve()).toThrow(expect.objectContaining({ status: 503 }) as Error);
   });
 });

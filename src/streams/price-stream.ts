@@ -33,7 +33,8 @@ export interface StreamDeps {
  * One paid price stream on a hijacked reply, written as Server-Sent Events. Per update: charge
  * (durable) → write → a write that fails takes the charge back. When the cover is used up it
  * sends `payment-required` and waits (bounded) for a top-up; a reconnect's undelivered update is
- * re-sent once, free, under its own id.
+ * re-sent once, free, under its own id: the current price of its first symbol that has one (or
+ * the first change due).
  */
 export class PriceStream {
   readonly id = randomUUID();
@@ -124,6 +125,9 @@ export class PriceStream {
           symbols: this.request.symbols,
         }),
       );
+      // a reconnect's update it may have missed: the current price at once, when one is known
+      const known = this.resend === undefined ? undefined : this.currentPrice();
+      if (known !== undefined && !(await this.deliver(known))) return;
       for (;;) {
         const change = await this.coalescer.next();
         if (change === undefined || this.ending !== undefined) break;
@@ -183,6 +187,14 @@ export class PriceStream {
         this.ending ??= 'channel_changed';
         return false;
     }
+  }
+
+  private currentPrice(): PriceChange | undefined {
+    for (const symbol of this.request.symbols) {
+      const change = this.deps.changes.current(symbol);
+      if (change !== undefined) return change;
+    }
+    return undefined;
   }
 
   private async priceEvent(change: PriceChange, id: string): Promise<string> {
