@@ -195,6 +195,25 @@ describe('paid price streams', () => {
       },
     });
     expect(raised.status).toBe(200);
+    const forged = await signVoucher(
+      privateKeyToAccount(generatePrivateKey()),
+      channelId,
+      (base + 9n * UNIT).toString(),
+      requirement.network,
+    );
+    const topUpWith = (id: string, headers: Record<string, string>) =>
+      fetch(`${stack.service.url}/v1/stream/${id}/payment`, { method: 'POST', headers });
+    const refused = await topUpWith(String(open.streamId), {
+      'payment-signature': encodePaymentSignatureHeader({
+        x402Version: 2,
+        accepted: { ...requirement, amount: UNIT.toString() },
+        payload: { type: 'voucher', channelConfig: raw.channelConfig, voucher: forged },
+      }),
+    });
+    expect(refused.status).toBe(402);
+    expect(paymentRequiredOf(refused).error).toMatch(/voucher_signature/);
+    expect((await topUpWith('no-such-stream', { 'payment-signature': 'x' })).status).toBe(404);
+    expect((await topUpWith(String(open.streamId), {})).status).toBe(400);
     expect(await raised.json()).toEqual({
       streamId: open.streamId,
       charged: (base + 5n * UNIT).toString(),

@@ -6,6 +6,7 @@ import {
   ApiParam,
   ApiProperty,
   ApiQuery,
+  ApiResponse,
   ApiTags,
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -171,6 +172,13 @@ export class StreamsController {
   })
   @ApiParam({ name: 'streamId', description: 'The `streamId` of the stream’s `open` event.' })
   @ApiOkResponse({ type: TopUpDto, description: 'The stream’s new budget.' })
+  @ApiResponse({
+    status: 402,
+    description:
+      'The voucher is refused: another channel, a wrong signer, not the charged total plus a ' +
+      'budget, over the balance; the reason is in `error` (body and `PAYMENT-REQUIRED`). Nothing ' +
+      'raised, nothing charged.',
+  })
   @ApiProblemResponses({
     400: {
       description: 'The payment header is missing or malformed.',
