@@ -8,7 +8,10 @@
 import { encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentRequirements } from '@x402/core/types';
 import { BatchChannels } from '../src/payments/schemes/batch-settlement/batch-channels.js';
-import { lastStreamChargeOf } from '../src/payments/schemes/batch-settlement/stream-charges.js';
+import {
+  lastStreamChargeOf,
+  lastStreamLabelOf,
+} from '../src/payments/schemes/batch-settlement/stream-charges.js';
 import { batchBuyer, CLAIMS_BY_HAND } from './support/batch-channel.js';
 import { BUILD_TIMEOUT_MS, ServiceProcess, buildIfStale } from './support/built-service.js';
 import { startLocalChain, type LocalChain } from './support/chain.js';
@@ -102,7 +105,7 @@ describeWithRedis('a paid stream across a crash and a second instance', () => {
       accepted,
       payload: created.payload,
     });
-    const first = await SseClient.open(`${a!.url}/v1/stream/BTC?maxHz=10`, {
+    const first = await SseClient.open(`${a!.url}/v1/stream/BTC,ETH?maxHz=10`, {
       'payment-signature': header,
     });
     expect(first.status).toBe(200);
@@ -121,7 +124,7 @@ describeWithRedis('a paid stream across a crash and a second instance', () => {
     // the buyer saw the last update only partly: it reconnects from the one before, to B, with
     // the same voucher (its cover), which proves the payer and raises nothing
     const seenId = received.at(-2)!.id!;
-    const second = await SseClient.open(`${b.url}/v1/stream/BTC?maxHz=10`, {
+    const second = await SseClient.open(`${b.url}/v1/stream/BTC,ETH?maxHz=10`, {
       'payment-signature': header,
       'last-event-id': seenId,
     });
@@ -134,6 +137,10 @@ describeWithRedis('a paid stream across a crash and a second instance', () => {
     await moveUntil(second, () => second.named('price').length >= 1);
     const resent = second.named('price')[0]!;
     expect(resent.id).toBe(charged.toString());
+    // the symbol whose update was charged last, at its price now
+    const symbol = lastStreamLabelOf(afterCrash);
+    expect(['BTC', 'ETH']).toContain(symbol);
+    expect(Object.keys((resent.data as { price: object }).price)).toEqual([symbol]);
     // re-sent free
     expect(BigInt((await record(channelId))!.chargedCumulativeAmount)).toBe(charged);
 
@@ -149,7 +156,7 @@ describeWithRedis('a paid stream across a crash and a second instance', () => {
     expect(await chain.usdcBalance(PAY_TO)).toBe(before + (final - base));
 
     // B shuts down with a stream open: the stream is told so before the channel store closes
-    const third = await SseClient.open(`${b.url}/v1/stream/BTC?maxHz=10`, {
+    const third = await SseClient.open(`${b.url}/v1/stream/BTC,ETH?maxHz=10`, {
       'payment-signature': header,
     });
     await third.until((events) => events.some((event) => event.event === 'open'));

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PriceChanges, type PriceChange } from '../aggregation/price-changes.js';
 import type { MeteredCharge, MeteredSale } from '../payments/index.js';
-import { PriceStream } from './price-stream.js';
+import { PriceStream, type Resend } from './price-stream.js';
 import type { StreamsSettings } from './streams.settings.js';
 import { SseClient } from '../../test/support/sse-client.js';
 
@@ -24,9 +24,9 @@ class PushedChanges extends PriceChanges {
       this.listener = undefined;
     };
   }
-  known: PriceChange | undefined;
-  current(): PriceChange | undefined {
-    return this.known;
+  readonly known = new Map<string, PriceChange>();
+  current(symbol: string): PriceChange | undefined {
+    return this.known.get(symbol);
   }
   push(price: number): void {
     const now = Date.now();
@@ -56,6 +56,7 @@ function fakeSale(
     charged: '0',
     covered: String(covered * 100),
     lastCharge: undefined,
+    lastChargeLabel: undefined,
     takenBack,
     chargedTotal: () => charged,
     charge: (): Promise<MeteredCharge> => {
@@ -100,7 +101,7 @@ describe('PriceStream', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  async function open(sale: MeteredSale, settings = SETTINGS, resend?: string) {
+  async function open(sale: MeteredSale, settings = SETTINGS, resend?: Resend) {
     const changes = new PushedChanges();
     let stream: PriceStream | undefined;
     next = (response) => {
@@ -158,26 +159,31 @@ describe('PriceStream', () => {
     expect(client.events.at(-1)!.data).toEqual({ reason: 'shutdown', charged: '300' });
   });
 
-  it('re-sends a reconnect’s undelivered update at once, at the current price, free', async () => {
+  it('re-sends a reconnect’s undelivered update at once, at its symbol’s current price, free', async () => {
     const sale = fakeSale(5);
     const changes = new PushedChanges();
     const now = Date.now();
-    changes.known = {
-      symbol: 'BTC',
-      price: 42,
-      timestamp: now,
-      venues: 3,
-      spread: 0,
-      oldestInputAt: now,
-    };
+    for (const [symbol, price] of [
+      ['BTC', 42],
+      ['ETH', 7],
+    ] as const) {
+      changes.known.set(symbol, {
+        symbol,
+        price,
+        timestamp: now,
+        venues: 3,
+        spread: 0,
+        oldestInputAt: now,
+      });
+    }
     let stream: PriceStream | undefined;
     next = (response) => {
       stream = new PriceStream(
         sale,
-        { symbols: ['BTC'], minMoveBps: 0, maxHz: 10 },
+        { symbols: ['BTC', 'ETH'], minMoveBps: 0, maxHz: 10 },
         response,
         { changes, settings: SETTINGS, attest: () => Promise.resolve(undefined) },
-        '700',
+        { id: '700', symbol: 'ETH' },
       );
       void stream.run();
     };
@@ -186,7 +192,7 @@ describe('PriceStream', () => {
     expect(client.events[1]).toMatchObject({
       event: 'price',
       id: '700',
-      data: { price: { BTC: 42 } },
+      data: { price: { ETH: 7 } },
     });
     expect(sale.chargedTotal()).toBe(0);
     stream!.end('shutdown');
@@ -194,7 +200,7 @@ describe('PriceStream', () => {
 
   it('re-sends a reconnect’s undelivered update free, under its id', async () => {
     const sale = fakeSale(5);
-    const { client, changes, stream } = await open(sale, SETTINGS, '700');
+    const { client, changes, stream } = await open(sale, SETTINGS, { id: '700', symbol: 'BTC' });
     await pushUntil(changes, client, 3);
     expect(client.named('price').map((event) => event.id)).toEqual(['700', '100']);
     expect(sale.chargedTotal()).toBe(1);

@@ -14,6 +14,12 @@ const END_GRACE_MS = 5_000;
 export type EndReason =
   'budget_exhausted' | 'idle' | 'shutdown' | 'channel_changed' | 'client_gone';
 
+/** A reconnect's update to re-send free: the charge's id and, when known, its symbol. */
+export interface Resend {
+  readonly id: string;
+  readonly symbol: string | undefined;
+}
+
 /** What one stream serves: its symbols and how often, from the checked request. */
 export interface StreamRequest {
   readonly symbols: readonly string[];
@@ -33,8 +39,8 @@ export interface StreamDeps {
  * One paid price stream on a hijacked reply, written as Server-Sent Events. Per update: charge
  * (durable) → write → a write that fails takes the charge back. When the cover is used up it
  * sends `payment-required` and waits (bounded) for a top-up; a reconnect's undelivered update is
- * re-sent once, free, under its own id: the current price of its first symbol that has one (or
- * the first change due).
+ * re-sent once, free, under its own id: the current price of its symbol (or of the stream's
+ * first symbol that has one; else the first change due).
  */
 export class PriceStream {
   readonly id = randomUUID();
@@ -54,8 +60,11 @@ export class PriceStream {
     private readonly request: StreamRequest,
     private readonly response: ServerResponse,
     private readonly deps: StreamDeps,
-    /** A reconnect's charge that may not have reached the buyer: re-sent free under this id. */
-    private resend: string | undefined,
+    /**
+     * A reconnect's charge that may not have reached the buyer: re-sent free under its id, as its
+     * symbol's current price (when the record named the symbol and this stream has it).
+     */
+    private resend: Resend | undefined,
   ) {
     this.coalescer = new UpdateCoalescer({ minMoveBps: request.minMoveBps, maxHz: request.maxHz });
     this.charged = sale.charged;
@@ -126,7 +135,7 @@ export class PriceStream {
         }),
       );
       // a reconnect's update it may have missed: the current price at once, when one is known
-      const known = this.resend === undefined ? undefined : this.currentPrice();
+      const known = this.resend === undefined ? undefined : this.currentPrice(this.resend.symbol);
       if (known !== undefined && !(await this.deliver(known))) return;
       for (;;) {
         const change = await this.coalescer.next();
@@ -150,10 +159,10 @@ export class PriceStream {
     const resend = this.resend;
     if (resend !== undefined) {
       this.resend = undefined;
-      if (await this.write(await this.priceEvent(change, resend))) this.coalescer.sent(change);
+      if (await this.write(await this.priceEvent(change, resend.id))) this.coalescer.sent(change);
       return this.ending === undefined;
     }
-    const charge = await sale.charge();
+    const charge = await sale.charge(change.symbol);
     switch (charge.kind) {
       case 'charged': {
         const text = await this.priceEvent(change, charge.cumulative).catch(
@@ -189,8 +198,12 @@ export class PriceStream {
     }
   }
 
-  private currentPrice(): PriceChange | undefined {
-    for (const symbol of this.request.symbols) {
+  /** The current price of `preferred` if the stream has it, else of its first symbol that has one. */
+  private currentPrice(preferred: string | undefined): PriceChange | undefined {
+    const symbols = this.request.symbols;
+    const order =
+      preferred !== undefined && symbols.includes(preferred) ? [preferred, ...symbols] : symbols;
+    for (const symbol of order) {
       const change = this.deps.changes.current(symbol);
       if (change !== undefined) return change;
     }

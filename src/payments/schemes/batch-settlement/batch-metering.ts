@@ -16,6 +16,7 @@ import {
 import {
   chargeStreamUpdate,
   lastStreamChargeOf,
+  lastStreamLabelOf,
   raiseCover,
   takeBackStreamCharge,
 } from './stream-charges.js';
@@ -193,6 +194,7 @@ class BatchMeteredAccount implements MeteredAccount {
   readonly charged: string;
   readonly covered: string;
   readonly lastCharge: string | undefined;
+  readonly lastChargeLabel: string | undefined;
   /** Every charge of this account carries it (`chargedBy`). */
   private readonly chargeId = `stream:${randomUUID()}`;
 
@@ -208,15 +210,17 @@ class BatchMeteredAccount implements MeteredAccount {
     this.charged = channel.chargedCumulativeAmount;
     this.covered = channel.signedMaxClaimable;
     this.lastCharge = lastStreamChargeOf(channel);
+    this.lastChargeLabel = lastStreamLabelOf(channel);
   }
 
-  async charge(): Promise<UnitCharge> {
+  async charge(label?: string): Promise<UnitCharge> {
     for (let attempt = 0; ; attempt += 1) {
       const outcome = await chargeStreamUpdate(
         this.storage,
         this.accountId,
         this.unit,
         this.chargeId,
+        label,
       );
       switch (outcome.status) {
         case 'charged':
