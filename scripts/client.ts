@@ -10,23 +10,25 @@
  * The API and the paying key come from API_URL / BUYER_PRIVATE_KEY, else from the
  * .sandbox.json a running `npm run sandbox` writes.
  */
-import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
+import {
+  BatchSettlementEvmScheme,
+  type BatchSettlementDepositStrategy,
+} from '@x402/evm/batch-settlement/client';
 import { FileClientChannelStorage } from '@x402/evm/batch-settlement/client/file-storage';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import path from 'node:path';
 import { x402Client } from '@x402/fetch';
 import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { verifyAttestation } from './answer-attestation.js';
 import { isEntryPoint } from './entry-point.js';
-import { buyTool, toolCallFor } from './mcp-client.js';
-import { describeError, describePaid, describeSettlement } from './purchase-lines.js';
-import { EXIT_FAILED, EXIT_OK, buyAndPrint } from './paid-get.js';
+import { buyOverMcp } from './mcp-client.js';
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, buyAndPrint } from './paid-get.js';
 import { SANDBOX_STATE_FILE, defaultStatePath, readSandboxState } from './sandbox-state.js';
 import { buyOnSolana } from './solana-client.js';
+import { streamAndPrint } from './stream-client.js';
+import { parseStreamArgs, type StreamCommand } from './stream-command.js';
 
-export { EXIT_OK, EXIT_FAILED };
-export const EXIT_USAGE = 2;
+export { EXIT_OK, EXIT_FAILED, EXIT_USAGE };
 /** Where `--batch` keeps its channels (beside the sandbox state file). */
 export const CHANNELS_DIR = '.x402-channels';
 
@@ -54,6 +56,9 @@ commands:
                               default the last 100)         e.g. ohlc BTC 1h
   price-at <SYMBOL> <TIME>    the price at a past moment    e.g. price-at BTC 2026-01-01T00:00:00Z
   markets <SYMBOL,SYMBOL...>  1-25 prices and 24 h figures  e.g. markets BTC,ETH
+  stream <SYMBOL,...> --budget <USD> [--min-move-bps N] [--max-hz N]
+                              every price change, paid per update through a channel, until
+                              the budget is used up or Ctrl-C  e.g. stream BTC,ETH --budget 0.01
 
 Each command pays for one request in USDC with @x402/fetch. The API URL and the paying key
 are API_URL and BUYER_PRIVATE_KEY, or else those of the running \`npm run sandbox\`
@@ -72,6 +77,8 @@ export interface ClientOptions {
   readonly fetch?: typeof fetch;
   /** `--batch` channel state; CHANNELS_DIR in the project root unless told otherwise. */
   readonly channelsDir?: string;
+  /** `stream` ends (printing its total) when this aborts: Ctrl-C. */
+  readonly interrupt?: AbortSignal;
 }
 
 export type Command =
@@ -82,6 +89,7 @@ export type Command =
       readonly mcp?: boolean;
       readonly network?: 'solana';
     }
+  | StreamCommand
   | { readonly kind: 'help' }
   | { readonly kind: 'invalid'; readonly problem: string }
   /** A combination of options no buyer here can honour: one line, no usage, nothing paid. */
@@ -100,6 +108,14 @@ export function parseCommand(argv: readonly string[]): Command {
       problem:
         `--network solana cannot be combined with ${asked}: the Solana buyer pays exact over ` +
         'HTTP only (no channel, no MCP); nothing was paid.',
+    };
+  }
+  if (argv[0] === 'stream' && (mcp || at !== -1)) {
+    return {
+      kind: 'refused',
+      problem:
+        'stream always pays through a batch-settlement channel over HTTP (--batch is implied): ' +
+        '--mcp and --network solana cannot buy it (a stream is no MCP tool); nothing was paid.',
     };
   }
   const rest = at === -1 ? argv : [...argv.slice(0, at), ...argv.slice(at + 2)];
@@ -127,6 +143,10 @@ function parseRequest(argv: readonly string[]): Command {
       const symbols = args.flatMap((arg) => arg.split(','));
       if (args.length === 0) return invalid('markets takes a comma list, e.g. markets BTC,ETH');
       return { kind: 'request', path: `/v1/markets/${symbols.map(encodeURIComponent).join(',')}` };
+    }
+    case 'stream': {
+      const stream = parseStreamArgs(args);
+      return typeof stream === 'string' ? invalid(stream) : stream;
     }
     case 'all':
       if (args.length > 0) return invalid('all takes no arguments');
@@ -213,16 +233,29 @@ export async function runClient(argv: readonly string[], options: ClientOptions)
       options.err(command.problem);
       return EXIT_USAGE;
     case 'request':
+    case 'stream':
       break;
   }
-  if (command.network === 'solana') return buyOnSolana(command.path, options);
+  if (command.kind === 'request' && command.network === 'solana') {
+    return buyOnSolana(command.path, options);
+  }
   const target = resolveTarget(options);
   if (typeof target === 'string') {
     options.err(target);
     return EXIT_FAILED;
   }
+  if (command.kind === 'stream') {
+    const buyer = `buyer ${privateKeyToAccount(target.privateKey).address}`;
+    const scheme = (depositStrategy: BatchSettlementDepositStrategy) =>
+      payingScheme(target.privateKey, options, true, depositStrategy);
+    return streamAndPrint(command, target.apiUrl, scheme, channelStorage(options), buyer, options);
+  }
   if (command.mcp === true) {
-    return buyOverMcp(target, command.path, options, command.batch === true);
+    const payer = new x402Client().register(
+      'eip155:*',
+      payingScheme(target.privateKey, options, command.batch === true),
+    );
+    return buyOverMcp(target.apiUrl, target.privateKey, command.path, payer, options);
   }
   return buy(
     `${target.apiUrl}${command.path}`,
@@ -245,72 +278,45 @@ async function buy(
   return buyAndPrint(client, url, attestationInfoUrl, `buyer ${account.address}`, options);
 }
 
-/** The buyer's x402 scheme: `exact`, or batch-settlement with its channels kept on disk. */
-function payingScheme(privateKey: Hex, options: ClientOptions, batch: boolean) {
+/**
+ * The buyer's x402 scheme: `exact`, or batch-settlement with its channels kept on disk (and its
+ * deposits sized by `depositStrategy` when given).
+ */
+function payingScheme(
+  privateKey: Hex,
+  options: ClientOptions,
+  batch: boolean,
+  depositStrategy?: BatchSettlementDepositStrategy,
+) {
   const account = privateKeyToAccount(privateKey);
   return batch
     ? new BatchSettlementEvmScheme(account, {
-        storage: new FileClientChannelStorage({
-          directory:
-            options.channelsDir ??
-            path.join(path.dirname(options.stateFile ?? defaultStatePath()), CHANNELS_DIR),
-        }),
+        ...(depositStrategy === undefined ? {} : { depositStrategy }),
+        storage: channelStorage(options),
       })
     : new ExactEvmScheme(account);
 }
 
-/** The purchase as a paid MCP tool call: the answer, what was paid and the settlement. */
-async function buyOverMcp(
-  target: Target,
-  routePath: string,
-  options: ClientOptions,
-  batch: boolean,
-): Promise<number> {
-  const call = toolCallFor(routePath);
-  if (call === undefined) {
-    options.err(`no MCP tool sells ${routePath}`);
-    return EXIT_USAGE;
-  }
-  const payer = new x402Client().register(
-    'eip155:*',
-    payingScheme(target.privateKey, options, batch),
-  );
-  const buyer = privateKeyToAccount(target.privateKey).address;
-  options.out(
-    `MCP ${call.tool} ${JSON.stringify(call.args)} on ${target.apiUrl}/mcp  (buyer ${buyer})`,
-  );
-  let purchase: Awaited<ReturnType<typeof buyTool>>;
-  try {
-    purchase = await buyTool(target.apiUrl, call, payer);
-  } catch (error) {
-    options.err(`Request failed: ${describeError(error)}`);
-    return EXIT_FAILED;
-  }
-  if (!purchase.ok) {
-    options.err(`tool error: ${JSON.stringify(purchase.problem, null, 2)}`);
-    return EXIT_FAILED;
-  }
-  options.out(JSON.stringify(purchase.body, null, 2));
-  options.out(
-    purchase.paid === undefined
-      ? 'paid nothing: no payment was asked for'
-      : describePaid(purchase.paid),
-  );
-  options.out(describeSettlement(purchase.settlement));
-  // a tool's answer is checked like an HTTP one, its attestation taken from the result's _meta
-  const verdict = await verifyAttestation(
-    purchase.attestation ?? null,
-    JSON.stringify(purchase.body),
-    `${target.apiUrl}/.well-known/price-attestation`,
-    options.fetch ?? fetch,
-  );
-  (verdict.ok ? options.out : options.err)(verdict.line);
-  return verdict.ok ? EXIT_OK : EXIT_FAILED;
+/** The buyer's batch-settlement channels on disk. */
+function channelStorage(options: ClientOptions): FileClientChannelStorage {
+  return new FileClientChannelStorage({
+    directory:
+      options.channelsDir ??
+      path.join(path.dirname(options.stateFile ?? defaultStatePath()), CHANNELS_DIR),
+  });
 }
 
 if (isEntryPoint(import.meta.url)) {
   const stateFile = process.env['SANDBOX_STATE_FILE'];
+  const interrupt = new AbortController();
+  // a stream stops on Ctrl-C with its total; any other command keeps Node's default
+  if (process.argv[2] === 'stream') {
+    process.once('SIGINT', () => {
+      interrupt.abort();
+    });
+  }
   runClient(process.argv.slice(2), {
+    interrupt: interrupt.signal,
     env: process.env,
     // the state file of a stack started with SANDBOX_STATE_FILE (another port)
     ...(stateFile === undefined || stateFile === '' ? {} : { stateFile }),

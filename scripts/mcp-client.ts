@@ -8,6 +8,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { PaymentRequired, SettleResponse } from '@x402/core/types';
 import type { x402Client } from '@x402/fetch';
+import type { Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { verifyAttestation } from './answer-attestation.js';
+import type { ClientOptions } from './client.js';
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './paid-get.js';
+import { describeError, describePaid, describeSettlement } from './purchase-lines.js';
 
 /** A tool call a command stands for. */
 export interface ToolCallCommand {
@@ -136,4 +142,48 @@ function paymentRequiredIn(answer: ToolAnswer): PaymentRequired | undefined {
   return answer.isError === true && content?.x402Version !== undefined
     ? (content as PaymentRequired)
     : undefined;
+}
+
+/** The purchase as a paid MCP tool call: the answer, what was paid and the settlement. */
+export async function buyOverMcp(
+  apiUrl: string,
+  privateKey: Hex,
+  routePath: string,
+  payer: x402Client,
+  options: ClientOptions,
+): Promise<number> {
+  const call = toolCallFor(routePath);
+  if (call === undefined) {
+    options.err(`no MCP tool sells ${routePath}`);
+    return EXIT_USAGE;
+  }
+  const buyer = privateKeyToAccount(privateKey).address;
+  options.out(`MCP ${call.tool} ${JSON.stringify(call.args)} on ${apiUrl}/mcp  (buyer ${buyer})`);
+  let purchase: Awaited<ReturnType<typeof buyTool>>;
+  try {
+    purchase = await buyTool(apiUrl, call, payer);
+  } catch (error) {
+    options.err(`Request failed: ${describeError(error)}`);
+    return EXIT_FAILED;
+  }
+  if (!purchase.ok) {
+    options.err(`tool error: ${JSON.stringify(purchase.problem, null, 2)}`);
+    return EXIT_FAILED;
+  }
+  options.out(JSON.stringify(purchase.body, null, 2));
+  options.out(
+    purchase.paid === undefined
+      ? 'paid nothing: no payment was asked for'
+      : describePaid(purchase.paid),
+  );
+  options.out(describeSettlement(purchase.settlement));
+  // a tool's answer is checked like an HTTP one, its attestation taken from the result's _meta
+  const verdict = await verifyAttestation(
+    purchase.attestation ?? null,
+    JSON.stringify(purchase.body),
+    `${apiUrl}/.well-known/price-attestation`,
+    options.fetch ?? fetch,
+  );
+  (verdict.ok ? options.out : options.err)(verdict.line);
+  return verdict.ok ? EXIT_OK : EXIT_FAILED;
 }

@@ -17,6 +17,8 @@ import {
 export const EXIT_OK = 0;
 /** The request failed, was refused, or there is no API to call. */
 export const EXIT_FAILED = 1;
+/** The command line asks for something that cannot be bought as given; nothing was paid. */
+export const EXIT_USAGE = 2;
 
 /**
  * GETs `url` through `client` (its schemes registered; `buyer` names who pays), then checks the

@@ -24,15 +24,12 @@ import {
   STRANDED_TRANSACTION_SWEEP_SECONDS,
   type LocalChain,
 } from '../test/support/chain.js';
-import {
-  FakeMarkets,
-  FIXTURE_MOMENT_MS,
-  REPLAYED_VENUES,
-  type ReplayedVenue,
-} from '../test/support/fake-markets.js';
+import { FIXTURE_MOMENT_MS, type FakeMarkets } from '../test/support/fake-markets.js';
+import type { PriceWalk } from '../test/support/price-walk.js';
 import { isEntryPoint } from './entry-point.js';
 import { installSandboxWallet } from './sandbox-wallet.js';
 import { solanaRows, startSandboxSolana, type SandboxSolana } from './sandbox-solana.js';
+import { priceWalkFrom, startVenues } from './sandbox-venues.js';
 import {
   assertStateFileFree,
   defaultStatePath,
@@ -68,6 +65,8 @@ export interface SandboxOptions {
   readonly stateFile?: string;
   /** USDC, in atomic units, minted to the buyer. */
   readonly buyerFunds?: bigint;
+  /** Recorded venues' prices follow this walk (started with the stack); as recorded without. */
+  readonly priceWalk?: PriceWalk;
 }
 
 export interface Sandbox {
@@ -84,6 +83,10 @@ export interface Sandbox {
   readonly logLevel: string;
   /** Assets the first price round could price (0: requests answer 503 until venues answer). */
   readonly pricedAssets: number;
+  /** The recorded venues on loopback (none with live venues). */
+  readonly markets: FakeMarkets | undefined;
+  /** The walk the recorded prices follow, if they move. */
+  readonly priceWalk: PriceWalk | undefined;
   /** Stops the app, the venues and the chain and removes the state file. Idempotent. */
   close(): Promise<void>;
 }
@@ -112,7 +115,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const solana = await startSandboxSolana(buyerFunds);
     if (typeof solana !== 'string') closers.push(() => solana.close());
 
-    const marketEnv = await startVenues(venues, closers, env);
+    const walk = venues.mode === 'recorded' ? options.priceWalk : undefined;
+    const { env: marketEnv, markets } = await startVenues(venues, closers, env, walk);
     const appEnv = appEnvironment(env, marketEnv, chain.rpcUrl, settlerKey, payTo);
     const app = await createApp({
       config: loadConfig({
@@ -156,6 +160,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       channelsDir,
       logLevel: appEnv['LOG_LEVEL'] ?? 'warn',
       pricedAssets,
+      markets,
+      priceWalk: walk,
       close: () => (closing ??= runClosers(closers)),
     };
   } catch (error) {
@@ -252,25 +258,6 @@ function quorumFrom(env: Readonly<Record<string, string | undefined>>): number {
   return Number.isInteger(configured) && configured > 0 ? configured : DEFAULT_MIN_SOURCES;
 }
 
-/** The MARKETS / MARKET_<ID>_URL variables for the choice, starting fake venues if recorded. */
-async function startVenues(
-  choice: VenueChoice,
-  closers: Closer[],
-  env: Readonly<Record<string, string | undefined>>,
-): Promise<Record<string, string>> {
-  if (choice.mode === 'live') return { MARKETS: choice.markets.join(',') };
-  const markets = await FakeMarkets.start({ venues: recordedVenues(env.MARKETS) });
-  closers.push(() => markets.close());
-  return markets.env();
-}
-
-/** The recorded venues to replay: those MARKETS names (all of them when unset). */
-function recordedVenues(markets: string | undefined): readonly ReplayedVenue[] {
-  if (markets === undefined || markets.trim() === '') return REPLAYED_VENUES;
-  const wanted = markets.split(',').map((id) => id.trim().toLowerCase());
-  return REPLAYED_VENUES.filter((id) => wanted.includes(id));
-}
-
 async function listen(app: NestFastifyApplication): Promise<string> {
   const { host, port } = app.get<HttpSettings>(HTTP_SETTINGS.token);
   await app.listen(port, host);
@@ -358,9 +345,14 @@ export function accessLinesOf(level: string): string {
 
 export function describeSandbox(sandbox: Sandbox): string {
   const { state, venues } = sandbox;
+  const walk = sandbox.priceWalk;
+  const moving =
+    walk === undefined
+      ? ''
+      : `, moving ±${walk.stepBps / 100} % every ${walk.intervalMs} ms within ±${walk.boundBps / 100} %`;
   const venueLine =
     venues.mode === 'recorded'
-      ? 'RECORDED replays on loopback (not live prices)'
+      ? `RECORDED replays on loopback (not live prices${moving})`
       : `LIVE: ${venues.markets.join(', ')}`;
   const prices =
     sandbox.pricedAssets > 0
@@ -465,8 +457,10 @@ export async function serveSandbox(): Promise<void> {
     }
     console.log('Starting the local chain, the venues and the service...');
     const stateFile = process.env['SANDBOX_STATE_FILE'];
+    const priceWalk = priceWalkFrom(process.env['SANDBOX_PRICE_WALK']);
     const sandbox = await startSandbox({
       venues,
+      ...(priceWalk === undefined ? {} : { priceWalk }),
       ...(stateFile === undefined || stateFile === '' ? {} : { stateFile }),
     });
     stopOnSignals(sandbox);

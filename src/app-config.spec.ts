@@ -96,6 +96,14 @@ describe('loadConfig', () => {
       sharedState: { redisUrl: undefined },
       rateLimits: { windowMs: 60_000, free: 600, unpaid: 120, trustProxy: false },
       mcp: { perClient: 8, total: 256, deadlineMs: 30_000 },
+      streams: {
+        perPayer: 5,
+        perInstance: 2000,
+        idleMs: 300_000,
+        maxBudget: 1_000_000n,
+        topUpWaitMs: 30_000,
+        keepAliveMs: 15_000,
+      },
     });
   });
 
@@ -152,6 +160,12 @@ describe('loadConfig', () => {
       MCP_MAX_EXCHANGES_PER_CLIENT: '4',
       MCP_MAX_EXCHANGES: '64',
       MCP_EXCHANGE_DEADLINE_MS: '10000',
+      STREAM_MAX_PER_PAYER: '2',
+      STREAM_MAX_PER_INSTANCE: '100',
+      STREAM_IDLE_MS: '60000',
+      STREAM_MAX_BUDGET: '50000',
+      STREAM_TOPUP_WAIT_MS: '5000',
+      STREAM_KEEPALIVE_MS: '1000',
     });
     expect({ ...config, payments: undefined }).toEqual({
       payments: undefined,
@@ -165,6 +179,14 @@ describe('loadConfig', () => {
       sharedState: { redisUrl: 'redis://127.0.0.1:6379' },
       rateLimits: { windowMs: 60_000, free: 600, unpaid: 120, trustProxy: false },
       mcp: { perClient: 4, total: 64, deadlineMs: 10_000 },
+      streams: {
+        perPayer: 2,
+        perInstance: 100,
+        idleMs: 60_000,
+        maxBudget: 50_000n,
+        topUpWaitMs: 5000,
+        keepAliveMs: 1000,
+      },
       http: {
         port: 8080,
         host: '127.0.0.1',
@@ -507,9 +529,7 @@ describe('loadConfig', () => {
 
     it('reads the deposit the batch offer asks for in USD, within what the official client deposits', () => {
       expect(loadConfig({}).batchSettlement.minDeposit).toBeUndefined();
-      expect(loadConfig({ X402_BATCH_MIN_DEPOSIT: '0.5' }).batchSettlement.minDeposit).toBe(
-        '$0.5',
-      );
+      expect(loadConfig({ X402_BATCH_MIN_DEPOSIT: '0.5' }).batchSettlement.minDeposit).toBe('$0.5');
       expect(loadConfig({ X402_BATCH_MIN_DEPOSIT: '5' }).batchSettlement.minDeposit).toBe('$5');
       expect(problemsOf({ X402_BATCH_MIN_DEPOSIT: '0' })).toEqual([
         'X402_BATCH_MIN_DEPOSIT must be more than 0',

@@ -16,6 +16,7 @@ import {
 } from './payments/index.js';
 import { RATE_LIMIT_SETTINGS } from './rate-limit/rate-limit.settings.js';
 import { SHARED_STATE_SETTINGS } from './shared-state/shared-state.settings.js';
+import { STREAMS_SETTINGS } from './streams/streams.settings.js';
 
 /**
  * Every feature's settings section, by the key the app's configuration carries it under. A
@@ -39,6 +40,7 @@ export const SETTINGS_SECTIONS = {
   sharedState: SHARED_STATE_SETTINGS,
   rateLimits: RATE_LIMIT_SETTINGS,
   mcp: MCP_SETTINGS,
+  streams: STREAMS_SETTINGS,
 };
 
 type Sections = typeof SETTINGS_SECTIONS;

@@ -17,6 +17,7 @@ import { X402DiscoveryModule } from './x402-discovery/x402-discovery.module.js';
 import { TickersModule } from './tickers/tickers.module.js';
 import { HistoryModule } from './history/history.module.js';
 import { MarketStatsModule } from './market-stats/market-stats.module.js';
+import { StreamsModule } from './streams/streams.module.js';
 
 @Module({})
 export class AppModule {
@@ -44,6 +45,7 @@ export class AppModule {
         TickersModule,
         HistoryModule,
         MarketStatsModule,
+        StreamsModule,
         McpModule,
         X402DiscoveryModule,
         HealthModule,

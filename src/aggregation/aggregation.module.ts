@@ -6,6 +6,7 @@ import { AssetsModule } from '../assets/assets.module.js';
 import { MarketsModule } from '../markets/markets.module.js';
 import { REDIS_CLIENT, type RedisClient } from '../shared-state/redis-connection.js';
 import { POLLING_ELECTION, RedisPollingElection } from './polling-election.js';
+import { PriceChanges, SnapshotPriceChanges } from './price-changes.js';
 import { PriceMetrics } from './price-metrics.js';
 import { PriceRefreshService } from './price-refresh.service.js';
 import { PRICING_SETTINGS, type PricingSettings } from './pricing.settings.js';
@@ -13,7 +14,8 @@ import { CacheSnapshotStore, CacheSourceReportStore } from './shared-snapshot-st
 import { SOURCE_REPORT_STORE, SOURCE_REPORT_TTL_MS } from './source-report.js';
 import { SourcesController } from './sources.controller.js';
 import { SourcesAnswer } from './sources-answer.js';
-import { InMemorySnapshotStore, SNAPSHOT_STORE } from './snapshot-store.js';
+import { InMemorySnapshotStore, SNAPSHOT_STORE, type SnapshotStore } from './snapshot-store.js';
+import { ScheduledTimeout } from '../common/timeout-slot.js';
 
 /**
  * The cache's Redis store on this instance's one connection. The cache module disconnects its
@@ -64,12 +66,28 @@ async function sharedConnectionCache(redis: RedisClient): Promise<CacheOptions> 
           : new CacheSourceReportStore(cache, SOURCE_REPORT_TTL_MS, () => redis.isReady),
     },
     {
+      provide: PriceChanges,
+      inject: [PriceRefreshService, SNAPSHOT_STORE, PRICING_SETTINGS.token, SchedulerRegistry],
+      useFactory: (
+        refresh: PriceRefreshService,
+        store: SnapshotStore,
+        pricing: PricingSettings,
+        scheduler: SchedulerRegistry,
+      ) =>
+        new SnapshotPriceChanges(
+          refresh,
+          store,
+          pricing.staleMs,
+          new ScheduledTimeout(scheduler, 'price-changes-read'),
+        ),
+    },
+    {
       provide: POLLING_ELECTION,
       inject: [REDIS_CLIENT, SchedulerRegistry],
       useFactory: (redis: RedisClient | null, scheduler: SchedulerRegistry) =>
         redis === null ? null : new RedisPollingElection(redis, scheduler),
     },
   ],
-  exports: [SNAPSHOT_STORE, PriceRefreshService, SourcesAnswer],
+  exports: [SNAPSHOT_STORE, PriceRefreshService, SourcesAnswer, PriceChanges],
 })
 export class AggregationModule {}

@@ -127,6 +127,19 @@ describe('PriceRefreshService', () => {
     ]);
   });
 
+  it('tells onPublished listeners each snapshot once it is in the store, until they unsubscribe', async () => {
+    const { refresh, store } = service(venues());
+    const seen: unknown[] = [];
+    const stop = refresh.onPublished((snapshot) => {
+      seen.push(snapshot);
+      void store.current().then((stored) => seen.push(stored === snapshot));
+    });
+    const first = await refresh.refresh();
+    stop();
+    await refresh.refresh();
+    expect(seen).toEqual([first, true]);
+  });
+
   it('prices from the venues that answer when one fails, and reports the failing one', async () => {
     const sources = venues();
     sources[1]!.error = new VenueError('rate_limited', 'HTTP 429', 10_000);

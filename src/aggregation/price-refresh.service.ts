@@ -71,6 +71,7 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
   private readonly reportTimer: ScheduledTimeout;
   /** Whether the last publication of the report failed (logged once until one succeeds). */
   private reportFailing = false;
+  private readonly publishedListeners = new Set<(snapshot: PriceSnapshot) => void>();
 
   constructor(
     @Inject(PRICE_SOURCES) sources: readonly PriceSource[],
@@ -178,6 +179,14 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
     return this.running;
   }
 
+  /** Calls `listener` with each snapshot this instance publishes, once published; returns the unsubscribe. */
+  onPublished(listener: (snapshot: PriceSnapshot) => void): () => void {
+    this.publishedListeners.add(listener);
+    return () => {
+      this.publishedListeners.delete(listener);
+    };
+  }
+
   /** Every venue's current state, before any aggregation too (for metrics). */
   venueStates(): VenueState[] {
     return this.pollers.map((poller) => poller.snapshot());
@@ -265,6 +274,7 @@ export class PriceRefreshService implements OnApplicationBootstrap, OnApplicatio
     );
     await this.store.publish(snapshot);
     this.result = { asOf: now, result };
+    for (const listener of this.publishedListeners) listener(snapshot);
     const nextExpiry = earliestExpiry(
       [...quotes, ...snapshot.prices.values()],
       now,

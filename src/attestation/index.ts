@@ -4,3 +4,4 @@
  */
 export { Attested } from './attested.decorator.js';
 export type { AttestableAnswer, AttestedClaims, AttestedValue } from './attestable-answer.js';
+export { PriceAttestor } from './price-attestor.js';

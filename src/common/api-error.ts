@@ -18,6 +18,10 @@ export enum ErrorCode {
   MethodNotAllowed = 'method_not_allowed',
   ClientClosedRequest = 'client_closed_request',
   InternalError = 'internal_error',
+  StreamsUnavailable = 'streams_unavailable',
+  StreamLimit = 'stream_limit',
+  UnknownStream = 'unknown_stream',
+  StreamCapacity = 'stream_capacity',
 }
 
 /** The HTTP status each code is answered with; services never speak HTTP themselves. */
@@ -41,6 +45,10 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   // nginx's code for a client that closed the connection before the answer; nobody reads it
   [ErrorCode.ClientClosedRequest]: 499,
   [ErrorCode.InternalError]: 500,
+  [ErrorCode.StreamsUnavailable]: 503,
+  [ErrorCode.StreamLimit]: 429,
+  [ErrorCode.UnknownStream]: 404,
+  [ErrorCode.StreamCapacity]: 503,
 };
 
 /** The code for an HTTP error raised outside our own code (routing, the framework). */

@@ -39,6 +39,12 @@ const EXAMPLE_DETAILS: Readonly<Record<ErrorCode, string>> = {
   [ErrorCode.ClientClosedRequest]:
     'The client closed the connection before settlement; nothing was charged.',
   [ErrorCode.InternalError]: 'The server failed to answer.',
+  [ErrorCode.StreamsUnavailable]:
+    'Price streams are paid with batch-settlement, which this deployment does not sell.',
+  [ErrorCode.StreamLimit]: '0x2a1f…9c3e has 5 streams open, the most one payer may have.',
+  [ErrorCode.UnknownStream]: 'No stream 6f1c2b9e-… is open on this instance.',
+  [ErrorCode.StreamCapacity]:
+    'This instance serves its most streams (2000); retry later or elsewhere.',
 };
 
 const RETRY_AFTER = {

@@ -2,7 +2,7 @@ import { Injectable, RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { DECORATORS } from '@nestjs/swagger';
-import { PAID_PRICE, type UsdPrice } from '../payments/index.js';
+import { METERED_UNIT, PAID_PRICE, type UsdPrice } from '../payments/index.js';
 import { controllerRoutePath } from '../common/controller-path.js';
 
 type Json = Record<string, unknown>;
@@ -80,6 +80,8 @@ export class RouteTools {
         if (path === undefined || verb !== RequestMethod.GET) continue;
         const route = controllerRoutePath(base, path);
         if (!route.startsWith(TOOL_ROUTES)) continue;
+        // a route sold per unit delivered (a stream) is no one-answer tool
+        if (this.reflector.get<string | undefined>(METERED_UNIT, handler) !== undefined) continue;
         tools.push(this.toolOf(handler, method, route));
       }
     }

@@ -12,7 +12,16 @@ export {
   X402_SECURITY,
   X402_V1_SECURITY,
 } from './paywall/paid.decorator.js';
-export { PAID_PRICE, type UsdPrice } from './paywall/paid-price.js';
+export { METERED_UNIT, PAID_PRICE, type UsdPrice } from './paywall/paid-price.js';
+export { Metered, type MeteredOptions } from './paywall/metered.decorator.js';
+export { MeteredIntake, meteringUnavailable, type MeteredTerms } from './paywall/metered-intake.js';
+export type {
+  MeteredAccount,
+  MeteredCharge,
+  MeteredSale,
+  MeteringScheme,
+  UnitCharge,
+} from './paywall/metered-sale.js';
 export { PaidRouteExplorer, type PaidRoute } from './paywall/paid-routes.js';
 export { REQUESTED_EXTENSIONS, type RequestedExtension } from './paywall/requested-extensions.js';
 export { networkStates } from './networks/network-state.dto.js';

@@ -15,6 +15,7 @@ import { paymentNetworksProvider } from './networks/network-state.dto.js';
 import { PAYMENT_NETWORKS } from '../common/payment-networks.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from './payments.settings.js';
 import { PaidCalls } from './paywall/paid-calls.js';
+import { MeteredIntake } from './paywall/metered-intake.js';
 import { PaidRouteExplorer } from './paywall/paid-routes.js';
 import { PaymentGuard } from './paywall/payment.guard.js';
 import { PaymentIdentifiers } from './paywall/payment-identifiers.js';
@@ -76,6 +77,7 @@ import { ExactSvmSchemeModule } from './schemes/exact-svm/exact-svm-scheme.modul
     PaymentVerification,
     PaymentIdentifiers,
     PaymentIntake,
+    MeteredIntake,
     PaidCalls,
     PaymentGuard,
     SettlementInterceptor,
@@ -91,6 +93,7 @@ import { ExactSvmSchemeModule } from './schemes/exact-svm/exact-svm-scheme.modul
     PaymentVerification,
     PaymentIdentifiers,
     PaymentIntake,
+    MeteredIntake,
     SettlementInterceptor,
     PaidCalls,
     FACILITATORS,

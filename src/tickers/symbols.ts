@@ -17,6 +17,11 @@ export function parseSymbol(raw: string): string {
 
 /** A comma-separated list of 2 to 5 distinct symbols, upper-cased, in the order given. */
 export function parseSymbolList(raw: string): string[] {
+  return parseSymbols(raw, MIN_LIST_SYMBOLS, MAX_LIST_SYMBOLS);
+}
+
+/** A comma-separated list of `min` to `max` distinct symbols, upper-cased, in the order given. */
+export function parseSymbols(raw: string, min: number, max: number): string[] {
   const items = raw.split(',');
   const empty = items.findIndex((item) => item === '');
   if (empty !== -1) {
@@ -26,10 +31,10 @@ export function parseSymbolList(raw: string): string[] {
     );
   }
   const symbols = items.map(parseSymbol);
-  if (symbols.length < MIN_LIST_SYMBOLS || symbols.length > MAX_LIST_SYMBOLS) {
+  if (symbols.length < min || symbols.length > max) {
     throw new ApiError(
       ErrorCode.InvalidSymbolList,
-      `Ask for ${MIN_LIST_SYMBOLS} to ${MAX_LIST_SYMBOLS} symbols; got ${symbols.length}.`,
+      `Ask for ${min} to ${max} symbols; got ${symbols.length}.`,
     );
   }
   const duplicate = symbols.find((symbol, index) => symbols.indexOf(symbol) !== index);

@@ -103,6 +103,8 @@ export interface BatchBuyer {
   readonly fetch: typeof fetch;
   /** Every PAYMENT-SIGNATURE the client sent, decoded, in order. */
   readonly sent: PaymentPayload[];
+  /** The SDK's client scheme the fetch pays with (its channel state), to sign payloads directly. */
+  readonly scheme: BatchSettlementEvmScheme;
 }
 
 /**
@@ -141,7 +143,7 @@ export async function batchBuyer(
     schemes: [{ network, client: scheme }],
     ...onlyTestToken(chain, network),
   });
-  return { account, fetch: wrapFetchWithPayment(recording, client), sent };
+  return { account, fetch: wrapFetchWithPayment(recording, client), sent, scheme };
 }
 
 /**

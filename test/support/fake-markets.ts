@@ -4,11 +4,14 @@ import { BUILT_IN_VENUE_IDS, builtInVenue } from '../../src/markets/venues.js';
 import { replayCandles } from './fake-candles.js';
 import { FakeVenue, type VenueBehaviour } from './fake-venue.js';
 import { loadFixture } from './fixtures.js';
+import { isStablecoinInstrument, type PriceWalk } from './price-walk.js';
 
 /** The moment the recorded fixtures were captured (see test/fixtures/markets/README.md). */
 export const FIXTURE_MOMENT_MS = Date.parse('2026-11-20T12:00:00Z');
 
 type Json = Record<string, unknown>;
+/** The factor for an instrument, by the venue's name for it (`BTC-USD`, `XXBTZUSD`, `tether`). */
+type FactorOf = (instrument: string) => number;
 
 /**
  * What a replay must know of a venue's body beyond its definition: where its timestamps and
@@ -18,8 +21,8 @@ type Json = Record<string, unknown>;
 interface VenueAdjustment {
   /** Moves the recorded venue timestamps forward so the replay looks live. */
   readonly freshen?: (body: unknown, shiftMs: number) => void;
-  /** Multiplies every price in a response, to play a venue that is wildly wrong. */
-  readonly scale?: (body: unknown, factor: number) => void;
+  /** Multiplies each price in a response by its instrument's factor (a move, a wrong venue). */
+  readonly scale?: (body: unknown, factorOf: FactorOf) => void;
 }
 
 const scaleDecimal = (value: unknown, factor: number): string => String(Number(value) * factor);
@@ -30,15 +33,15 @@ export const VENUE_ADJUSTMENTS: Readonly<Record<string, VenueAdjustment>> = {
   coinbase: {
     scale: (body, factor) => {
       for (const product of (body as { products: Json[] }).products) {
-        product.price = scaleDecimal(product.price, factor);
+        product.price = scaleDecimal(product.price, factor(String(product.product_id)));
       }
     },
   },
   kraken: {
     scale: (body, factor) => {
       const result = (body as { result?: Record<string, { c?: string[] }> }).result ?? {};
-      for (const ticker of Object.values(result)) {
-        if (Array.isArray(ticker.c)) ticker.c[0] = scaleDecimal(ticker.c[0], factor);
+      for (const [pair, ticker] of Object.entries(result)) {
+        if (Array.isArray(ticker.c)) ticker.c[0] = scaleDecimal(ticker.c[0], factor(pair));
       }
     },
   },
@@ -49,12 +52,13 @@ export const VENUE_ADJUSTMENTS: Readonly<Record<string, VenueAdjustment>> = {
       }
     },
     scale: (body, factor) => {
-      for (const row of body as Json[]) row.last = scaleDecimal(row.last, factor);
+      for (const row of body as Json[]) row.last = scaleDecimal(row.last, factor(String(row.pair)));
     },
   },
   gemini: {
     scale: (body, factor) => {
-      for (const row of body as Json[]) row.price = scaleDecimal(row.price, factor);
+      for (const row of body as Json[])
+        row.price = scaleDecimal(row.price, factor(String(row.pair)));
     },
   },
   binance: {
@@ -66,7 +70,9 @@ export const VENUE_ADJUSTMENTS: Readonly<Record<string, VenueAdjustment>> = {
       }
     },
     scale: (body, factor) => {
-      for (const row of body as Json[]) row.price = scaleDecimal(row.price, factor);
+      for (const row of body as Json[]) {
+        row.price = scaleDecimal(row.price, factor(String(row.symbol)));
+      }
     },
   },
   okx: {
@@ -77,7 +83,7 @@ export const VENUE_ADJUSTMENTS: Readonly<Record<string, VenueAdjustment>> = {
     },
     scale: (body, factor) => {
       for (const ticker of (body as { data: Json[] }).data) {
-        ticker.last = scaleDecimal(ticker.last, factor);
+        ticker.last = scaleDecimal(ticker.last, factor(String(ticker.instId)));
       }
     },
   },
@@ -87,7 +93,7 @@ export const VENUE_ADJUSTMENTS: Readonly<Record<string, VenueAdjustment>> = {
     },
     scale: (body, factor) => {
       for (const ticker of (body as { result: { list: Json[] } }).result.list) {
-        ticker.lastPrice = scaleDecimal(ticker.lastPrice, factor);
+        ticker.lastPrice = scaleDecimal(ticker.lastPrice, factor(String(ticker.symbol)));
       }
     },
   },
@@ -97,7 +103,7 @@ export const VENUE_ADJUSTMENTS: Readonly<Record<string, VenueAdjustment>> = {
     },
     scale: (body, factor) => {
       for (const ticker of (body as { data: { ticker: Json[] } }).data.ticker) {
-        ticker.last = scaleDecimal(ticker.last, factor);
+        ticker.last = scaleDecimal(ticker.last, factor(String(ticker.symbol)));
       }
     },
   },
@@ -108,8 +114,8 @@ export const VENUE_ADJUSTMENTS: Readonly<Record<string, VenueAdjustment>> = {
       }
     },
     scale: (body, factor) => {
-      for (const coin of Object.values(body as Record<string, { usd: number }>)) {
-        coin.usd *= factor;
+      for (const [id, coin] of Object.entries(body as Record<string, { usd: number }>)) {
+        coin.usd *= factor(id);
       }
     },
   },
@@ -127,6 +133,8 @@ export interface FakeMarketsOptions {
   readonly scale?: Partial<Record<ReplayedVenue, number>>;
   /** Per venue, a misbehaviour on every path from the start. */
   readonly faults?: Partial<Record<ReplayedVenue, VenueBehaviour>>;
+  /** Every venue's prices (stablecoins' aside) follow this walk; none by default. */
+  readonly walk?: PriceWalk;
 }
 
 /**
@@ -137,6 +145,8 @@ export class FakeMarkets {
   private constructor(
     readonly venues: ReadonlyMap<ReplayedVenue, FakeVenue>,
     private readonly factors: Map<ReplayedVenue, number>,
+    /** The walk every price follows, if the markets move. */
+    readonly walk: PriceWalk | undefined,
   ) {}
 
   static async start(options: FakeMarketsOptions = {}): Promise<FakeMarkets> {
@@ -149,14 +159,14 @@ export class FakeMarkets {
       for (const request of replayedRequests(id)) {
         behaviours[request.path] = {
           kind: 'json',
-          body: () => replayBody(id, request, factors.get(id)),
+          body: () => replayBody(id, request, factors.get(id), options.walk),
         };
       }
       const venue = await FakeVenue.start(behaviours);
       replayCandles(id, venue);
       venues.set(id, venue);
     }
-    const markets = new FakeMarkets(venues, factors);
+    const markets = new FakeMarkets(venues, factors, options.walk);
     for (const [id, fault] of Object.entries(options.faults ?? {})) {
       if (fault !== undefined) markets.break(id, fault);
     }
@@ -216,11 +226,23 @@ function scalable(id: ReplayedVenue, factor: number): number {
  * The recorded response, its times moved to now. Only the snapshot (the venue's first request)
  * carries prices to scale; Kraken's pair names, for one, do not.
  */
-function replayBody(id: ReplayedVenue, request: VenueRequest, factor: number | undefined): unknown {
+function replayBody(
+  id: ReplayedVenue,
+  request: VenueRequest,
+  factor: number | undefined,
+  walk: PriceWalk | undefined,
+): unknown {
   const body = loadFixture(request.fixture);
   const adjustment = VENUE_ADJUSTMENTS[id];
   adjustment?.freshen?.(body, Date.now() - FIXTURE_MOMENT_MS);
   const snapshot = venueRequests(builtInVenue(id))[0]?.path === request.path;
-  if (factor !== undefined && snapshot) adjustment?.scale?.(body, factor);
+  if ((factor !== undefined || walk !== undefined) && snapshot) {
+    adjustment?.scale?.(body, (instrument) => (factor ?? 1) * movedBy(walk, instrument));
+  }
   return body;
+}
+
+/** The walk's factor for an instrument: 1 without a walk, and for stablecoins. */
+export function movedBy(walk: PriceWalk | undefined, instrument: string): number {
+  return walk === undefined || isStablecoinInstrument(instrument) ? 1 : walk.factor;
 }

@@ -1,12 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { FIXTURE_MOMENT_MS } from './fake-markets.js';
+import { FIXTURE_MOMENT_MS, movedBy } from './fake-markets.js';
+import type { PriceWalk } from './price-walk.js';
 import { builtInVenue } from '../../src/markets/venues.js';
 import { closeServer } from './close-server.js';
 import { recordedStreamMessages } from './stream-fixtures.js';
 
 type Json = Record<string, unknown>;
+/** The factor for an instrument, by the stream's name for it (`BTC-USD`, `BTC/USD`, `BTCUSDT`). */
+type FactorOf = (instrument: string) => number;
 
 /** How a fake stream misbehaves: not at all, never a word, only garbage, or closing on connect. */
 export type StreamFault = 'none' | 'silent' | 'garbage' | 'storm';
@@ -21,8 +24,8 @@ interface StreamReplay {
   /** Whether a client message is a subscription, or the venue's application ping. */
   isSubscribe(message: string): boolean;
   isPing(message: string): boolean;
-  /** Moves recorded times forward by shiftMs and multiplies prices by factor, in place. */
-  adjust(message: unknown, shiftMs: number, factor: number): void;
+  /** Moves recorded times forward by shiftMs and multiplies prices by their factor, in place. */
+  adjust(message: unknown, shiftMs: number, factor: FactorOf): void;
 }
 
 const scaled = (value: unknown, factor: number): string => String(Number(value) * factor);
@@ -39,7 +42,8 @@ export const STREAM_REPLAYS = {
       const body = message as { timestamp: string; events: { tickers?: Json[] }[] };
       body.timestamp = new Date(Date.parse(body.timestamp) + shiftMs).toISOString();
       for (const event of body.events)
-        for (const ticker of event.tickers ?? []) ticker.price = scaled(ticker.price, factor);
+        for (const ticker of event.tickers ?? [])
+          ticker.price = scaled(ticker.price, factor(String(ticker.product_id)));
     },
   },
   kraken: {
@@ -50,7 +54,8 @@ export const STREAM_REPLAYS = {
     isSubscribe: includes('"subscribe"'),
     isPing: includes('"ping"'),
     adjust: (message, _shiftMs, factor) => {
-      for (const ticker of (message as { data: { last: number }[] }).data) ticker.last *= factor;
+      for (const ticker of (message as { data: { symbol: string; last: number }[] }).data)
+        ticker.last *= factor(ticker.symbol);
     },
   },
   binance: {
@@ -58,9 +63,9 @@ export const STREAM_REPLAYS = {
     isSubscribe: () => false,
     isPing: () => false,
     adjust: (message, shiftMs, factor) => {
-      for (const ticker of message as { E: number; c: string }[]) {
+      for (const ticker of message as { E: number; s: string; c: string }[]) {
         ticker.E += shiftMs;
-        ticker.c = scaled(ticker.c, factor);
+        ticker.c = scaled(ticker.c, factor(ticker.s));
       }
     },
   },
@@ -73,7 +78,7 @@ export const STREAM_REPLAYS = {
     adjust: (message, shiftMs, factor) => {
       for (const ticker of (message as { data: Json[] }).data) {
         ticker.ts = String(Number(ticker.ts) + shiftMs);
-        ticker.last = scaled(ticker.last, factor);
+        ticker.last = scaled(ticker.last, factor(String(ticker.instId)));
       }
     },
   },
@@ -86,7 +91,7 @@ export const STREAM_REPLAYS = {
     adjust: (message, shiftMs, factor) => {
       const body = message as { ts: number; data: Json };
       body.ts += shiftMs;
-      body.data.lastPrice = scaled(body.data.lastPrice, factor);
+      body.data.lastPrice = scaled(body.data.lastPrice, factor(String(body.data.symbol)));
     },
   },
 } satisfies Record<string, StreamReplay>;
@@ -97,7 +102,8 @@ export const STREAMING_VENUES = Object.keys(STREAM_REPLAYS) as StreamingVenue[];
 /**
  * One venue's stream on loopback: answers subscriptions and pings as the venue does and, to
  * every connection, replays the recorded ticker messages (times moved to now) every `tickMs`,
- * with a price factor a test can change. Misbehaves on demand.
+ * with a price factor a test can change. With a price walk, its prices follow the walk too, and
+ * every move is sent at once, as a venue pushes a trade. Misbehaves on demand.
  */
 export class FakeStream {
   /** Connections accepted so far, and the client messages each one sent. */
@@ -106,6 +112,7 @@ export class FakeStream {
   private fault: StreamFault = 'none';
   private readonly sockets = new Set<WebSocket>();
   private readonly timer: NodeJS.Timeout;
+  private readonly stopWalking: (() => void) | undefined;
 
   private constructor(
     private readonly replay: StreamReplay,
@@ -115,6 +122,7 @@ export class FakeStream {
     private readonly wss: WebSocketServer,
     readonly url: string,
     tickMs: number,
+    private readonly walk: PriceWalk | undefined,
   ) {
     wss.on('connection', (socket, request) => {
       this.accept(socket, request.url ?? '/');
@@ -122,9 +130,12 @@ export class FakeStream {
     this.timer = setInterval(() => {
       this.tick();
     }, tickMs);
+    this.stopWalking = walk?.onMove(() => {
+      this.pushData();
+    });
   }
 
-  static async start(id: StreamingVenue, tickMs = 250): Promise<FakeStream> {
+  static async start(id: StreamingVenue, tickMs = 250, walk?: PriceWalk): Promise<FakeStream> {
     const server = createServer();
     const wss = new WebSocketServer({ server });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -140,6 +151,7 @@ export class FakeStream {
       wss,
       `ws://127.0.0.1:${port}`,
       tickMs,
+      walk,
     );
   }
 
@@ -161,6 +173,7 @@ export class FakeStream {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
+    this.stopWalking?.();
     for (const socket of this.sockets) socket.terminate();
     await new Promise<void>((resolve) => {
       this.wss.close(() => {
@@ -204,6 +217,14 @@ export class FakeStream {
     }
   }
 
+  /** The ticker messages to every connection now (a move of the walk). */
+  private pushData(): void {
+    if (this.fault === 'silent') return;
+    for (const socket of this.sockets) {
+      for (const index of this.replay.data) this.send(socket, index);
+    }
+  }
+
   private send(socket: WebSocket, index: number): void {
     if (this.fault === 'garbage') {
       socket.send('\u0000\u00ff{"garbage":');
@@ -214,7 +235,11 @@ export class FakeStream {
     let frame = text;
     if (this.replay.data.includes(index)) {
       const message = JSON.parse(text) as unknown;
-      this.replay.adjust(message, Date.now() - FIXTURE_MOMENT_MS, this.factor);
+      this.replay.adjust(
+        message,
+        Date.now() - FIXTURE_MOMENT_MS,
+        (instrument) => this.factor * movedBy(this.walk, instrument),
+      );
       frame = JSON.stringify(message);
     }
     socket.send(frame);
@@ -228,9 +253,10 @@ export class FakeStreams {
   static async start(
     venues: readonly StreamingVenue[] = STREAMING_VENUES,
     tickMs?: number,
+    walk?: PriceWalk,
   ): Promise<FakeStreams> {
     const streams = new Map<StreamingVenue, FakeStream>();
-    for (const id of venues) streams.set(id, await FakeStream.start(id, tickMs));
+    for (const id of venues) streams.set(id, await FakeStream.start(id, tickMs, walk));
     return new FakeStreams(streams);
   }
 

@@ -26,7 +26,10 @@ export function describeRoute(document: OpenAPIObject, route: PaidRoute): RouteD
   const schemas = (document.components?.schemas ?? {}) as Record<string, Json>;
   const content = ((operation.responses as Json)['200'] as Json | undefined)?.content as
     Json | undefined;
-  const schema = (content?.['application/json'] as Json | undefined)?.schema;
+  // a metered route answers a stream: its 200 is `text/event-stream`
+  const schema = (
+    (content?.['application/json'] ?? content?.['text/event-stream']) as Json | undefined
+  )?.schema;
   if (schema === undefined) {
     throw new Error(
       'its OpenAPI operation has no JSON 200 response; give @Paid its `response` DTO',

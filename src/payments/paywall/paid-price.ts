@@ -3,3 +3,6 @@ export type UsdPrice = `$${number}`;
 
 /** Metadata key under which `@Paid` records a route's price. */
 export const PAID_PRICE = Symbol('PaidPrice');
+
+/** Metadata key under which `@Metered` marks a route sold per unit delivered, naming the unit. */
+export const METERED_UNIT = Symbol('MeteredUnit');

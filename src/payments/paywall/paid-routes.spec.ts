@@ -56,6 +56,13 @@ describe('paid routes', () => {
       },
       {
         method: 'GET',
+        path: '/v1/stream/:symbols',
+        price: '$0.0001',
+        handler: 'StreamsController.stream',
+        meteredUnit: 'update',
+      },
+      {
+        method: 'GET',
         path: '/v1/ticker/:symbol',
         price: '$0.002',
         handler: 'TickersController.getTicker',
@@ -92,6 +99,14 @@ describe('paid routes', () => {
       'GET /v1/ohlc/:symbol': accepts('5000'),
       'GET /v1/price-at/:symbol': accepts('3000'),
       'GET /v1/markets/:symbols': accepts('5000'),
+      // sold per update: only the scheme that can meter, its offer naming the unit
+      'GET /v1/stream/:symbols': {
+        scheme: 'batch-settlement',
+        network: 'eip155:84532',
+        payTo: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+        price: { amount: '100', ...usdc, extra: { ...usdc.extra, stream: { unit: 'update' } } },
+        maxTimeoutSeconds: 60,
+      },
       'GET /v1/ticker/:symbol': accepts('2000'),
       'GET /v1/tickers/:symbols': accepts('8000'),
     });

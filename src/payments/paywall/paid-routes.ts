@@ -1,7 +1,7 @@
 import { Injectable, RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { PAID_PRICE, type UsdPrice } from './paid-price.js';
+import { METERED_UNIT, PAID_PRICE, type UsdPrice } from './paid-price.js';
 import { controllerRoutePath } from '../../common/controller-path.js';
 
 /** A route sold per request, as found on the controllers. */
@@ -11,6 +11,8 @@ export interface PaidRoute {
   readonly path: string;
   readonly price: UsdPrice;
   readonly handler: string;
+  /** Sold per unit delivered (`@Metered`): the unit (`update`), its price being `price`. */
+  readonly meteredUnit?: string;
 }
 
 /** Finds every `@Paid` handler through Nest's discovery, so the price list lives on the routes. */
@@ -37,11 +39,13 @@ export class PaidRouteExplorer {
           this.reflector.get<RequestMethod | undefined>(METHOD_METADATA, handler) ??
           RequestMethod.GET;
         const path = this.reflector.get<string | string[] | undefined>(PATH_METADATA, handler);
+        const meteredUnit = this.reflector.get<string | undefined>(METERED_UNIT, handler);
         routes.push({
           method: RequestMethod[method],
           path: controllerRoutePath(base, path),
           price,
           handler: `${controller.name}.${name}`,
+          ...(meteredUnit === undefined ? {} : { meteredUnit }),
         });
       }
     }

@@ -60,14 +60,17 @@ export function Paid({ price, response, description, resolver }: PaidOptions): M
     paidDecorators(price, response, description),
   );
   return (target, key, descriptor) => {
-    const match = USD_PRICE.exec(price);
-    if (match === null || /^0*$/.test(`${match[1] ?? ''}${match[2] ?? ''}`)) {
-      throw new Error(
-        `@Paid on ${target.constructor.name}.${String(key)}: "${price}" is not a positive USD price such as $0.002`,
-      );
-    }
+    assertUsdPrice(price, `@Paid on ${target.constructor.name}.${String(key)}`);
     decorate(target, key, descriptor);
   };
+}
+
+/** Fails class definition for a price that is not a positive USD amount such as `$0.002`. */
+export function assertUsdPrice(price: string, where: string): void {
+  const match = USD_PRICE.exec(price);
+  if (match === null || /^0*$/.test(`${match[1] ?? ''}${match[2] ?? ''}`)) {
+    throw new Error(`${where}: "${price}" is not a positive USD price such as $0.002`);
+  }
 }
 
 function paidDecorators(

@@ -49,10 +49,9 @@ export function documentPaidOperations(
 ): void {
   for (const route of routes) {
     const operation = operationOf(document, route);
+    const per = `${route.price} per ${route.meteredUnit ?? 'request'}`;
     operation.summary =
-      typeof operation.summary === 'string'
-        ? `${operation.summary} (${route.price} per request)`
-        : `${route.price} per request`;
+      typeof operation.summary === 'string' ? `${operation.summary} (${per})` : per;
     const json = ((operation.responses as Json)['402'] as Json | undefined)?.content as
       Json | undefined;
     const media = json?.['application/json'] as Json | undefined;
@@ -101,11 +100,15 @@ function challengeOf(
     resource: {
       url: `${baseUrl}${path}`,
       description: description.summary,
-      mimeType: 'application/json',
+      mimeType: route.meteredUnit === undefined ? 'application/json' : 'text/event-stream',
     },
     accepts: soldNetworks(payments).flatMap((sold) =>
       schemes
-        .filter((plugin) => plugin.serves(sold.network))
+        .filter(
+          (plugin) =>
+            plugin.serves(sold.network) &&
+            (route.meteredUnit === undefined || plugin.metering !== undefined),
+        )
         .map(({ scheme }) =>
           requirementOf(offerFor(route, scheme, sold, payments.maxTimeoutSeconds)),
         ),

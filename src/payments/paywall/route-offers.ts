@@ -24,7 +24,13 @@ export function offerFor(
     scheme,
     network,
     payTo,
-    price: { amount: usdToAtomic(route.price, decimals), asset, extra },
+    price: {
+      amount: usdToAtomic(route.price, decimals),
+      asset,
+      // a metered route's unit price is per unit: the buyer's client reads which from here
+      extra:
+        route.meteredUnit === undefined ? extra : { ...extra, stream: { unit: route.meteredUnit } },
+    },
     maxTimeoutSeconds,
   };
 }
@@ -54,7 +60,7 @@ export function routeConfigFor(
     accepts: offers.length === 1 && only !== undefined ? only : [...offers],
     // the OpenAPI summary, which names the price (documentPaidOperations)
     description: description.summary,
-    mimeType: 'application/json',
+    mimeType: route.meteredUnit === undefined ? 'application/json' : 'text/event-stream',
     extensions: {
       ...bazaarDeclaration(description),
       [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false),

@@ -8,6 +8,7 @@ import type {
   SettleResponse,
 } from '@x402/core/types';
 import type { PaidRoute } from './paid-routes.js';
+import type { MeteringScheme } from './metered-sale.js';
 import type { ProtocolVersion } from './x402-wire.js';
 
 /**
@@ -125,6 +126,8 @@ export interface SellerSchemePlugin {
    * what is sold (batch-settlement's deposit).
    */
   sells?(routes: readonly PaidRoute[]): void;
+  /** Present when the scheme can sell a route per unit delivered (`@Metered`): see metered-sale.ts. */
+  readonly metering?: MeteringScheme;
   /** The facilitator confirmed the paid routes: background work may start (claims, say). */
   startSelling?(): void;
   /** The service is stopping: finish or hand over background work (bounded). */

@@ -109,8 +109,11 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     for (const route of paid) {
       try {
         const description = describeRoute(document, route);
+        const offers = this.offersFor(route);
+        // a route sold per unit with no scheme that can meter is not sold (MeteredIntake: 503)
+        if (offers.length === 0 && route.meteredUnit !== undefined) continue;
         this.descriptions.set(routeKey(route), description);
-        routes[routeKey(route)] = routeConfigFor(route, description, this.offersFor(route));
+        routes[routeKey(route)] = routeConfigFor(route, description, offers);
       } catch (error) {
         throw new StartupError(
           `Cannot sell ${route.handler} (${routeKey(route)}): ${reasonOf(error)}`,
@@ -304,6 +307,8 @@ export class X402Paywall implements OnApplicationBootstrap, OnModuleDestroy {
     return soldNetworks(this.payments).flatMap((sold) =>
       this.schemes
         .servingOn(sold.network)
+        // a route sold per unit is offered only in the schemes that can meter
+        .filter((plugin) => route.meteredUnit === undefined || plugin.metering !== undefined)
         .map((plugin) => offerFor(route, plugin.scheme, sold, this.payments.maxTimeoutSeconds)),
     );
   }

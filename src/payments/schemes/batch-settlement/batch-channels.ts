@@ -236,7 +236,7 @@ export class BatchChannels implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /** Whether a claim round of `network` is running or waiting, for a take-back to wait for. */
-  private claimingOn(network: string): () => boolean {
+  claimingOn(network: string): () => boolean {
     return () => this.claims.get(network)?.claiming() ?? false;
   }
 

@@ -5,6 +5,7 @@ import {
   batchEmbeddedFacilitator,
 } from './batch-facilitator-scheme.js';
 import { BatchChannels } from './batch-channels.js';
+import { BatchMetering } from './batch-metering.js';
 import { BatchSettlement } from './batch-settlement.js';
 import { BatchSettlementScheme } from './batch-settlement.scheme.js';
 import { LostAnswers } from './lost-answers.js';
@@ -21,6 +22,7 @@ import { LostAnswers } from './lost-answers.js';
     BatchChannels,
     BatchSettlement,
     LostAnswers,
+    BatchMetering,
   ],
 })
 export class BatchSettlementSchemeModule {}

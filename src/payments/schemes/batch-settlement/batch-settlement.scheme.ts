@@ -14,6 +14,7 @@ import {
 } from '../../paywall/seller-scheme.js';
 import { BATCH_SETTLEMENT, acceptBatchPayment } from './batch-acceptance.js';
 import { BatchChannels } from './batch-channels.js';
+import { BatchMetering } from './batch-metering.js';
 import { BatchSettlement, type BatchPaymentInProgress } from './batch-settlement.js';
 import { LostAnswers } from './lost-answers.js';
 
@@ -36,6 +37,8 @@ export class BatchSettlementScheme implements SellerSchemePlugin {
     private readonly identifiers: PaymentIdentifiers,
     private readonly settlement: BatchSettlement,
     private readonly lostAnswers: LostAnswers,
+    /** Channels also pay per update delivered (a price stream): see BatchMetering. */
+    readonly metering: BatchMetering,
   ) {}
 
   /** The channel contracts live on EVM networks. */

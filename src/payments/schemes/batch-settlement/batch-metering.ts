@@ -1,0 +1,262 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Channel, ChannelStorage } from '@x402/evm/batch-settlement/server';
+import { isRecord } from '../../../common/json.js';
+import { FACILITATORS, NetworkFacilitators } from '../../facilitator/network-facilitators.js';
+import type { MeteredAccount, MeteringScheme, UnitCharge } from '../../paywall/metered-sale.js';
+import { PaymentRefusedError } from '../../paywall/offered-requirement.js';
+import type { PresentedPayment, SaleContext } from '../../paywall/seller-scheme.js';
+import { acceptBatchPayment, type AcceptedBatchPayment } from './batch-acceptance.js';
+import { BatchChannels } from './batch-channels.js';
+import {
+  CUMULATIVE_MISMATCH,
+  INVALID_VOUCHER_SIGNATURE,
+  MISSING_CHANNEL,
+} from './batch-reasons.js';
+import {
+  chargeStreamUpdate,
+  lastStreamChargeOf,
+  lastStreamLabelOf,
+  raiseCover,
+  takeBackStreamCharge,
+} from './stream-charges.js';
+import { voucherSigner } from './voucher-signature.js';
+import { chainIdOf } from './voucher-rules.js';
+
+/** How old a record's on-chain state may be before a cover is checked against the chain again. */
+const CHAIN_STATE_TTL_MS = 60_000;
+/** A channel held by a per-request voucher in flight: a stream charge waits this long for it. */
+const BUSY_RETRY_MS = 25;
+const BUSY_RETRIES = 40;
+
+/**
+ * `batch-settlement` sells per unit (MeteringScheme): the buyer's voucher on an open channel
+ * signs the charged total plus a budget; it is checked (the payer authorizer's signature, the
+ * exact base, the balance, no withdrawal; the chain's state read again through the facilitator
+ * when the record's is old) and becomes the channel's cover. Each unit is then one atomic write
+ * on the channel record (stream-charges.ts); claims take the charged total only.
+ */
+@Injectable()
+export class BatchMetering implements MeteringScheme {
+  private readonly logger = new Logger('BatchSettlement');
+
+  constructor(
+    private readonly channels: BatchChannels,
+    @Inject(FACILITATORS) private readonly facilitators: NetworkFacilitators,
+  ) {}
+
+  payerOf(presented: PresentedPayment): string {
+    const raw: unknown = presented.payload.payload;
+    const config = isRecord(raw) ? raw['channelConfig'] : undefined;
+    const payer = isRecord(config) ? config['payer'] : undefined;
+    return typeof payer === 'string' ? payer.toLowerCase() : '';
+  }
+
+  async openMetered(
+    presented: PresentedPayment,
+    context: SaleContext,
+    unit: string,
+  ): Promise<MeteredAccount> {
+    const accepted = this.accepted(presented);
+    const { network } = presented.requirement;
+    const storage = this.channels.channels(network);
+    const channel = await this.cover(storage, accepted, BigInt(unit));
+    this.logger.debug(
+      `${context.label}: stream cover ${channel.signedMaxClaimable} on ${accepted.channelId}`,
+    );
+    return new BatchMeteredAccount(this, storage, channel, network, BigInt(unit));
+  }
+
+  /** A top-up of `account`: a voucher on the same channel, checked as at opening. */
+  async raise(
+    presented: PresentedPayment,
+    storage: ChannelStorage,
+    channelId: string,
+    unit: bigint,
+  ): Promise<Channel> {
+    const accepted = this.accepted(presented);
+    if (accepted.channelId.toLowerCase() !== channelId.toLowerCase()) {
+      throw new PaymentRefusedError(
+        'stream_foreign_channel: a top-up must be a voucher on the stream’s own channel',
+      );
+    }
+    return this.cover(storage, accepted, unit);
+  }
+
+  /** Whether a claim round of `network` is under way (a take-back waits for it). */
+  claiming(network: string): () => boolean {
+    return this.channels.claimingOn(network);
+  }
+
+  private accepted(presented: PresentedPayment): AcceptedBatchPayment {
+    const accepted = acceptBatchPayment(presented.payload, presented.requirement);
+    if (accepted.kind === 'deposit') {
+      throw new PaymentRefusedError(
+        'stream_needs_open_channel: a stream is paid with a voucher on an open channel; ' +
+          'open it with a deposit first (any route paid with batch-settlement), then sign ' +
+          'the charged total plus the budget',
+      );
+    }
+    return accepted;
+  }
+
+  /** Checks the voucher against the channel and makes it the channel's cover. */
+  private async cover(
+    storage: ChannelStorage,
+    accepted: AcceptedBatchPayment,
+    unit: bigint,
+  ): Promise<Channel> {
+    const { channelId, requirement } = accepted;
+    const record = await storage.get(channelId);
+    if (record === undefined) {
+      throw new PaymentRefusedError(
+        `${MISSING_CHANNEL}: this service has no record of the channel; open it with a deposit first`,
+      );
+    }
+    const signer = voucherSigner(
+      channelId,
+      BigInt(accepted.maxClaimableAmount),
+      chainIdOf(requirement.network),
+      accepted.signature,
+    );
+    if (signer?.toLowerCase() !== record.channelConfig.payerAuthorizer.toLowerCase()) {
+      throw new PaymentRefusedError(
+        `${INVALID_VOUCHER_SIGNATURE}: the voucher is not signed by the channel's payer authorizer`,
+      );
+    }
+    const resent =
+      record.signedMaxClaimable === accepted.maxClaimableAmount &&
+      record.signature.toLowerCase() === accepted.signature.toLowerCase();
+    const base = BigInt(record.chargedCumulativeAmount);
+    if (!resent && BigInt(accepted.maxClaimableAmount) !== base + BigInt(requirement.amount)) {
+      throw new PaymentRefusedError(
+        `${CUMULATIVE_MISMATCH}: the voucher must sign the charged total (${base}) plus the budget ` +
+          `(${requirement.amount}): ${base + BigInt(requirement.amount)}, not ${accepted.maxClaimableAmount}`,
+      );
+    }
+    if (!resent) await this.syncIfOld(storage, record, accepted);
+    const outcome = await raiseCover(
+      storage,
+      channelId,
+      {
+        base: record.chargedCumulativeAmount,
+        maxClaimableAmount: accepted.maxClaimableAmount,
+        signature: accepted.signature,
+      },
+      unit,
+    );
+    if (outcome.status === 'refused') throw new PaymentRefusedError(outcome.reason);
+    return outcome.channel;
+  }
+
+  /**
+   * A record whose on-chain state is older than CHAIN_STATE_TTL_MS: the facilitator checks the
+   * voucher against the chain (balance, claimed total), and the record takes the state it read.
+   */
+  private async syncIfOld(
+    storage: ChannelStorage,
+    record: Channel,
+    accepted: AcceptedBatchPayment,
+  ): Promise<void> {
+    const synced = record.onchainSyncedAt;
+    if (synced !== undefined && Date.now() - synced <= CHAIN_STATE_TTL_MS) return;
+    const { network } = accepted.requirement;
+    const verdict = await this.facilitators
+      .of(network)
+      .verify(accepted.payload, accepted.requirement);
+    if (!verdict.isValid) {
+      throw new PaymentRefusedError(verdict.invalidReason ?? 'invalid_batch_settlement_voucher');
+    }
+    const extra = verdict.extra;
+    if (!isRecord(extra)) return;
+    const { balance, totalClaimed, withdrawRequestedAt } = extra;
+    await storage.updateChannel(accepted.channelId, (current) =>
+      current === undefined || typeof balance !== 'string' || typeof totalClaimed !== 'string'
+        ? current
+        : {
+            ...current,
+            balance,
+            totalClaimed:
+              BigInt(totalClaimed) > BigInt(current.totalClaimed)
+                ? totalClaimed
+                : current.totalClaimed,
+            withdrawRequestedAt: Number(withdrawRequestedAt ?? 0),
+            onchainSyncedAt: Date.now(),
+          },
+    );
+  }
+}
+
+/** One stream's account: a channel whose cover pays its updates. */
+class BatchMeteredAccount implements MeteredAccount {
+  readonly accountId: string;
+  readonly payer: string;
+  readonly charged: string;
+  readonly covered: string;
+  readonly lastCharge: string | undefined;
+  readonly lastChargeLabel: string | undefined;
+  /** Every charge of this account carries it (`chargedBy`). */
+  private readonly chargeId = `stream:${randomUUID()}`;
+
+  constructor(
+    private readonly metering: BatchMetering,
+    private readonly storage: ChannelStorage,
+    channel: Channel,
+    readonly network: string,
+    private readonly unit: bigint,
+  ) {
+    this.accountId = channel.channelId;
+    this.payer = channel.channelConfig.payer.toLowerCase();
+    this.charged = channel.chargedCumulativeAmount;
+    this.covered = channel.signedMaxClaimable;
+    this.lastCharge = lastStreamChargeOf(channel);
+    this.lastChargeLabel = lastStreamLabelOf(channel);
+  }
+
+  async charge(label?: string): Promise<UnitCharge> {
+    for (let attempt = 0; ; attempt += 1) {
+      const outcome = await chargeStreamUpdate(
+        this.storage,
+        this.accountId,
+        this.unit,
+        this.chargeId,
+        label,
+      );
+      switch (outcome.status) {
+        case 'charged':
+          return { kind: 'charged', cumulative: outcome.cumulative };
+        case 'exhausted':
+          return {
+            kind: 'exhausted',
+            charged: outcome.channel.chargedCumulativeAmount,
+            covered: outcome.channel.signedMaxClaimable,
+          };
+        case 'refused':
+          return { kind: 'refused', reason: outcome.reason };
+        case 'busy':
+          if (attempt >= BUSY_RETRIES) return { kind: 'refused', reason: 'channel_busy' };
+          await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
+      }
+    }
+  }
+
+  async takeBack(cumulative: string): Promise<void> {
+    const outcome = await takeBackStreamCharge(
+      this.storage,
+      this.accountId,
+      cumulative,
+      this.unit,
+      this.metering.claiming(this.network),
+    );
+    if (outcome === 'claimed' || outcome === 'busy') {
+      new Logger('BatchSettlement').error(
+        `stream on ${this.accountId}: an undelivered update charged at ${cumulative} could not be taken back (${outcome}); refund ${this.unit} to ${this.payer}`,
+      );
+    }
+  }
+
+  async raise(presented: PresentedPayment): Promise<{ charged: string; covered: string }> {
+    const channel = await this.metering.raise(presented, this.storage, this.accountId, this.unit);
+    return { charged: channel.chargedCumulativeAmount, covered: channel.signedMaxClaimable };
+  }
+}

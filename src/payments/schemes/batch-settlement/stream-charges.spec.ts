@@ -1,0 +1,223 @@
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { InMemoryChannelStorage, type ChannelStorage } from '@x402/evm/batch-settlement/server';
+import { channelRecord } from '../../../../test/support/payment-doubles.js';
+import { LocalChannelStorage } from '../../channels/local-channel-storage.js';
+import {
+  chargeStreamUpdate,
+  coverOn,
+  lastStreamChargeOf,
+  lastStreamLabelOf,
+  raiseCover,
+  streamChargeOn,
+  takeBackOn,
+  takeBackStreamCharge,
+  type StreamChannel,
+} from './stream-charges.js';
+
+const UNIT = 100n;
+const NOW = 5_000;
+const SIGNATURE = `0x${'2c'.repeat(65)}`;
+const record = channelRecord({ chargedCumulativeAmount: '2000', signedMaxClaimable: '2000' });
+
+describe('coverOn', () => {
+  it('raises the cover to a voucher signing the charged total plus a budget, charging nothing', () => {
+    const voucher = { base: '2000', maxClaimableAmount: '2500', signature: SIGNATURE };
+    const { outcome, next } = coverOn(record, voucher, UNIT, NOW);
+    expect(outcome.status).toBe('raised');
+    expect(next).toEqual({
+      ...record,
+      signedMaxClaimable: '2500',
+      signature: SIGNATURE,
+      lastRequestTimestamp: NOW,
+    });
+  });
+
+  it('keeps a cover sent again (a reconnect) while it still covers an update', () => {
+    const covered = { ...record, signedMaxClaimable: '2500', signature: SIGNATURE };
+    const again = { base: '1000', maxClaimableAmount: '2500', signature: SIGNATURE };
+    expect(coverOn(covered, again, UNIT, NOW)).toEqual({
+      outcome: { status: 'kept', channel: covered },
+      next: covered,
+    });
+    const spent = { ...covered, chargedCumulativeAmount: '2500' };
+    expect(coverOn(spent, again, UNIT, NOW).outcome).toEqual({
+      status: 'refused',
+      reason: 'stream_voucher_spent: it covers nothing more',
+    });
+  });
+
+  it('refuses a charged voucher, a moved base, one over the balance, a withdrawal, a held or missing record', () => {
+    const reason = (channel: typeof record | undefined, max: string, base = '2000') => {
+      const { outcome, next } = coverOn(
+        channel,
+        { base, maxClaimableAmount: max, signature: SIGNATURE },
+        UNIT,
+        NOW,
+      );
+      expect(next).toBe(channel);
+      return outcome.status === 'refused' ? outcome.reason : outcome.status;
+    };
+    expect(reason(record, '2000')).toMatch(/^stream_voucher_spent: 2000 is not above the 2000/);
+    expect(reason(record, '2500', '1500')).toMatch(/cumulative_amount_mismatch: .* is 2000/);
+    expect(reason(record, '200000')).toMatch(/cumulative_exceeds_balance: .* holds 100000/);
+    expect(reason({ ...record, withdrawRequestedAt: 7 }, '2500')).toMatch(/withdrawal_pending/);
+    const held = {
+      ...record,
+      pendingRequest: { pendingId: 'p', signedMaxClaimable: '4000', expiresAt: NOW + 1 },
+    };
+    expect(reason(held, '2500')).toMatch(/channel_busy/);
+    expect(reason(undefined, '2500')).toMatch(/missing_channel/);
+  });
+});
+
+describe('streamChargeOn', () => {
+  const covered = { ...record, signedMaxClaimable: '2300' };
+
+  it('adds one unit under the cover and keeps it as the last stream charge', () => {
+    const { outcome, next } = streamChargeOn(covered, UNIT, 'stream-1', NOW, 'BTC');
+    expect(outcome).toMatchObject({ status: 'charged', cumulative: '2100' });
+    expect(next).toEqual({
+      ...covered,
+      chargedCumulativeAmount: '2100',
+      lastStreamCharge: '2100',
+      lastStreamLabel: 'BTC',
+      chargedBy: 'stream-1',
+      lastRequestTimestamp: NOW,
+    });
+    // the signature over the cover stays: a claim of the charged total is valid with it
+    expect(next?.signature).toBe(record.signature);
+    expect(next?.signedMaxClaimable).toBe('2300');
+  });
+
+  it('charges nothing past the cover or the balance, on a held, withdrawing or missing channel', () => {
+    for (const channel of [
+      { ...covered, chargedCumulativeAmount: '2300' },
+      { ...covered, chargedCumulativeAmount: '2250' },
+      { ...covered, signedMaxClaimable: '200000', chargedCumulativeAmount: '99950' },
+    ]) {
+      const { outcome, next } = streamChargeOn(channel, UNIT, 's', NOW);
+      expect(outcome.status).toBe('exhausted');
+      expect(next).toBe(channel);
+    }
+    const held = {
+      ...covered,
+      pendingRequest: { pendingId: 'p', signedMaxClaimable: '4000', expiresAt: NOW + 1 },
+    };
+    expect(streamChargeOn(held, UNIT, 's', NOW)).toEqual({
+      outcome: { status: 'busy' },
+      next: held,
+    });
+    const withdrawing = { ...covered, withdrawRequestedAt: 9 };
+    expect(streamChargeOn(withdrawing, UNIT, 's', NOW).outcome).toEqual({
+      status: 'refused',
+      reason: 'invalid_batch_settlement_evm_withdrawal_pending',
+    });
+    expect(streamChargeOn(undefined, UNIT, 's', NOW).outcome.status).toBe('refused');
+  });
+});
+
+describe('takeBackOn', () => {
+  const charged = { ...record, chargedCumulativeAmount: '2200', lastStreamCharge: '2200' };
+
+  it('takes the undelivered update off the total and the last stream charge', () => {
+    const labelled: StreamChannel = { ...charged, lastStreamLabel: 'ETH' };
+    const { outcome, next } = takeBackOn(labelled, '2200', UNIT, NOW);
+    expect(outcome).toBe('taken');
+    expect(next).toMatchObject({ chargedCumulativeAmount: '2100', lastStreamCharge: '2100' });
+    // what the charge before paid for is not known
+    expect(lastStreamLabelOf(next)).toBeUndefined();
+  });
+
+  it('takes one unit off a total charged on top since, leaving the later last stream charge', () => {
+    const { outcome, next } = takeBackOn(charged, '2100', UNIT, NOW);
+    expect(outcome).toBe('taken');
+    expect(next).toMatchObject({ chargedCumulativeAmount: '2100', lastStreamCharge: '2200' });
+  });
+
+  it('never goes under the claimed total, and finds nothing to take from a lower total', () => {
+    expect(takeBackOn({ ...charged, totalClaimed: '2200' }, '2200', UNIT, NOW).outcome).toBe(
+      'claimed',
+    );
+    expect(takeBackOn(charged, '2300', UNIT, NOW).outcome).toBe('gone');
+    expect(takeBackOn(undefined, '2300', UNIT, NOW).outcome).toBe('gone');
+  });
+});
+
+describe.each([
+  ['memory', (): ChannelStorage => new InMemoryChannelStorage()],
+  [
+    'file journal',
+    (): ChannelStorage =>
+      new LocalChannelStorage(mkdtempSync(path.join(os.tmpdir(), 'stream-charges-'))),
+  ],
+])('stream charges on the %s channel store', (_name, newStore) => {
+  let storage: ChannelStorage;
+  beforeEach(async () => {
+    storage = newStore();
+    await storage.updateChannel(record.channelId, () => record);
+  });
+  afterEach(async () => {
+    if (storage instanceof LocalChannelStorage) await storage.close();
+  });
+
+  it('charges exactly the covered updates, concurrently, and takes one back', async () => {
+    const voucher = { base: '2000', maxClaimableAmount: '2500', signature: SIGNATURE };
+    expect((await raiseCover(storage, record.channelId, voucher, UNIT)).status).toBe('raised');
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, (_, index) =>
+        chargeStreamUpdate(storage, record.channelId, UNIT, `s-${index}`),
+      ),
+    );
+    const cumulatives = outcomes.flatMap((o) => (o.status === 'charged' ? [o.cumulative] : []));
+    expect(cumulatives.sort()).toEqual(['2100', '2200', '2300', '2400', '2500']);
+    expect(outcomes.filter((o) => o.status === 'exhausted')).toHaveLength(3);
+    expect(await takeBackStreamCharge(storage, record.channelId, '2500', UNIT, () => false)).toBe(
+      'taken',
+    );
+    const after = await storage.get(record.channelId);
+    expect(after).toMatchObject({ chargedCumulativeAmount: '2400', signedMaxClaimable: '2500' });
+    expect(lastStreamChargeOf(after)).toBe('2400');
+  });
+
+  it('waits for a claim round before taking a charge back', async () => {
+    await storage.updateChannel(record.channelId, () => ({
+      ...record,
+      chargedCumulativeAmount: '2100',
+      signedMaxClaimable: '2500',
+    }));
+    let claiming = true;
+    setTimeout(() => {
+      claiming = false;
+    }, 150);
+    const started = Date.now();
+    expect(
+      await takeBackStreamCharge(storage, record.channelId, '2100', UNIT, () => claiming),
+    ).toBe('taken');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    expect((await storage.get(record.channelId))?.chargedCumulativeAmount).toBe('2000');
+  });
+});
+
+describe('stream charges on the file journal, after a restart', () => {
+  it('keeps every charge made before the process went', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'stream-charges-restart-'));
+    const first = new LocalChannelStorage(dir);
+    await first.updateChannel(record.channelId, () => record);
+    const voucher = { base: '2000', maxClaimableAmount: '2300', signature: SIGNATURE };
+    await raiseCover(first, record.channelId, voucher, UNIT);
+    await chargeStreamUpdate(first, record.channelId, UNIT, 'a');
+    await chargeStreamUpdate(first, record.channelId, UNIT, 'b');
+    await first.close();
+    const second = new LocalChannelStorage(dir);
+    const replayed = await second.get(record.channelId);
+    await second.close();
+    expect(replayed).toMatchObject({
+      chargedCumulativeAmount: '2200',
+      signedMaxClaimable: '2300',
+      signature: SIGNATURE,
+      lastStreamCharge: '2200',
+    });
+  });
+});

@@ -1,0 +1,241 @@
+import type { Channel, ChannelStorage } from '@x402/evm/batch-settlement/server';
+import {
+  CHANNEL_BUSY,
+  CUMULATIVE_EXCEEDS_BALANCE,
+  CUMULATIVE_MISMATCH,
+  MISSING_CHANNEL,
+  WITHDRAWAL_PENDING,
+} from './batch-reasons.js';
+import { isReserved } from './channel-reservation.js';
+import { withoutPaidCall } from './paid-calls.js';
+
+/**
+ * A metered sale on a channel (a price stream): the buyer's voucher raises the channel's cover
+ * (`signedMaxClaimable` with its signature) and charges nothing; each update delivered is one
+ * atomic write `charged + unit ≤ cover` on the record. Claims keep reading the charged total
+ * with the signature over the cover, so the unspent cover is never claimed.
+ */
+
+/** The record as a stream charge leaves it: the charged total after the channel's last stream charge. */
+export type StreamChannel = Channel & {
+  lastStreamCharge?: string;
+  /** What the last stream charge paid for (a symbol's update), when its sale said. */
+  lastStreamLabel?: string;
+  chargedBy?: string;
+};
+
+/** The cumulative of the channel's last stream charge, if its record still holds one. */
+export function lastStreamChargeOf(channel: Channel | undefined): string | undefined {
+  const last: unknown = (channel as Record<string, unknown> | undefined)?.['lastStreamCharge'];
+  return typeof last === 'string' ? last : undefined;
+}
+
+/** What the channel's last stream charge paid for, if its record still says. */
+export function lastStreamLabelOf(channel: Channel | undefined): string | undefined {
+  const label: unknown = (channel as Record<string, unknown> | undefined)?.['lastStreamLabel'];
+  return typeof label === 'string' ? label : undefined;
+}
+
+/** A voucher raising a channel's cover: its signed cumulative maximum over the charged `base`. */
+export interface CoverVoucher {
+  readonly base: string;
+  readonly maxClaimableAmount: string;
+  readonly signature: string;
+}
+
+export type CoverOutcome =
+  | { readonly status: 'raised' | 'kept'; readonly channel: Channel }
+  | { readonly status: 'refused'; readonly reason: string };
+
+/**
+ * The record with `voucher` as its cover, or why not. The voucher that is already the cover
+ * (a reconnect sending its last voucher again) proves the payer and raises nothing ('kept'),
+ * as long as it still covers an update. Any other must sign exactly the charged total it was
+ * checked against plus its budget: the record moved on since → a cumulative mismatch.
+ */
+export function coverOn(
+  current: Channel | undefined,
+  voucher: CoverVoucher,
+  unit: bigint,
+  now: number,
+): { outcome: CoverOutcome; next: Channel | undefined } {
+  const refused = (reason: string) => ({
+    outcome: { status: 'refused', reason } as const,
+    next: current,
+  });
+  if (current === undefined) return refused(MISSING_CHANNEL);
+  const signed = BigInt(voucher.maxClaimableAmount);
+  const charged = BigInt(current.chargedCumulativeAmount);
+  if (
+    voucher.maxClaimableAmount === current.signedMaxClaimable &&
+    voucher.signature.toLowerCase() === current.signature.toLowerCase()
+  ) {
+    if (signed < charged + unit) return refused(`${VOUCHER_SPENT}: it covers nothing more`);
+    return { outcome: { status: 'kept', channel: current }, next: current };
+  }
+  if (signed <= charged) {
+    return refused(`${VOUCHER_SPENT}: ${signed} is not above the ${charged} already charged`);
+  }
+  if (isReserved(current, now)) return refused(CHANNEL_BUSY);
+  if (current.chargedCumulativeAmount !== voucher.base) {
+    return refused(
+      `${CUMULATIVE_MISMATCH}: the channel's charged total is ${charged}; sign ${charged} plus the budget`,
+    );
+  }
+  if (signed > BigInt(current.balance)) {
+    return refused(
+      `${CUMULATIVE_EXCEEDS_BALANCE}: the voucher signs ${signed}, the channel holds ${current.balance}`,
+    );
+  }
+  if (current.withdrawRequestedAt > 0) return refused(WITHDRAWAL_PENDING);
+  const next = {
+    ...current,
+    signedMaxClaimable: voucher.maxClaimableAmount,
+    signature: voucher.signature,
+    lastRequestTimestamp: now,
+  };
+  return { outcome: { status: 'raised', channel: next }, next };
+}
+
+/** A voucher already charged in full (or below what is charged): it pays for nothing more. */
+export const VOUCHER_SPENT = 'stream_voucher_spent';
+
+export type StreamChargeOutcome =
+  | { readonly status: 'charged'; readonly cumulative: string; readonly channel: Channel }
+  | { readonly status: 'exhausted'; readonly channel: Channel }
+  | { readonly status: 'busy' }
+  | { readonly status: 'refused'; readonly reason: string };
+
+/**
+ * One update's charge on the record: the unit added to the charged total if the cover and the
+ * balance allow it, with the new total kept as the channel's last stream charge. Nothing is
+ * charged on a channel another request holds, whose payer started a withdrawal, or gone.
+ */
+export function streamChargeOn(
+  current: Channel | undefined,
+  unit: bigint,
+  chargeId: string,
+  now: number,
+  label?: string,
+): { outcome: StreamChargeOutcome; next: Channel | undefined } {
+  if (current === undefined) {
+    return { outcome: { status: 'refused', reason: MISSING_CHANNEL }, next: current };
+  }
+  if (isReserved(current, now)) return { outcome: { status: 'busy' }, next: current };
+  if (current.withdrawRequestedAt > 0) {
+    return { outcome: { status: 'refused', reason: WITHDRAWAL_PENDING }, next: current };
+  }
+  const charged = BigInt(current.chargedCumulativeAmount) + unit;
+  if (charged > BigInt(current.signedMaxClaimable) || charged > BigInt(current.balance)) {
+    return { outcome: { status: 'exhausted', channel: current }, next: current };
+  }
+  const cumulative = charged.toString();
+  const next: StreamChannel = {
+    ...withoutPaidCall(current),
+    chargedCumulativeAmount: cumulative,
+    lastStreamCharge: cumulative,
+    lastStreamLabel: label,
+    chargedBy: chargeId,
+    lastRequestTimestamp: now,
+  };
+  return { outcome: { status: 'charged', cumulative, channel: next }, next };
+}
+
+/** One atomic, durable write of an update's charge (the store's own update: journal or Redis). */
+export async function chargeStreamUpdate(
+  storage: ChannelStorage,
+  channelId: string,
+  unit: bigint,
+  chargeId: string,
+  label?: string,
+): Promise<StreamChargeOutcome> {
+  let outcome: StreamChargeOutcome = { status: 'refused', reason: MISSING_CHANNEL };
+  await storage.updateChannel(channelId, (current) => {
+    // decided afresh on every run: a store may run this again when its write races another
+    const decided = streamChargeOn(current, unit, chargeId, Date.now(), label);
+    outcome = decided.outcome;
+    return decided.next;
+  });
+  return outcome;
+}
+
+/** One atomic write of a cover (coverOn). */
+export async function raiseCover(
+  storage: ChannelStorage,
+  channelId: string,
+  voucher: CoverVoucher,
+  unit: bigint,
+): Promise<CoverOutcome> {
+  let outcome: CoverOutcome = { status: 'refused', reason: MISSING_CHANNEL };
+  await storage.updateChannel(channelId, (current) => {
+    const decided = coverOn(current, voucher, unit, Date.now());
+    outcome = decided.outcome;
+    return decided.next;
+  });
+  return outcome;
+}
+
+export type TakeBackOutcome = 'taken' | 'claimed' | 'gone' | 'busy';
+
+/**
+ * The record without the update charged at `cumulative` (it was never written to the buyer),
+ * or why not: a claim round already took it on chain ('claimed'), the charge is no longer in
+ * the total ('gone'), or the record is held ('busy': the caller retries). Charges made on top
+ * since stay: the total goes down by one unit; the last stream charge goes back with it when it
+ * was this one.
+ */
+export function takeBackOn(
+  current: Channel | undefined,
+  cumulative: string,
+  unit: bigint,
+  now: number,
+): { outcome: TakeBackOutcome; next: Channel | undefined } {
+  if (current === undefined || BigInt(current.chargedCumulativeAmount) < BigInt(cumulative)) {
+    return { outcome: 'gone', next: current };
+  }
+  if (isReserved(current, now)) return { outcome: 'busy', next: current };
+  const charged = BigInt(current.chargedCumulativeAmount) - unit;
+  if (charged < BigInt(current.totalClaimed)) return { outcome: 'claimed', next: current };
+  const previous = (BigInt(cumulative) - unit).toString();
+  const next: StreamChannel = {
+    ...current,
+    chargedCumulativeAmount: charged.toString(),
+    // the charge before it paid for something this record does not name
+    ...(lastStreamChargeOf(current) === cumulative
+      ? { lastStreamCharge: previous, lastStreamLabel: undefined }
+      : {}),
+    // an expired reservation still in the record could commit on the lowered total: void it
+    pendingRequest: undefined,
+  };
+  return { outcome: 'taken', next };
+}
+
+const TAKE_BACK_RETRY_MS = 100;
+const TAKE_BACK_WAIT_MS = 30_000;
+
+/**
+ * Takes an undelivered update's charge back, once no request holds the channel and no claim
+ * round is under way (a claim on its way to the chain has read the total with it). Bounded.
+ */
+export async function takeBackStreamCharge(
+  storage: ChannelStorage,
+  channelId: string,
+  cumulative: string,
+  unit: bigint,
+  claiming: () => boolean,
+): Promise<TakeBackOutcome> {
+  for (const until = Date.now() + TAKE_BACK_WAIT_MS; ;) {
+    let outcome = 'gone' as TakeBackOutcome;
+    await storage.updateChannel(channelId, (current) => {
+      if (claiming()) {
+        outcome = 'busy';
+        return current;
+      }
+      const decided = takeBackOn(current, cumulative, unit, Date.now());
+      outcome = decided.outcome;
+      return decided.next;
+    });
+    if (outcome !== 'busy' || Date.now() > until) return outcome;
+    await new Promise((resolve) => setTimeout(resolve, TAKE_BACK_RETRY_MS));
+  }
+}

@@ -1,0 +1,287 @@
+import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import { Logger } from '@nestjs/common';
+import type { PriceChange, PriceChanges } from '../aggregation/price-changes.js';
+import { remoteText } from '../common/remote-text.js';
+import type { MeteredSale } from '../payments/index.js';
+import type { StreamsSettings } from './streams.settings.js';
+import { UpdateCoalescer } from './update-coalescer.js';
+
+/** How long an ending stream's reader has to take what is written before its socket is cut. */
+const END_GRACE_MS = 5_000;
+
+/** Why a stream ends, as its `end` event says. */
+export type EndReason =
+  'budget_exhausted' | 'idle' | 'shutdown' | 'channel_changed' | 'client_gone';
+
+/** A reconnect's update to re-send free: the charge's id and, when known, its symbol. */
+export interface Resend {
+  readonly id: string;
+  readonly symbol: string | undefined;
+}
+
+/** What one stream serves: its symbols and how often, from the checked request. */
+export interface StreamRequest {
+  readonly symbols: readonly string[];
+  readonly minMoveBps: number;
+  readonly maxHz: number;
+}
+
+/** What a stream needs besides its sale and socket. */
+export interface StreamDeps {
+  readonly changes: PriceChanges;
+  readonly settings: StreamsSettings;
+  /** The one-symbol ticker answer's attestation for a change; undefined with attestation off. */
+  readonly attest: (change: PriceChange) => Promise<string | undefined>;
+}
+
+/**
+ * One paid price stream on a hijacked reply, written as Server-Sent Events. Per update: charge
+ * (durable) → write → a write that fails takes the charge back. When the cover is used up it
+ * sends `payment-required` and waits (bounded) for a top-up; a reconnect's undelivered update is
+ * re-sent once, free, under its own id: the current price of its symbol (or of the stream's
+ * first symbol that has one; else the first change due).
+ */
+export class PriceStream {
+  readonly id = randomUUID();
+  private readonly logger = new Logger(PriceStream.name);
+  private readonly coalescer: UpdateCoalescer;
+  private ending: EndReason | undefined;
+  private topUpArrived: (() => void) | undefined;
+  private lastWriteAt = Date.now();
+  private lastEventAt = Date.now();
+  private finished: Promise<void> | undefined;
+  private charged: string;
+  private cutOff: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    readonly sale: MeteredSale,
+    private readonly request: StreamRequest,
+    private readonly response: ServerResponse,
+    private readonly deps: StreamDeps,
+    /**
+     * A reconnect's charge that may not have reached the buyer: re-sent free under its id, as its
+     * symbol's current price (when the record named the symbol and this stream has it).
+     */
+    private resend: Resend | undefined,
+  ) {
+    this.coalescer = new UpdateCoalescer({ minMoveBps: request.minMoveBps, maxHz: request.maxHz });
+    this.charged = sale.charged;
+  }
+
+  get payer(): string {
+    return this.sale.payer;
+  }
+
+  /** Runs the stream to its end; resolves once the socket is closed. */
+  run(): Promise<void> {
+    this.finished ??= this.serve();
+    return this.finished;
+  }
+
+  /** A top-up voucher for this stream: raises the cover (PaymentRequired thrown as a 402). */
+  async topUp(header: string): Promise<{ streamId: string; charged: string; covered: string }> {
+    const { charged, covered } = await this.sale.topUp(header);
+    this.topUpArrived?.();
+    return { streamId: this.id, charged, covered };
+  }
+
+  /** Ends the stream with `reason` (announced in an `end` event when the socket still takes it). */
+  end(reason: EndReason): void {
+    this.ending ??= reason;
+    this.coalescer.close();
+    this.topUpArrived?.();
+    // a reader that takes nothing (its socket full) would hold the stream open for ever: cut it
+    // once it has had the time to take the `end` (a write it never took is taken back)
+    if (this.closed) return;
+    this.cutOff ??= setTimeout(() => {
+      this.response.destroy();
+    }, END_GRACE_MS);
+    this.cutOff.unref();
+  }
+
+  private async serve(): Promise<void> {
+    const { response, deps, sale } = this;
+    response.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-accel-buffering': 'no',
+      connection: 'keep-alive',
+    });
+    response.on('close', () => {
+      this.end('client_gone');
+    });
+    const unsubscribe = deps.changes.subscribe(this.request.symbols, (change) => {
+      this.coalescer.offer(change);
+    });
+    const ticker = setInterval(
+      () => {
+        this.tick();
+      },
+      Math.min(deps.settings.keepAliveMs, 1000),
+    );
+    try {
+      await this.write(
+        event('open', {
+          streamId: this.id,
+          channelId: sale.accountId,
+          payer: sale.payer,
+          network: sale.network,
+          unitPrice: sale.unitPrice,
+          charged: sale.charged,
+          covered: sale.covered,
+          symbols: this.request.symbols,
+        }),
+      );
+      // a reconnect's update it may have missed: the current price at once, when one is known
+      const known = this.resend === undefined ? undefined : this.currentPrice(this.resend.symbol);
+      if (known !== undefined && !(await this.deliver(known))) return;
+      for (;;) {
+        const change = await this.coalescer.next();
+        if (change === undefined || this.ending !== undefined) break;
+        if (!(await this.deliver(change))) break;
+      }
+    } catch (error) {
+      this.logger.warn(`stream ${this.id}: ${remoteText(error)}`);
+    } finally {
+      clearInterval(ticker);
+      unsubscribe();
+      this.coalescer.close();
+      sale.end();
+      await this.close();
+    }
+  }
+
+  /** Charges and writes one update; false when the stream is over. */
+  private async deliver(change: PriceChange): Promise<boolean> {
+    const { sale } = this;
+    const resend = this.resend;
+    if (resend !== undefined) {
+      this.resend = undefined;
+      if (await this.write(await this.priceEvent(change, resend.id))) this.coalescer.sent(change);
+      return this.ending === undefined;
+    }
+    const charge = await sale.charge(change.symbol);
+    switch (charge.kind) {
+      case 'charged': {
+        const text = await this.priceEvent(change, charge.cumulative).catch(
+          async (error: unknown) => {
+            await sale.takeBack(charge.cumulative);
+            throw error;
+          },
+        );
+        if (!(await this.write(text))) {
+          await sale.takeBack(charge.cumulative);
+          return false;
+        }
+        this.charged = charge.cumulative;
+        this.lastEventAt = Date.now();
+        this.coalescer.sent(change);
+        return true;
+      }
+      case 'exhausted': {
+        this.charged = charge.charged;
+        const required = { ...charge.required, streamId: this.id };
+        if (!(await this.write(event('payment-required', required)))) return false;
+        if (!(await this.waitForTopUp())) {
+          this.ending ??= 'budget_exhausted';
+          return false;
+        }
+        this.coalescer.offer(change);
+        return true;
+      }
+      case 'refused':
+        this.logger.warn(`stream ${this.id} on ${sale.accountId}: ${charge.reason}`);
+        this.ending ??= 'channel_changed';
+        return false;
+    }
+  }
+
+  /** The current price of `preferred` if the stream has it, else of its first symbol that has one. */
+  private currentPrice(preferred: string | undefined): PriceChange | undefined {
+    const symbols = this.request.symbols;
+    const order =
+      preferred !== undefined && symbols.includes(preferred) ? [preferred, ...symbols] : symbols;
+    for (const symbol of order) {
+      const change = this.deps.changes.current(symbol);
+      if (change !== undefined) return change;
+    }
+    return undefined;
+  }
+
+  private async priceEvent(change: PriceChange, id: string): Promise<string> {
+    const attestation = await this.deps.attest(change);
+    return event(
+      'price',
+      {
+        timestamp: new Date(change.timestamp).toISOString(),
+        currency: 'USD',
+        price: { [change.symbol]: change.price },
+        venues: change.venues,
+        spread: change.spread,
+        ...(attestation === undefined ? {} : { attestation }),
+      },
+      id,
+    );
+  }
+
+  private waitForTopUp(): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.topUpArrived = undefined;
+        resolve(false);
+      }, this.deps.settings.topUpWaitMs);
+      this.topUpArrived = () => {
+        clearTimeout(timer);
+        this.topUpArrived = undefined;
+        resolve(this.ending === undefined);
+      };
+    });
+  }
+
+  /** Keep-alive comments, and the idle end. */
+  private tick(): void {
+    const now = Date.now();
+    if (now - this.lastEventAt >= this.deps.settings.idleMs) this.end('idle');
+    else if (now - this.lastWriteAt >= this.deps.settings.keepAliveMs) {
+      void this.write(': keep-alive\n\n');
+    }
+  }
+
+  /** Writes to the socket; resolves once the bytes left this process, false if they cannot. */
+  private write(text: string): Promise<boolean> {
+    const { response } = this;
+    if (response.destroyed || !response.writable) return Promise.resolve(false);
+    this.lastWriteAt = Date.now();
+    return new Promise((resolve) => {
+      response.write(text, (error) => {
+        resolve(error === undefined || error === null);
+      });
+    });
+  }
+
+  private async close(): Promise<void> {
+    const reason = this.ending ?? 'client_gone';
+    if (reason !== 'client_gone') {
+      await this.write(event('end', { reason, charged: this.charged }));
+    }
+    await new Promise<void>((resolve) => {
+      const { response } = this;
+      if (response.destroyed || response.writableFinished) {
+        resolve();
+        return;
+      }
+      // finished, or cut off (END_GRACE_MS): either way the socket is done with
+      response.once('close', resolve);
+      if (!response.writableEnded) response.end();
+    });
+    this.closed = true;
+    clearTimeout(this.cutOff);
+  }
+}
+
+/** One SSE event: `event:`, optional `id:`, one `data:` line of JSON. */
+function event(name: string, data: unknown, id?: string): string {
+  return `event: ${name}\n${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(data)}\n\n`;
+}

@@ -1,0 +1,63 @@
+import { IsInt, Max, Min } from 'class-validator';
+import type { SettingsSection } from '../config/settings.js';
+
+/** The limits an operator sets on paid price streams (GET /v1/stream/{symbols}). */
+export interface StreamsSettings {
+  /** Open streams one payer may have on one instance. */
+  readonly perPayer: number;
+  /** Open streams one instance serves. */
+  readonly perInstance: number;
+  /** A stream that wrote no event for this long ends (`end` idle). */
+  readonly idleMs: number;
+  /** The largest budget one voucher may cover, atomic units of the payment token. */
+  readonly maxBudget: bigint;
+  /** How long a stream whose budget is used up waits for a top-up before it ends. */
+  readonly topUpWaitMs: number;
+  /** A `: keep-alive` comment after this long without a write. */
+  readonly keepAliveMs: number;
+}
+
+class StreamsVariables {
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  STREAM_MAX_PER_PAYER = 5;
+
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  STREAM_MAX_PER_INSTANCE = 2000;
+
+  @IsInt()
+  @Min(1000)
+  @Max(86_400_000)
+  STREAM_IDLE_MS = 300_000;
+
+  @IsInt()
+  @Min(100)
+  @Max(1_000_000_000)
+  STREAM_MAX_BUDGET = 1_000_000;
+
+  @IsInt()
+  @Min(100)
+  @Max(600_000)
+  STREAM_TOPUP_WAIT_MS = 30_000;
+
+  @IsInt()
+  @Min(100)
+  @Max(300_000)
+  STREAM_KEEPALIVE_MS = 15_000;
+}
+
+export const STREAMS_SETTINGS: SettingsSection<StreamsVariables, StreamsSettings> = {
+  token: Symbol('StreamsSettings'),
+  variables: StreamsVariables,
+  build: (variables) => ({
+    perPayer: variables.STREAM_MAX_PER_PAYER,
+    perInstance: variables.STREAM_MAX_PER_INSTANCE,
+    idleMs: variables.STREAM_IDLE_MS,
+    maxBudget: BigInt(variables.STREAM_MAX_BUDGET),
+    topUpWaitMs: variables.STREAM_TOPUP_WAIT_MS,
+    keepAliveMs: variables.STREAM_KEEPALIVE_MS,
+  }),
+};
