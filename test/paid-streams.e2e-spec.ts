@@ -13,7 +13,12 @@ import { signVoucher } from '@x402/evm/batch-settlement/client';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { BatchChannels } from '../src/payments/schemes/batch-settlement/batch-channels.js';
-import { batchBuyer, CLAIMS_BY_HAND, type BatchBuyer } from './support/batch-channel.js';
+import {
+  batchBuyer,
+  CLAIMS_BY_HAND,
+  voucherHeader,
+  type BatchBuyer,
+} from './support/batch-channel.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
 import { SseClient } from './support/sse-client.js';
 import { paymentRequiredOf } from './support/x402-payloads.js';
@@ -32,6 +37,7 @@ describe('paid price streams', () => {
         ...CLAIMS_BY_HAND,
         STREAM_TOPUP_WAIT_MS: '30000',
         STREAM_KEEPALIVE_MS: '500',
+        STREAM_MAX_PER_PAYER: '1',
         // the venues are polled on their own timers: a price moved at a venue shows within a second
         PRICE_REFRESH_MS: '1000',
       },
@@ -163,7 +169,7 @@ describe('paid price streams', () => {
       [1n, 2n, 3n, 4n, 5n].map((n) => (base + n * UNIT).toString()),
     );
     const first = prices[0]!.data as Record<string, unknown>;
-    expect(first).toMatchObject({ currency: 'USD', price: { BTC: expect.any(Number) } });
+    expect(first).toMatchObject({ currency: 'USD', price: { BTC: expect.any(Number) as number } });
     expect(typeof first.attestation).toBe('string');
     const required = stream.named('payment-required')[0]!.data as Record<string, unknown>;
     expect(required).toMatchObject({ streamId: open.streamId, x402Version: 2 });
@@ -189,6 +195,25 @@ describe('paid price streams', () => {
       },
     });
     expect(raised.status).toBe(200);
+    const forged = await signVoucher(
+      privateKeyToAccount(generatePrivateKey()),
+      channelId,
+      (base + 9n * UNIT).toString(),
+      requirement.network,
+    );
+    const topUpWith = (id: string, headers: Record<string, string>) =>
+      fetch(`${stack.service.url}/v1/stream/${id}/payment`, { method: 'POST', headers });
+    const refused = await topUpWith(String(open.streamId), {
+      'payment-signature': encodePaymentSignatureHeader({
+        x402Version: 2,
+        accepted: { ...requirement, amount: UNIT.toString() },
+        payload: { type: 'voucher', channelConfig: raw.channelConfig, voucher: forged },
+      }),
+    });
+    expect(refused.status).toBe(402);
+    expect(paymentRequiredOf(refused).error).toMatch(/voucher_signature/);
+    expect((await topUpWith('no-such-stream', { 'payment-signature': 'x' })).status).toBe(404);
+    expect((await topUpWith(String(open.streamId), {})).status).toBe(400);
     expect(await raised.json()).toEqual({
       streamId: open.streamId,
       charged: (base + 5n * UNIT).toString(),
@@ -226,12 +251,74 @@ describe('paid price streams', () => {
     const balance = BigInt((await channels.channels().get(channelId))!.balance);
     const over = (balance - base + UNIT) / UNIT;
     expect(await refusal(base + over * UNIT, over * UNIT)).toMatch(/exceeds_balance/);
-    expect(await refusal(base, UNIT)).toMatch(/voucher_spent|cumulative/);
+    // the voucher the ticker was bought with, sent again: charged in full already
+    expect(await refusal(base, UNIT)).toMatch(/stream_voucher_spent/);
     expect(await refusal(base + UNIT, UNIT, privateKeyToAccount(generatePrivateKey()))).toMatch(
       /voucher_signature/,
     );
     expect(await refusal(base + 150n, 150n)).toMatch(/stream_budget_invalid/);
+    expect(await refusal(base + 1_000_100n, 1_000_100n)).toMatch(
+      /stream_budget_invalid: .* at most 1000000/,
+    );
     expect(await charged(channelId)).toBe(base);
+  });
+
+  it('checks a voucher against the chain when the channel record’s on-chain state is old', async () => {
+    const { buyer, channelId } = await openChannel();
+    await channels
+      .channels()
+      .updateChannel(channelId, (current) =>
+        current === undefined ? current : { ...current, onchainSyncedAt: 1 },
+      );
+    const requirement = await streamRequirement();
+    const payment = await streamPayment(buyer, requirement, 3n * UNIT);
+    const stream = await SseClient.open(`${stack.service.url}/v1/stream/BTC`, {
+      'payment-signature': encodePaymentSignatureHeader(payment),
+    });
+    expect(stream.status).toBe(200);
+    await stream.until((events) => events.some((event) => event.event === 'open'));
+    stream.destroy();
+    const record = await channels.channels().get(channelId);
+    expect(Date.now() - (record?.onchainSyncedAt ?? 0)).toBeLessThan(60_000);
+    expect(record?.signedMaxClaimable).toBe(
+      (BigInt(record!.chargedCumulativeAmount) + 3n * UNIT).toString(),
+    );
+  });
+
+  it('takes a per-request voucher on the same channel mid-stream: it charges the next exact amount and uses the cover up', async () => {
+    const { buyer, channelId } = await openChannel();
+    const requirement = await streamRequirement();
+    const payment = await streamPayment(buyer, requirement, 10n * UNIT);
+    const stream = await SseClient.open(`${stack.service.url}/v1/stream/BTC?maxHz=10`, {
+      'payment-signature': encodePaymentSignatureHeader(payment),
+    });
+    await moveUntil(stream, () => stream.named('price').length >= 2);
+    // one stream per payer here (STREAM_MAX_PER_PAYER=1): a second is refused before its voucher is looked at
+    const second = await stack.service.get('/v1/stream/ETH', {
+      headers: { 'payment-signature': encodePaymentSignatureHeader(payment) },
+    });
+    expect(second.status).toBe(429);
+    expect(await second.json()).toMatchObject({ code: 'stream_limit' });
+    const before = await charged(channelId);
+    const ticker = paymentRequiredOf(await stack.service.get('/v1/ticker/BTC')).accepts.find(
+      (accept) => accept.scheme === 'batch-settlement',
+    )!;
+    const raw = buyer.sent[0]!.payload as { channelConfig: object };
+    const next = await signVoucher(
+      buyer.account,
+      channelId,
+      (before + 2000n).toString(),
+      ticker.network,
+    );
+    const bought = await stack.service.get('/v1/ticker/BTC', {
+      headers: { 'payment-signature': voucherHeader(ticker, raw.channelConfig, next) },
+    });
+    expect(bought.status).toBe(200);
+    expect(await charged(channelId)).toBe(before + 2000n);
+    // the voucher signed only the ticker: the stream's cover is used up
+    await moveUntil(stream, () => stream.named('payment-required').length > 0);
+    expect(await charged(channelId)).toBe(before + 2000n);
+    stream.destroy();
   });
 
   it('charges nothing after the client goes away', async () => {

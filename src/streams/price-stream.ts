@@ -7,9 +7,18 @@ import type { MeteredSale } from '../payments/index.js';
 import type { StreamsSettings } from './streams.settings.js';
 import { UpdateCoalescer } from './update-coalescer.js';
 
+/** How long an ending stream's reader has to take what is written before its socket is cut. */
+const END_GRACE_MS = 5_000;
+
 /** Why a stream ends, as its `end` event says. */
 export type EndReason =
   'budget_exhausted' | 'idle' | 'shutdown' | 'channel_changed' | 'client_gone';
+
+/** A reconnect's update to re-send free: the charge's id and, when known, its symbol. */
+export interface Resend {
+  readonly id: string;
+  readonly symbol: string | undefined;
+}
 
 /** What one stream serves: its symbols and how often, from the checked request. */
 export interface StreamRequest {
@@ -30,7 +39,8 @@ export interface StreamDeps {
  * One paid price stream on a hijacked reply, written as Server-Sent Events. Per update: charge
  * (durable) → write → a write that fails takes the charge back. When the cover is used up it
  * sends `payment-required` and waits (bounded) for a top-up; a reconnect's undelivered update is
- * re-sent once, free, under its own id.
+ * re-sent once, free, under its own id: the current price of its symbol (or of the stream's
+ * first symbol that has one; else the first change due).
  */
 export class PriceStream {
   readonly id = randomUUID();
@@ -42,14 +52,19 @@ export class PriceStream {
   private lastEventAt = Date.now();
   private finished: Promise<void> | undefined;
   private charged: string;
+  private cutOff: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(
     readonly sale: MeteredSale,
     private readonly request: StreamRequest,
     private readonly response: ServerResponse,
     private readonly deps: StreamDeps,
-    /** A reconnect's charge that may not have reached the buyer: re-sent free under this id. */
-    private resend: string | undefined,
+    /**
+     * A reconnect's charge that may not have reached the buyer: re-sent free under its id, as its
+     * symbol's current price (when the record named the symbol and this stream has it).
+     */
+    private resend: Resend | undefined,
   ) {
     this.coalescer = new UpdateCoalescer({ minMoveBps: request.minMoveBps, maxHz: request.maxHz });
     this.charged = sale.charged;
@@ -77,6 +92,13 @@ export class PriceStream {
     this.ending ??= reason;
     this.coalescer.close();
     this.topUpArrived?.();
+    // a reader that takes nothing (its socket full) would hold the stream open for ever: cut it
+    // once it has had the time to take the `end` (a write it never took is taken back)
+    if (this.closed) return;
+    this.cutOff ??= setTimeout(() => {
+      this.response.destroy();
+    }, END_GRACE_MS);
+    this.cutOff.unref();
   }
 
   private async serve(): Promise<void> {
@@ -87,11 +109,18 @@ export class PriceStream {
       'x-accel-buffering': 'no',
       connection: 'keep-alive',
     });
-    response.on('close', () => this.end('client_gone'));
+    response.on('close', () => {
+      this.end('client_gone');
+    });
     const unsubscribe = deps.changes.subscribe(this.request.symbols, (change) => {
       this.coalescer.offer(change);
     });
-    const ticker = setInterval(() => this.tick(), Math.min(deps.settings.keepAliveMs, 1000));
+    const ticker = setInterval(
+      () => {
+        this.tick();
+      },
+      Math.min(deps.settings.keepAliveMs, 1000),
+    );
     try {
       await this.write(
         event('open', {
@@ -105,6 +134,9 @@ export class PriceStream {
           symbols: this.request.symbols,
         }),
       );
+      // a reconnect's update it may have missed: the current price at once, when one is known
+      const known = this.resend === undefined ? undefined : this.currentPrice(this.resend.symbol);
+      if (known !== undefined && !(await this.deliver(known))) return;
       for (;;) {
         const change = await this.coalescer.next();
         if (change === undefined || this.ending !== undefined) break;
@@ -127,10 +159,10 @@ export class PriceStream {
     const resend = this.resend;
     if (resend !== undefined) {
       this.resend = undefined;
-      if (await this.write(await this.priceEvent(change, resend))) this.coalescer.sent(change);
+      if (await this.write(await this.priceEvent(change, resend.id))) this.coalescer.sent(change);
       return this.ending === undefined;
     }
-    const charge = await sale.charge();
+    const charge = await sale.charge(change.symbol);
     switch (charge.kind) {
       case 'charged': {
         const text = await this.priceEvent(change, charge.cumulative).catch(
@@ -164,6 +196,18 @@ export class PriceStream {
         this.ending ??= 'channel_changed';
         return false;
     }
+  }
+
+  /** The current price of `preferred` if the stream has it, else of its first symbol that has one. */
+  private currentPrice(preferred: string | undefined): PriceChange | undefined {
+    const symbols = this.request.symbols;
+    const order =
+      preferred !== undefined && symbols.includes(preferred) ? [preferred, ...symbols] : symbols;
+    for (const symbol of order) {
+      const change = this.deps.changes.current(symbol);
+      if (change !== undefined) return change;
+    }
+    return undefined;
   }
 
   private async priceEvent(change: PriceChange, id: string): Promise<string> {
@@ -223,9 +267,17 @@ export class PriceStream {
       await this.write(event('end', { reason, charged: this.charged }));
     }
     await new Promise<void>((resolve) => {
-      if (this.response.writableEnded || this.response.destroyed) resolve();
-      else this.response.end(resolve);
+      const { response } = this;
+      if (response.destroyed || response.writableFinished) {
+        resolve();
+        return;
+      }
+      // finished, or cut off (END_GRACE_MS): either way the socket is done with
+      response.once('close', resolve);
+      if (!response.writableEnded) response.end();
     });
+    this.closed = true;
+    clearTimeout(this.cutOff);
   }
 }
 

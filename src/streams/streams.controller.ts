@@ -6,6 +6,7 @@ import {
   ApiParam,
   ApiProperty,
   ApiQuery,
+  ApiResponse,
   ApiTags,
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -16,7 +17,7 @@ import { ApiProblemResponses } from '../common/api-problem-responses.js';
 import { SYMBOL_MAX_LENGTH } from '../common/symbol-format.js';
 import { Resolved } from '../paid-answers/index.js';
 import { Metered, MeteredIntake, meteringUnavailable } from '../payments/index.js';
-import { PriceStream, type StreamRequest } from './price-stream.js';
+import { PriceStream, type Resend, type StreamRequest } from './price-stream.js';
 import { StreamRegistry } from './stream-registry.js';
 import { MAX_STREAM_SYMBOLS, StreamRequestResolver } from './stream-request.resolver.js';
 import { STREAMS_SETTINGS, type StreamsSettings } from './streams.settings.js';
@@ -147,7 +148,7 @@ export class StreamsController {
           settings: this.settings,
           attest: (change) => this.attest(change),
         },
-        resendOf(sale.lastCharge, request.headers['last-event-id']),
+        resendOf(sale.lastCharge, sale.lastChargeLabel, request.headers['last-event-id']),
       );
     } catch (error) {
       slot.release();
@@ -171,6 +172,13 @@ export class StreamsController {
   })
   @ApiParam({ name: 'streamId', description: 'The `streamId` of the stream’s `open` event.' })
   @ApiOkResponse({ type: TopUpDto, description: 'The stream’s new budget.' })
+  @ApiResponse({
+    status: 402,
+    description:
+      'The voucher is refused: another channel, a wrong signer, not the charged total plus a ' +
+      'budget, over the balance; the reason is in `error` (body and `PAYMENT-REQUIRED`). Nothing ' +
+      'raised, nothing charged.',
+  })
   @ApiProblemResponses({
     400: {
       description: 'The payment header is missing or malformed.',
@@ -223,10 +231,10 @@ export class StreamsController {
 /** The charge a reconnect re-sends free: the channel's last stream charge, if after what it saw. */
 function resendOf(
   lastCharge: string | undefined,
+  symbol: string | undefined,
   header: string | string[] | undefined,
-): string | undefined {
-  const seen = Array.isArray(header) ? header[0] : header;
-  if (lastCharge === undefined || seen === undefined || !/^\d{1,40}$/.test(seen.trim()))
-    return undefined;
-  return BigInt(lastCharge) > BigInt(seen.trim()) ? lastCharge : undefined;
+): Resend | undefined {
+  const seen = (Array.isArray(header) ? header[0] : header)?.trim();
+  if (lastCharge === undefined || seen === undefined || !/^\d{1,40}$/.test(seen)) return undefined;
+  return BigInt(lastCharge) > BigInt(seen) ? { id: lastCharge, symbol } : undefined;
 }

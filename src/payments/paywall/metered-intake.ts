@@ -164,9 +164,10 @@ export class MeteredIntake {
       charged: account.charged,
       covered: account.covered,
       lastCharge: account.lastCharge,
-      async charge(): Promise<MeteredCharge> {
+      lastChargeLabel: account.lastChargeLabel,
+      async charge(label?: string): Promise<MeteredCharge> {
         if (ended) return { kind: 'refused', reason: 'sale_ended' };
-        const charge = await account.charge();
+        const charge = await account.charge(label);
         return charge.kind === 'exhausted' ? { ...charge, required } : charge;
       },
       takeBack: (cumulative) => account.takeBack(cumulative),

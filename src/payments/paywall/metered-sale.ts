@@ -20,8 +20,10 @@ export interface MeteredAccount {
   readonly covered: string;
   /** The cumulative of the account's last metered charge, when its record keeps one. */
   readonly lastCharge: string | undefined;
-  /** Charges one unit (one atomic, durable write) or says why it cannot. */
-  charge(): Promise<UnitCharge>;
+  /** What that charge paid for (`charge(label)`), when its record keeps it. */
+  readonly lastChargeLabel: string | undefined;
+  /** Charges one unit (one atomic, durable write), kept with `label`, or says why it cannot. */
+  charge(label?: string): Promise<UnitCharge>;
   /** Takes back the unit charged at `cumulative`: it was never delivered. */
   takeBack(cumulative: string): Promise<void>;
   /**
@@ -76,7 +78,10 @@ export interface MeteredSale {
   readonly covered: string;
   /** The account's last metered charge when the sale opened (a reconnect's Last-Event-ID check). */
   readonly lastCharge: string | undefined;
-  charge(): Promise<MeteredCharge>;
+  /** What that charge paid for (a symbol's update), when the account's record keeps it. */
+  readonly lastChargeLabel: string | undefined;
+  /** One unit charged, `label` naming what it pays for (kept as the account's last charge). */
+  charge(label?: string): Promise<MeteredCharge>;
   takeBack(cumulative: string): Promise<void>;
   /** A top-up: a PAYMENT-SIGNATURE header on the same account. 402/400 thrown as responses. */
   topUp(header: string): Promise<{ charged: string; covered: string }>;

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Channel, ChannelStorage } from '@x402/evm/batch-settlement/server';
-import type { Hex } from 'viem';
 import { isRecord } from '../../../common/json.js';
 import { FACILITATORS, NetworkFacilitators } from '../../facilitator/network-facilitators.js';
 import type { MeteredAccount, MeteringScheme, UnitCharge } from '../../paywall/metered-sale.js';
@@ -17,6 +16,7 @@ import {
 import {
   chargeStreamUpdate,
   lastStreamChargeOf,
+  lastStreamLabelOf,
   raiseCover,
   takeBackStreamCharge,
 } from './stream-charges.js';
@@ -61,7 +61,7 @@ export class BatchMetering implements MeteringScheme {
     const { network } = presented.requirement;
     const storage = this.channels.channels(network);
     const channel = await this.cover(storage, accepted, BigInt(unit));
-    this.logger.debug?.(
+    this.logger.debug(
       `${context.label}: stream cover ${channel.signedMaxClaimable} on ${accepted.channelId}`,
     );
     return new BatchMeteredAccount(this, storage, channel, network, BigInt(unit));
@@ -114,7 +114,7 @@ export class BatchMetering implements MeteringScheme {
       );
     }
     const signer = voucherSigner(
-      channelId as Hex,
+      channelId,
       BigInt(accepted.maxClaimableAmount),
       chainIdOf(requirement.network),
       accepted.signature,
@@ -194,6 +194,7 @@ class BatchMeteredAccount implements MeteredAccount {
   readonly charged: string;
   readonly covered: string;
   readonly lastCharge: string | undefined;
+  readonly lastChargeLabel: string | undefined;
   /** Every charge of this account carries it (`chargedBy`). */
   private readonly chargeId = `stream:${randomUUID()}`;
 
@@ -209,15 +210,17 @@ class BatchMeteredAccount implements MeteredAccount {
     this.charged = channel.chargedCumulativeAmount;
     this.covered = channel.signedMaxClaimable;
     this.lastCharge = lastStreamChargeOf(channel);
+    this.lastChargeLabel = lastStreamLabelOf(channel);
   }
 
-  async charge(): Promise<UnitCharge> {
+  async charge(label?: string): Promise<UnitCharge> {
     for (let attempt = 0; ; attempt += 1) {
       const outcome = await chargeStreamUpdate(
         this.storage,
         this.accountId,
         this.unit,
         this.chargeId,
+        label,
       );
       switch (outcome.status) {
         case 'charged':

@@ -8,10 +8,12 @@ import {
   chargeStreamUpdate,
   coverOn,
   lastStreamChargeOf,
+  lastStreamLabelOf,
   raiseCover,
   streamChargeOn,
   takeBackOn,
   takeBackStreamCharge,
+  type StreamChannel,
 } from './stream-charges.js';
 
 const UNIT = 100n;
@@ -74,12 +76,13 @@ describe('streamChargeOn', () => {
   const covered = { ...record, signedMaxClaimable: '2300' };
 
   it('adds one unit under the cover and keeps it as the last stream charge', () => {
-    const { outcome, next } = streamChargeOn(covered, UNIT, 'stream-1', NOW);
+    const { outcome, next } = streamChargeOn(covered, UNIT, 'stream-1', NOW, 'BTC');
     expect(outcome).toMatchObject({ status: 'charged', cumulative: '2100' });
     expect(next).toEqual({
       ...covered,
       chargedCumulativeAmount: '2100',
       lastStreamCharge: '2100',
+      lastStreamLabel: 'BTC',
       chargedBy: 'stream-1',
       lastRequestTimestamp: NOW,
     });
@@ -119,9 +122,12 @@ describe('takeBackOn', () => {
   const charged = { ...record, chargedCumulativeAmount: '2200', lastStreamCharge: '2200' };
 
   it('takes the undelivered update off the total and the last stream charge', () => {
-    const { outcome, next } = takeBackOn(charged, '2200', UNIT, NOW);
+    const labelled: StreamChannel = { ...charged, lastStreamLabel: 'ETH' };
+    const { outcome, next } = takeBackOn(labelled, '2200', UNIT, NOW);
     expect(outcome).toBe('taken');
     expect(next).toMatchObject({ chargedCumulativeAmount: '2100', lastStreamCharge: '2100' });
+    // what the charge before paid for is not known
+    expect(lastStreamLabelOf(next)).toBeUndefined();
   });
 
   it('takes one unit off a total charged on top since, leaving the later last stream charge', () => {

@@ -17,11 +17,23 @@ import { withoutPaidCall } from './paid-calls.js';
  */
 
 /** The record as a stream charge leaves it: the charged total after the channel's last stream charge. */
-export type StreamChannel = Channel & { lastStreamCharge?: string; chargedBy?: string };
+export type StreamChannel = Channel & {
+  lastStreamCharge?: string;
+  /** What the last stream charge paid for (a symbol's update), when its sale said. */
+  lastStreamLabel?: string;
+  chargedBy?: string;
+};
 
 /** The cumulative of the channel's last stream charge, if its record still holds one. */
 export function lastStreamChargeOf(channel: Channel | undefined): string | undefined {
-  return (channel as StreamChannel | undefined)?.lastStreamCharge;
+  const last: unknown = (channel as Record<string, unknown> | undefined)?.['lastStreamCharge'];
+  return typeof last === 'string' ? last : undefined;
+}
+
+/** What the channel's last stream charge paid for, if its record still says. */
+export function lastStreamLabelOf(channel: Channel | undefined): string | undefined {
+  const label: unknown = (channel as Record<string, unknown> | undefined)?.['lastStreamLabel'];
+  return typeof label === 'string' ? label : undefined;
 }
 
 /** A voucher raising a channel's cover: its signed cumulative maximum over the charged `base`. */
@@ -104,6 +116,7 @@ export function streamChargeOn(
   unit: bigint,
   chargeId: string,
   now: number,
+  label?: string,
 ): { outcome: StreamChargeOutcome; next: Channel | undefined } {
   if (current === undefined) {
     return { outcome: { status: 'refused', reason: MISSING_CHANNEL }, next: current };
@@ -121,6 +134,7 @@ export function streamChargeOn(
     ...withoutPaidCall(current),
     chargedCumulativeAmount: cumulative,
     lastStreamCharge: cumulative,
+    lastStreamLabel: label,
     chargedBy: chargeId,
     lastRequestTimestamp: now,
   };
@@ -133,11 +147,12 @@ export async function chargeStreamUpdate(
   channelId: string,
   unit: bigint,
   chargeId: string,
+  label?: string,
 ): Promise<StreamChargeOutcome> {
   let outcome: StreamChargeOutcome = { status: 'refused', reason: MISSING_CHANNEL };
   await storage.updateChannel(channelId, (current) => {
     // decided afresh on every run: a store may run this again when its write races another
-    const decided = streamChargeOn(current, unit, chargeId, Date.now());
+    const decided = streamChargeOn(current, unit, chargeId, Date.now(), label);
     outcome = decided.outcome;
     return decided.next;
   });
@@ -185,7 +200,10 @@ export function takeBackOn(
   const next: StreamChannel = {
     ...current,
     chargedCumulativeAmount: charged.toString(),
-    ...(lastStreamChargeOf(current) === cumulative ? { lastStreamCharge: previous } : {}),
+    // the charge before it paid for something this record does not name
+    ...(lastStreamChargeOf(current) === cumulative
+      ? { lastStreamCharge: previous, lastStreamLabel: undefined }
+      : {}),
     // an expired reservation still in the record could commit on the lowered total: void it
     pendingRequest: undefined,
   };
