@@ -11,6 +11,7 @@ import { loadConfig } from '../src/app-config.js';
 import { venueRequests } from '../src/markets/venue-definition.js';
 import { builtInVenue } from '../src/markets/venues.js';
 import { describeSandbox, type Sandbox } from '../scripts/sandbox.js';
+import { priceWalkFrom } from '../scripts/sandbox-venues.js';
 import { recordedUsdPrices } from './support/expected-prices.js';
 import { FakeMarkets } from './support/fake-markets.js';
 import { startOfflineSandbox } from './support/offline-sandbox.js';
@@ -61,6 +62,15 @@ describe('PriceWalk', () => {
   it('refuses a step of nothing or a bound below one step', () => {
     expect(() => new PriceWalk({ stepBps: 0 })).toThrow(RangeError);
     expect(() => new PriceWalk({ stepBps: 10, boundBps: 5 })).toThrow(RangeError);
+  });
+
+  it('is on for npm start unless SANDBOX_PRICE_WALK=off, and refuses anything else', () => {
+    expect(priceWalkFrom(undefined)).toBeInstanceOf(PriceWalk);
+    expect(priceWalkFrom(' ON ')).toBeInstanceOf(PriceWalk);
+    expect(priceWalkFrom('off')).toBeUndefined();
+    expect(() => priceWalkFrom('sometimes')).toThrow(
+      'SANDBOX_PRICE_WALK must be on or off (got "sometimes")',
+    );
   });
 
   it('knows the stablecoins by every venue’s name for them', () => {
