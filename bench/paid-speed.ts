@@ -68,6 +68,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MARKETS_PATH, marketsSection } from './markets-section.js';
 import { readySection, type ReadyFigures } from './ready-section.js';
+import { streamsSection } from './streams-section.js';
 import type { RecordedResponse, TargetMessage, TargetSettings } from './targets.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
@@ -77,7 +78,8 @@ const PAID_SECONDS = SECONDS + 2;
  * BENCH_ONLY=3,4: only those comparisons (1 free, 2 unpaid, 3 paid by 1 client, 4 by 10, 5 paid
  * with batch settlement by 1 client, 6 by 10, 7 ready payment headers at 1 and 10 connections:
  * the unpaid 402, batch vouchers and `exact`, signed before the clock; 8 paid `/v1/markets` of 25
- * symbols against paid `/v1/ticker/BTC`, ready headers at 1 connection).
+ * symbols against paid `/v1/ticker/BTC`, ready headers at 1 connection; 9 paid price streams,
+ * 100 and 1,000 on one instance, bench/streams-section.ts).
  */
 const ONLY = process.env['BENCH_ONLY']?.split(',').map(Number);
 const chosen = (section: number): boolean => ONLY === undefined || ONLY.includes(section);
@@ -101,6 +103,8 @@ if (!Object.hasOwn(AFTER_SALE_PATHS, AFTER_SALE)) {
   throw new Error('BENCH_AFTER_SALE: none, free or 402');
 }
 const PAY_TO = getAddress('0x70997970C51812dc3A010C7d01b50e0d17dc79C8');
+/** Anvil's dev account #9: what the streams section's product is paid to. */
+const STREAMS_PAY_TO = getAddress('0xa0Ee7A142d267C1f36714E4a8F75612F20a79720');
 const TRANSFER = parseAbi([
   'event Transfer(address indexed from, address indexed to, uint256 value)',
 ]);
@@ -929,6 +933,19 @@ async function main(): Promise<void> {
         markets: required(markets.headers['payment-required'], 'the markets 402 challenge'),
       };
       console.log((await marketsSection(context, challenges)).join('\n'));
+    }
+    section += 1;
+    if (chosen(section)) {
+      // its own product, venues and buyers; paid to another address, so that this run's
+      // claimed-total check for X402_PAY_TO counts only the loads above
+      const { env } = productSettings(5) as Extract<TargetSettings, { kind: 'product' }>;
+      const lines = await streamsSection({
+        chain,
+        // not among `targets`: the section stops it, before the RSS lines of the others
+        startProduct: (productEnv) => Target.start('streams', { kind: 'product', env: productEnv }),
+        productEnv: { ...env, X402_PAY_TO: STREAMS_PAY_TO },
+      });
+      console.log(lines.join('\n'));
     }
     const get = (label: string) => medians.get(`${label}|product`);
     const [batchTen, exactTen] = [get(batch10), get(exact10)];

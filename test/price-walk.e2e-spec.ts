@@ -1,4 +1,7 @@
 import 'reflect-metadata';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import WebSocket from 'ws';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { PriceChanges, type PriceChange } from '../src/aggregation/price-changes.js';
@@ -7,7 +10,11 @@ import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/app-config.js';
 import { venueRequests } from '../src/markets/venue-definition.js';
 import { builtInVenue } from '../src/markets/venues.js';
+import { describeSandbox, type Sandbox } from '../scripts/sandbox.js';
+import { priceWalkFrom } from '../scripts/sandbox-venues.js';
+import { recordedUsdPrices } from './support/expected-prices.js';
 import { FakeMarkets } from './support/fake-markets.js';
+import { startOfflineSandbox } from './support/offline-sandbox.js';
 import { FakeStreams } from './support/fake-streams.js';
 import { isStablecoinInstrument, PriceWalk } from './support/price-walk.js';
 
@@ -55,6 +62,15 @@ describe('PriceWalk', () => {
   it('refuses a step of nothing or a bound below one step', () => {
     expect(() => new PriceWalk({ stepBps: 0 })).toThrow(RangeError);
     expect(() => new PriceWalk({ stepBps: 10, boundBps: 5 })).toThrow(RangeError);
+  });
+
+  it('is on for npm start unless SANDBOX_PRICE_WALK=off, and refuses anything else', () => {
+    expect(priceWalkFrom(undefined)).toBeInstanceOf(PriceWalk);
+    expect(priceWalkFrom(' ON ')).toBeInstanceOf(PriceWalk);
+    expect(priceWalkFrom('off')).toBeUndefined();
+    expect(() => priceWalkFrom('sometimes')).toThrow(
+      'SANDBOX_PRICE_WALK must be on or off (got "sometimes")',
+    );
   });
 
   it('knows the stablecoins by every venue’s name for them', () => {
@@ -156,6 +172,47 @@ describe('the service on venues following a walk', () => {
       // within 1 % of the recorded aggregate, plus the served rounding (one cent)
       expect(Math.abs(change.price / recorded!.price - 1)).toBeLessThanOrEqual(0.01 + 1e-6);
     }
-    expect(new Set(changes.map((change) => change.price)).size).toBe(changes.length);
+    // a change is a new price: never the one before it (the walk may come back to an older one)
+    for (const [index, change] of changes.entries()) {
+      if (index > 0) expect(change.price).not.toBe(changes[index - 1]?.price);
+    }
   }, 30_000);
+});
+
+describe('npm start / npm run sandbox with moving prices (a seeded price walk)', () => {
+  let sandbox: Sandbox;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'sandbox-walk-'));
+    sandbox = await startOfflineSandbox(
+      path.join(dir, '.sandbox.json'),
+      new PriceWalk({ seed: 9, intervalMs: 100 }),
+    );
+  });
+
+  afterAll(async () => {
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('moves each recorded venue’s own answer within ±1 % of the recording, and says so', async () => {
+    const recorded = recordedUsdPrices('BTC').coinbase;
+    const coinbase = sandbox.markets?.venue('coinbase').url;
+    const btc = async (): Promise<number> => {
+      const body = (await (await fetch(`${coinbase}/api/v3/brokerage/market/products`)).json()) as {
+        products: { product_id: string; price: string }[];
+      };
+      return Number(body.products.find((row) => row.product_id === 'BTC-USD')?.price);
+    };
+    const seen = new Set<number>();
+    for (let i = 0; i < 5; i += 1) {
+      const price = await btc();
+      expect(Math.abs(price / recorded - 1)).toBeLessThanOrEqual(0.01 + 1e-9);
+      seen.add(price);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    expect(seen.size).toBeGreaterThan(1);
+    expect(describeSandbox(sandbox)).toContain('moving ±0.05 % every 100 ms within ±1 %');
+  });
 });

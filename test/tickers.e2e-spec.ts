@@ -1,7 +1,7 @@
 import { DEFAULT_CATALOGUE } from '../src/assets/default-catalogue.js';
 import { venueRequests } from '../src/markets/venue-definition.js';
 import { builtInVenue } from '../src/markets/venues.js';
-import { servedPrice } from '../src/tickers/price-precision.js';
+import { servedPrice } from '../src/common/price-precision.js';
 import { REPLAYED_VENUES } from './support/fake-markets.js';
 import { expectServedPrice, medianOf, recordedUsdPrices } from './support/expected-prices.js';
 import { OpenApiContract } from './support/openapi-contract.js';

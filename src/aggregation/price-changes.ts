@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { TimeoutSlot } from '../common/timeout-slot.js';
 import { remoteText } from '../common/remote-text.js';
-import { servedPrice } from '../tickers/price-precision.js';
+import { servedPrice } from '../common/price-precision.js';
 import type { AggregatedPrice } from './aggregate.js';
 import { isFresh, type PriceSnapshot } from './price-snapshot.js';
 import type { SnapshotStore } from './snapshot-store.js';

@@ -1,6 +1,6 @@
 import type { AttestableAnswer, AttestedClaims } from '../attestation/index.js';
 import type { TickerQuotes } from '../tickers/ticker-quotes.service.js';
-import { servedPrice } from '../tickers/price-precision.js';
+import { servedPrice } from '../common/price-precision.js';
 import type { SymbolStatistics } from './market-stats.service.js';
 import type { MarketDto, MarketsDto } from './market-stats.dto.js';
 

@@ -222,6 +222,8 @@ export class StreamsController {
           },
         ],
       }),
+      // one change reaches every stream of its symbol as the same object: signed once for all
+      claimsKey: { source: change, key: change.symbol },
     });
   }
 }

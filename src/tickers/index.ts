@@ -5,4 +5,4 @@
 export { parseSymbols } from './symbols.js';
 export { TickerQuotesService, type TickerSelection } from './ticker-quotes.service.js';
 export { TickersModule } from './tickers.module.js';
-export { servedPrice } from './price-precision.js';
+export { servedPrice } from '../common/price-precision.js';

@@ -5,7 +5,7 @@ import { SNAPSHOT_STORE, type SnapshotStore } from '../aggregation/snapshot-stor
 import { AssetCatalogue } from '../assets/asset-catalogue.js';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import { PRICING_SETTINGS, type PricingSettings } from '../aggregation/pricing.settings.js';
-import { servedPrice } from './price-precision.js';
+import { servedPrice } from '../common/price-precision.js';
 
 /** Which symbols a ticker request asks for. */
 export type TickerSelection =

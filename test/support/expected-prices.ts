@@ -1,5 +1,5 @@
 import { fixtureCopy } from './fixtures.js';
-import { servedPrice } from '../../src/tickers/price-precision.js';
+import { servedPrice } from '../../src/common/price-precision.js';
 
 /**
  * Each default venue's recorded USD price for a symbol, read straight from the fixtures
