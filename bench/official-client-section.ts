@@ -205,7 +205,7 @@ async function buyerLoop(
       const receipt = response.headers.get('payment-response');
       if (response.status !== 200 || receipt === null) {
         failed(
-          `${String(response.status)}${receipt === null ? ', no receipt' : ''} ${body.slice(0, 200)}`,
+          `${String(response.status)}${receipt === null ? ', no receipt' : ''}: ${reason(body)}`,
         );
         continue;
       }
@@ -218,6 +218,18 @@ async function buyerLoop(
       failed(error instanceof Error ? error.message : String(error));
     }
   }
+}
+
+/** A refusal's `error` field (x402 and problem bodies carry one), else the body's start. */
+function reason(body: string): string {
+  try {
+    const { error, detail } = JSON.parse(body) as { error?: unknown; detail?: unknown };
+    if (typeof error === 'string') return error;
+    if (typeof detail === 'string') return detail;
+  } catch {
+    // not JSON: its start says what it is
+  }
+  return body.slice(0, 200);
 }
 
 function report(
