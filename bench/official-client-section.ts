@@ -23,14 +23,16 @@ import { fmt, median, percentile } from './ready-section.js';
 
 type Scheme = 'batch' | 'exact';
 interface Kind {
+  /** Its name in `loads`. */
+  readonly id: string;
   readonly label: string;
   readonly scheme: Scheme;
   readonly clients: number;
 }
 const KINDS: readonly Kind[] = [
-  { label: 'batch, 1 client', scheme: 'batch', clients: 1 },
-  { label: 'batch, 10 clients', scheme: 'batch', clients: 10 },
-  { label: 'exact, 1 client', scheme: 'exact', clients: 1 },
+  { id: 'batch1', label: 'batch, 1 client', scheme: 'batch', clients: 1 },
+  { id: 'batch10', label: 'batch, 10 clients', scheme: 'batch', clients: 10 },
+  { id: 'exact1', label: 'exact, 1 client', scheme: 'exact', clients: 1 },
 ];
 /** Each buyer's USDC: far more than 500 calls and any deposit the client sizes for them. */
 const FUNDS = 50n * USDC;
@@ -47,6 +49,8 @@ export interface OfficialClientContext {
   readonly calls: number;
   /** A run stops after this long, whatever its clients have done. */
   readonly seconds: number;
+  /** The loads to run, of `batch1`, `batch10` and `exact1` (a profile of one load alone). */
+  readonly loads: readonly string[];
   /** The product's CPU time and GC pauses so far, in µs. */
   usage(): Promise<{ cpuMicros: number; gcMicros: number }>;
   /** Every `exact` 200 moved exactly the price from its payer to the seller. */
@@ -101,10 +105,12 @@ export async function officialClientSection(
     failures.push(...run.failures.map((reason) => `${kind.label}, ${reason}`));
     return run;
   };
-  for (const kind of KINDS) await runOnce(kind); // a first run each, not counted
-  const runs = new Map<Kind, Run[]>(KINDS.map((kind) => [kind, []]));
+  const kinds = KINDS.filter((kind) => context.loads.includes(kind.id));
+  for (const kind of kinds) await runOnce(kind); // a first run each, not counted
+  const runs = new Map<Kind, Run[]>(kinds.map((kind) => [kind, []]));
   for (let round = 0; round < context.rounds; round += 1) {
-    const order = [...KINDS.slice(round % 3), ...KINDS.slice(0, round % 3)];
+    const turn = round % kinds.length;
+    const order = [...kinds.slice(turn), ...kinds.slice(0, turn)];
     for (const kind of order) runs.get(kind)?.push(await runOnce(kind));
   }
   return report(context, runs, failures);
@@ -238,13 +244,14 @@ function report(
   failures: readonly string[],
 ): { lines: string[]; figures: OfficialClientFigures } {
   const of = (kind: Kind): readonly Run[] => runs.get(kind) ?? [];
-  const exact = KINDS.find((kind) => kind.scheme === 'exact');
+  const kinds = [...runs.keys()];
+  const exact = kinds.find((kind) => kind.scheme === 'exact');
   const lines = [
     `official client (@x402/fetch, scripts/client.ts's schemes), GET ${context.path}, ` +
       `${String(context.calls)} calls per client in a row, a fresh buyer each run`,
   ];
   const cpu = new Map<string, number>();
-  for (const kind of KINDS) {
+  for (const kind of kinds) {
     const kindRuns = of(kind);
     const at = (f: (run: Run) => number): number => median(kindRuns.map(f));
     const perCall = at((run) => run.cpu);
@@ -263,8 +270,8 @@ function report(
     );
   }
   const batchPerCoreOverExact = new Map<number, number>();
-  for (const kind of KINDS.filter((each) => each.scheme === 'batch')) {
-    const exactRuns = exact === undefined ? [] : of(exact);
+  const exactRuns = exact === undefined ? [] : of(exact);
+  for (const kind of exactRuns.length === 0 ? [] : kinds.filter((k) => k.scheme === 'batch')) {
     const ratio = median(
       of(kind).flatMap((run, i) => {
         const baseline = exactRuns[i];
@@ -273,15 +280,17 @@ function report(
     );
     batchPerCoreOverExact.set(kind.clients, ratio);
   }
-  lines.push(
-    `  batch/exact paid calls per core (per round, median; exact at 1 client): ` +
-      [...batchPerCoreOverExact]
-        .map(
-          ([clients, ratio]) =>
-            `${String(clients)} ${clients === 1 ? 'client' : 'clients'} ${ratio.toFixed(1)}x`,
-        )
-        .join(', '),
-  );
+  if (batchPerCoreOverExact.size > 0) {
+    lines.push(
+      `  batch/exact paid calls per core (per round, median; exact at 1 client): ` +
+        [...batchPerCoreOverExact]
+          .map(
+            ([clients, ratio]) =>
+              `${String(clients)} ${clients === 1 ? 'client' : 'clients'} ${ratio.toFixed(1)}x`,
+          )
+          .join(', '),
+    );
+  }
   if (failures.length > 0) {
     lines.push(
       `  calls that did not answer 200 (${String(failures.length)}, first runs included):`,

@@ -52,6 +52,7 @@
  *                    BENCH_CPU_PROF=dir for CPU profiles, one per kind of server;
  *                    BENCH_OFFICIAL_CALLS, default 500, and BENCH_OFFICIAL_SECONDS, default 120:
  *                    section 9's calls per client and the time limit of each of its runs;
+ *                    BENCH_OFFICIAL_LOADS, default batch1,batch10,exact1: section 9's loads;
  *                    X402_RECEIPT_POLL_MS reaches the product processes)
  */
 import 'reflect-metadata';
@@ -97,6 +98,7 @@ const SETTLE_SECONDS = Number(process.env['BENCH_SETTLE_SECONDS'] ?? 0);
 const CONNECTIONS = 10;
 const OFFICIAL_CALLS = Number(process.env['BENCH_OFFICIAL_CALLS'] ?? 500);
 const OFFICIAL_SECONDS = Number(process.env['BENCH_OFFICIAL_SECONDS'] ?? 120);
+const OFFICIAL_LOADS = (process.env['BENCH_OFFICIAL_LOADS'] ?? 'batch1,batch10,exact1').split(',');
 const FREE_PATH = '/v1/assets';
 const PAID_PATH = '/v1/ticker/BTC';
 /**
@@ -953,6 +955,7 @@ async function main(): Promise<void> {
         rounds: ROUNDS,
         calls: OFFICIAL_CALLS,
         seconds: OFFICIAL_SECONDS,
+        loads: OFFICIAL_LOADS,
         usage: () => product.usage(),
         checkExact: (payments) => checkOnChain('product', chain, payments, price),
         countBatch: (paid) => {
