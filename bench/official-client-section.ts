@@ -34,6 +34,8 @@ const KINDS: readonly Kind[] = [
   { id: 'batch10', label: 'batch, 10 clients', scheme: 'batch', clients: 10 },
   { id: 'exact1', label: 'exact, 1 client', scheme: 'exact', clients: 1 },
 ];
+/** The loads `loads` may name. */
+export const OFFICIAL_LOAD_IDS: readonly string[] = KINDS.map((kind) => kind.id);
 /** Each buyer's USDC: far more than 500 calls and any deposit the client sizes for them. */
 const FUNDS = 50n * USDC;
 /** A run whose clients failed this many calls stops: the failures are the finding. */
@@ -75,7 +77,7 @@ interface Run {
 
 /** Figures of the section, medians over the rounds. */
 export interface OfficialClientFigures {
-  /** Median server CPU per 200, µs, by kind label. */
+  /** Median server CPU per 200, µs, by load id (`batch1`, ...). */
   readonly cpu: ReadonlyMap<string, number>;
   /** Median per-round ratio of batch to exact paid calls per core, by batch client count. */
   readonly batchPerCoreOverExact: ReadonlyMap<number, number>;
@@ -255,7 +257,7 @@ function report(
     const kindRuns = of(kind);
     const at = (f: (run: Run) => number): number => median(kindRuns.map(f));
     const perCall = at((run) => run.cpu);
-    cpu.set(kind.label, perCall);
+    cpu.set(kind.id, perCall);
     const paid = sum(kindRuns.map((run) => run.paid));
     const failed = sum(kindRuns.map((run) => run.failures.length));
     const timedOut = kindRuns.some((run) => run.timedOut)

@@ -77,7 +77,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MARKETS_PATH, marketsSection } from './markets-section.js';
-import { officialClientSection, type OfficialClientFigures } from './official-client-section.js';
+import {
+  OFFICIAL_LOAD_IDS,
+  officialClientSection,
+  type OfficialClientFigures,
+} from './official-client-section.js';
 import { readySection, type ReadyFigures } from './ready-section.js';
 import type { RecordedResponse, TargetMessage, TargetSettings } from './targets.js';
 
@@ -98,7 +102,10 @@ const SETTLE_SECONDS = Number(process.env['BENCH_SETTLE_SECONDS'] ?? 0);
 const CONNECTIONS = 10;
 const OFFICIAL_CALLS = Number(process.env['BENCH_OFFICIAL_CALLS'] ?? 500);
 const OFFICIAL_SECONDS = Number(process.env['BENCH_OFFICIAL_SECONDS'] ?? 120);
-const OFFICIAL_LOADS = (process.env['BENCH_OFFICIAL_LOADS'] ?? 'batch1,batch10,exact1').split(',');
+const OFFICIAL_LOADS = process.env['BENCH_OFFICIAL_LOADS']?.split(',') ?? OFFICIAL_LOAD_IDS;
+if (OFFICIAL_LOADS.some((load) => !OFFICIAL_LOAD_IDS.includes(load))) {
+  throw new Error(`BENCH_OFFICIAL_LOADS: of ${OFFICIAL_LOAD_IDS.join(', ')}`);
+}
 const FREE_PATH = '/v1/assets';
 const PAID_PATH = '/v1/ticker/BTC';
 /**
@@ -1044,7 +1051,7 @@ async function main(): Promise<void> {
         ]),
         ...[1, CONNECTIONS].map((clients): Floor => ({
           what: `official client, ${String(clients)} cl., server CPU per call`,
-          figure: official?.cpu.get(`batch, ${String(clients)} client${clients > 1 ? 's' : ''}`),
+          figure: official?.cpu.get(`batch${String(clients)}`),
           bound: 'at most',
           floor: 1000,
           unit: 'µs',
