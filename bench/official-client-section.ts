@@ -179,7 +179,12 @@ async function buyerLoop(
     'eip155:*',
     payingScheme(
       key,
-      { channelsDir: path.join(channelsDir, key.slice(2, 10)) },
+      // the client prints nothing here: only the scheme is taken, with its channels' directory
+      {
+        out: () => undefined,
+        err: () => undefined,
+        channelsDir: path.join(channelsDir, key.slice(2, 10)),
+      },
       kind.scheme === 'batch',
     ),
   );

@@ -245,15 +245,8 @@ async function buy(
   return buyAndPrint(client, url, attestationInfoUrl, `buyer ${account.address}`, options);
 }
 
-/**
- * The buyer's x402 scheme: `exact`, or batch-settlement with its channels kept on disk. The bench's
- * official-client section buys with it too, so it measures the buyer this client is.
- */
-export function payingScheme(
-  privateKey: Hex,
-  options: Pick<ClientOptions, 'channelsDir' | 'stateFile'>,
-  batch: boolean,
-) {
+/** The buyer's x402 scheme: `exact`, or batch-settlement with its channels kept on disk. */
+export function payingScheme(privateKey: Hex, options: ClientOptions, batch: boolean) {
   const account = privateKeyToAccount(privateKey);
   return batch
     ? new BatchSettlementEvmScheme(account, {
