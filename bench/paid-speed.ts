@@ -35,14 +35,24 @@
  * same product with ready headers at 1 connection, batch and `exact`: the p50 and server CPU per
  * call of each, and markets minus ticker per round.
  *
+ * Section 10 (official-client-section.ts) is the buyer who actually comes: unmodified official
+ * clients, as `npm run client` builds them, each a fresh buyer paying every call of
+ * BENCH_OFFICIAL_CALLS (default 500) in a row, its 402 probes and deposits included: batch with 1
+ * and with 10 clients, `exact` with 1; the server's CPU per call and batch/exact calls per core.
+ *
  * Last, the floors the design must keep, each a figure of this run: free route >= 0.7x `nest`
  * (`products/nest`), unpaid 402 >= 2x `express` (`products/express`), a paid call by 1 client at
  * most 2 ms above `express`'s p50, 10 clients >= 1.0x its paid/s, and the product's RSS after the
  * loads <= 250 MB; and for batch settlement at 1 and 10 connections (section 7): the server's CPU
- * per paid call <= 500 µs, >= 10x the paid calls per core of `exact`, p50 <= +2 ms over the 402.
+ * per paid call <= 500 µs, >= 10x the paid calls per core of `exact`, p50 <= +2 ms over the 402;
+ * and for the official client (section 10): the server's CPU per batch call <= 1.0 ms at 1 and 10
+ * clients, batch >= 5x the paid calls per core of `exact`, and no call answered other than 200.
  *
  *   npm run bench   (BENCH_ROUNDS, default 3; BENCH_SECONDS per load, default 3; BENCH_ONLY=1,2;
  *                    BENCH_CPU_PROF=dir for CPU profiles, one per kind of server;
+ *                    BENCH_OFFICIAL_CALLS, default 500, and BENCH_OFFICIAL_SECONDS, default 120:
+ *                    section 10's calls per client and the time limit of each of its runs;
+ *                    BENCH_OFFICIAL_LOADS, default batch1,batch10,exact1: section 10's loads;
  *                    X402_RECEIPT_POLL_MS reaches the product processes)
  */
 import 'reflect-metadata';
@@ -67,6 +77,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MARKETS_PATH, marketsSection } from './markets-section.js';
+import {
+  OFFICIAL_LOAD_IDS,
+  officialClientSection,
+  type OfficialClientFigures,
+} from './official-client-section.js';
 import { readySection, type ReadyFigures } from './ready-section.js';
 import { streamsSection } from './streams-section.js';
 import type { RecordedResponse, TargetMessage, TargetSettings } from './targets.js';
@@ -79,13 +94,20 @@ const PAID_SECONDS = SECONDS + 2;
  * with batch settlement by 1 client, 6 by 10, 7 ready payment headers at 1 and 10 connections:
  * the unpaid 402, batch vouchers and `exact`, signed before the clock; 8 paid `/v1/markets` of 25
  * symbols against paid `/v1/ticker/BTC`, ready headers at 1 connection; 9 paid price streams,
- * 100 and 1,000 on one instance, bench/streams-section.ts).
+ * 100 and 1,000 on one instance, bench/streams-section.ts; 10 the official client paying every
+ * call at its own pace, deposits included: batch by 1 and by 10 clients, `exact` by 1).
  */
 const ONLY = process.env['BENCH_ONLY']?.split(',').map(Number);
 const chosen = (section: number): boolean => ONLY === undefined || ONLY.includes(section);
 /** BENCH_SETTLE_SECONDS: after the loads, how long to keep watching RSS (every 5 s, no forced GC). */
 const SETTLE_SECONDS = Number(process.env['BENCH_SETTLE_SECONDS'] ?? 0);
 const CONNECTIONS = 10;
+const OFFICIAL_CALLS = Number(process.env['BENCH_OFFICIAL_CALLS'] ?? 500);
+const OFFICIAL_SECONDS = Number(process.env['BENCH_OFFICIAL_SECONDS'] ?? 120);
+const OFFICIAL_LOADS = process.env['BENCH_OFFICIAL_LOADS']?.split(',') ?? OFFICIAL_LOAD_IDS;
+if (OFFICIAL_LOADS.some((load) => !OFFICIAL_LOAD_IDS.includes(load))) {
+  throw new Error(`BENCH_OFFICIAL_LOADS: of ${OFFICIAL_LOAD_IDS.join(', ')}`);
+}
 const FREE_PATH = '/v1/assets';
 const PAID_PATH = '/v1/ticker/BTC';
 /**
@@ -666,7 +688,7 @@ interface Floor {
   readonly figure: number | undefined;
   readonly bound: 'at least' | 'at most';
   readonly floor: number;
-  readonly unit: 'x' | 'ms' | 'µs' | 'MB';
+  readonly unit: 'x' | 'ms' | 'µs' | 'MB' | 'calls';
 }
 
 /** Each floor's figure, the floor and whether this run kept it. */
@@ -947,6 +969,26 @@ async function main(): Promise<void> {
       });
       console.log(lines.join('\n'));
     }
+    section += 1;
+    let official: OfficialClientFigures | undefined;
+    if (chosen(section)) {
+      const { lines, figures } = await officialClientSection({
+        url: product.url,
+        path: PAID_PATH,
+        chain,
+        rounds: ROUNDS,
+        calls: OFFICIAL_CALLS,
+        seconds: OFFICIAL_SECONDS,
+        loads: OFFICIAL_LOADS,
+        usage: () => product.usage(),
+        checkExact: (payments) => checkOnChain('product', chain, payments, price),
+        countBatch: (paid) => {
+          batchPaid.set('product', (batchPaid.get('product') ?? 0) + paid);
+        },
+      });
+      console.log(lines.join('\n'));
+      official = figures;
+    }
     const get = (label: string) => medians.get(`${label}|product`);
     const [batchTen, exactTen] = [get(batch10), get(exact10)];
     if (batchTen !== undefined && exactTen !== undefined) {
@@ -1024,6 +1066,27 @@ async function main(): Promise<void> {
             unit: 'ms',
           },
         ]),
+        ...[1, CONNECTIONS].map((clients): Floor => ({
+          what: `official client, ${String(clients)} cl., server CPU per call`,
+          figure: official?.cpu.get(`batch${String(clients)}`),
+          bound: 'at most',
+          floor: 1000,
+          unit: 'µs',
+        })),
+        {
+          what: 'official client, paid/core batch/exact',
+          figure: official?.batchPerCoreOverExact.get(1),
+          bound: 'at least',
+          floor: 5,
+          unit: 'x',
+        },
+        {
+          what: 'official client, calls not answered 200',
+          figure: official?.failures,
+          bound: 'at most',
+          floor: 0,
+          unit: 'calls',
+        },
         {
           what: 'product RSS after the loads',
           figure: (after[targets.indexOf(product)]?.rss ?? Number.NaN) / 2 ** 20,

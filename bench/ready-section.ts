@@ -183,18 +183,18 @@ function exactPayments(
   });
 }
 
-function percentile(sorted: readonly number[], q: number): number {
+export function percentile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 }
 
-function median(values: readonly number[]): number {
+export function median(values: readonly number[]): number {
   return percentile(
     [...values].sort((a, b) => a - b),
     0.5,
   );
 }
 
-function fmt(value: number): string {
+export function fmt(value: number): string {
   return value >= 1000 ? `${(value / 1000).toFixed(1)}k` : value.toFixed(value >= 100 ? 0 : 1);
 }
 

@@ -282,7 +282,7 @@ async function buy(
  * The buyer's x402 scheme: `exact`, or batch-settlement with its channels kept on disk (and its
  * deposits sized by `depositStrategy` when given).
  */
-function payingScheme(
+export function payingScheme(
   privateKey: Hex,
   options: ClientOptions,
   batch: boolean,
