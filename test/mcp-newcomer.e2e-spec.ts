@@ -68,18 +68,29 @@ describe('MCP for a newcomer, and a new route as a tool (e2e, local chain)', () 
     expect(await response.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 } });
   });
 
-  it('lists a tool for every GET route under /v1/ of the OpenAPI document, named by its operationId', async () => {
+  it('lists a tool for every GET route under /v1/ of the OpenAPI document that answers JSON, named by its operationId; the price stream is none', async () => {
     const { tools } = await client.listTools();
     const document = (await (await stack.service.get('/openapi.json')).json()) as {
-      paths: Record<string, { get?: { operationId: string } }>;
+      paths: Record<
+        string,
+        {
+          get?: { operationId: string; responses: Record<string, { content?: object }> };
+        }
+      >;
     };
-    const routes = Object.entries(document.paths)
+    const gets = Object.entries(document.paths)
       .filter(([path, operations]) => path.startsWith('/v1/') && operations.get !== undefined)
-      .map(([, operations]) =>
-        (operations.get?.operationId ?? '').replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase(),
-      );
+      .map(([, operations]) => operations.get as NonNullable<typeof operations.get>);
+    const toolName = (operationId: string): string =>
+      operationId.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+    // a tool call has one result: an answer that goes on as events (text/event-stream) is no tool
+    const streamed = (get: (typeof gets)[number]): boolean =>
+      Object.keys(get.responses['200']?.content ?? {}).includes('text/event-stream');
+    const routes = gets.filter((get) => !streamed(get)).map((get) => toolName(get.operationId));
     expect(routes).toContain('get_toy_word');
     expect(tools.map((tool) => tool.name).sort()).toEqual(routes.sort());
+    const streams = gets.filter(streamed).map((get) => toolName(get.operationId));
+    expect(streams).toEqual(['stream_prices']);
   });
 
   it('lists a new route as a tool: its operationId, summary, path and query parameters, price', async () => {

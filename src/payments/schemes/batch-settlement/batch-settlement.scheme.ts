@@ -50,9 +50,13 @@ export class BatchSettlementScheme implements SellerSchemePlugin {
     return this.channels.scheme(network);
   }
 
-  /** The deposit every batch offer asks for is sized by the paid routes' prices. */
+  /**
+   * The deposit every batch offer asks for is sized by the prices of the routes sold per call: a
+   * metered route's price is per unit (a stream's update), and its buyer's cover is its budget.
+   */
   sells(routes: readonly PaidRoute[]): void {
-    this.channels.sizeDeposits(routes.map(({ price }) => price));
+    const perCall = routes.filter(({ meteredUnit }) => meteredUnit === undefined);
+    this.channels.sizeDeposits(perCall.map(({ price }) => price));
   }
 
   startSelling(): void {
