@@ -100,6 +100,7 @@ describe('loadConfig', () => {
         perPayer: 5,
         perInstance: 2000,
         idleMs: 300_000,
+        stallMs: 15_000,
         maxBudget: 1_000_000n,
         topUpWaitMs: 30_000,
         keepAliveMs: 15_000,
@@ -163,6 +164,7 @@ describe('loadConfig', () => {
       STREAM_MAX_PER_PAYER: '2',
       STREAM_MAX_PER_INSTANCE: '100',
       STREAM_IDLE_MS: '60000',
+      STREAM_STALL_MS: '4000',
       STREAM_MAX_BUDGET: '50000',
       STREAM_TOPUP_WAIT_MS: '5000',
       STREAM_KEEPALIVE_MS: '1000',
@@ -183,6 +185,7 @@ describe('loadConfig', () => {
         perPayer: 2,
         perInstance: 100,
         idleMs: 60_000,
+        stallMs: 4000,
         maxBudget: 50_000n,
         topUpWaitMs: 5000,
         keepAliveMs: 1000,
@@ -273,6 +276,7 @@ describe('loadConfig', () => {
     [{ MCP_MAX_EXCHANGES: '1000000' }, 'MCP_MAX_EXCHANGES'],
     [{ MCP_EXCHANGE_DEADLINE_MS: '500' }, 'MCP_EXCHANGE_DEADLINE_MS'],
     [{ MCP_EXCHANGE_DEADLINE_MS: '2.5' }, 'MCP_EXCHANGE_DEADLINE_MS'],
+    [{ STREAM_STALL_MS: '10' }, 'STREAM_STALL_MS'],
   ])('refuses %j naming %s', (env, variable) => {
     const problems = problemsOf(env);
     expect(problems).toHaveLength(1);

@@ -1,15 +1,6 @@
 import type { PriceStream } from './price-stream.js';
 import { StreamRegistry } from './stream-registry.js';
-import type { StreamsSettings } from './streams.settings.js';
-
-const SETTINGS: StreamsSettings = {
-  perPayer: 2,
-  perInstance: 3,
-  idleMs: 60_000,
-  maxBudget: 1_000_000n,
-  topUpWaitMs: 300,
-  keepAliveMs: 100,
-};
+import { SETTINGS } from '../../test/support/stream-fakes.js';
 
 describe('StreamRegistry', () => {
   it('refuses past the per-instance limit (503) and the per-payer limit (429), and frees slots', () => {

@@ -9,6 +9,8 @@ export interface StreamsSettings {
   readonly perInstance: number;
   /** A stream that wrote no event for this long ends (`end` idle). */
   readonly idleMs: number;
+  /** A reader that took nothing written to it for this long is cut off. */
+  readonly stallMs: number;
   /** The largest budget one voucher may cover, atomic units of the payment token. */
   readonly maxBudget: bigint;
   /** How long a stream whose budget is used up waits for a top-up before it ends. */
@@ -34,6 +36,11 @@ class StreamsVariables {
   STREAM_IDLE_MS = 300_000;
 
   @IsInt()
+  @Min(1000)
+  @Max(600_000)
+  STREAM_STALL_MS = 15_000;
+
+  @IsInt()
   @Min(100)
   @Max(1_000_000_000)
   STREAM_MAX_BUDGET = 1_000_000;
@@ -56,6 +63,7 @@ export const STREAMS_SETTINGS: SettingsSection<StreamsVariables, StreamsSettings
     perPayer: variables.STREAM_MAX_PER_PAYER,
     perInstance: variables.STREAM_MAX_PER_INSTANCE,
     idleMs: variables.STREAM_IDLE_MS,
+    stallMs: variables.STREAM_STALL_MS,
     maxBudget: BigInt(variables.STREAM_MAX_BUDGET),
     topUpWaitMs: variables.STREAM_TOPUP_WAIT_MS,
     keepAliveMs: variables.STREAM_KEEPALIVE_MS,

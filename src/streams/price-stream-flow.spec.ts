@@ -1,0 +1,120 @@
+import { EventEmitter } from 'node:events';
+import type http from 'node:http';
+import { PriceStream } from './price-stream.js';
+import type { StreamsSettings } from './streams.settings.js';
+import { PushedChanges, SETTINGS, fakeSale } from '../../test/support/stream-fakes.js';
+
+/**
+ * A response whose writes are taken at once, and whose queue (unflushed bytes, need for
+ * 'drain') the test sets: a reader that stopped reading once the kernel buffer is full.
+ */
+class QueuedResponse extends EventEmitter {
+  destroyed = false;
+  writable = true;
+  writableEnded = false;
+  writableFinished = false;
+  writableLength = 0;
+  writableNeedDrain = false;
+  readonly written: string[] = [];
+
+  writeHead(): this {
+    return this;
+  }
+  write(text: string, done: (error?: Error | null) => void): boolean {
+    if (this.destroyed) {
+      setImmediate(() => {
+        done(new Error('destroyed'));
+      });
+      return false;
+    }
+    this.written.push(text);
+    setImmediate(() => {
+      done();
+    });
+    return !this.writableNeedDrain;
+  }
+  end(): void {
+    this.writableEnded = true;
+    this.writableFinished = true;
+    setImmediate(() => this.emit('close'));
+  }
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.emit('close');
+  }
+  /** The reader stops reading: bytes stay queued in this process. */
+  backlog(): void {
+    this.writableLength = 300;
+    this.writableNeedDrain = true;
+  }
+  /** The reader took everything. */
+  drain(): void {
+    this.writableLength = 0;
+    this.writableNeedDrain = false;
+    this.emit('drain');
+  }
+  prices(): string[] {
+    return this.written.filter((text) => text.startsWith('event: price'));
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function start(
+  sale: ReturnType<typeof fakeSale>,
+  settings: StreamsSettings = SETTINGS,
+): {
+  stream: PriceStream;
+  response: QueuedResponse;
+  changes: PushedChanges;
+  running: Promise<void>;
+} {
+  const changes = new PushedChanges();
+  const response = new QueuedResponse();
+  const stream = new PriceStream(
+    sale,
+    { symbols: ['BTC'], minMoveBps: 0, maxHz: 10 },
+    response as unknown as http.ServerResponse,
+    { changes, settings, attest: () => Promise.resolve(undefined) },
+    undefined,
+  );
+  return { stream, response, changes, running: stream.run() };
+}
+
+describe('PriceStream, write path', () => {
+  it('charges nothing while the socket holds unflushed data, then the newest change once drained', async () => {
+    const sale = fakeSale(10);
+    const { stream, response, changes, running } = start(sale);
+    await sleep(50);
+    changes.push(100);
+    await sleep(150);
+    expect(sale.chargedTotal()).toBe(1);
+    response.backlog();
+    for (const price of [101, 102, 103]) {
+      changes.push(price);
+      await sleep(120);
+    }
+    expect(sale.chargedTotal()).toBe(1);
+    expect(response.prices()).toHaveLength(1);
+    response.drain();
+    await sleep(200);
+    expect(sale.chargedTotal()).toBe(2);
+    expect(response.prices()).toHaveLength(2);
+    expect(response.prices()[1]).toContain('"BTC":103');
+    stream.end('shutdown');
+    await running;
+  });
+
+  it('cuts off a reader that takes nothing for STREAM_STALL_MS, charging nothing more', async () => {
+    const sale = fakeSale(10);
+    const { response, changes, running } = start(sale, { ...SETTINGS, stallMs: 400 });
+    await sleep(50);
+    response.backlog();
+    changes.push(100);
+    await sleep(1200);
+    expect(response.destroyed).toBe(true);
+    await running;
+    expect(sale.chargedTotal()).toBe(0);
+  });
+});
