@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type http from 'node:http';
+import type { MeteredCharge } from '../payments/index.js';
 import { PriceStream } from './price-stream.js';
 import type { StreamsSettings } from './streams.settings.js';
 import { PushedChanges, SETTINGS, fakeSale } from '../../test/support/stream-fakes.js';
@@ -116,5 +117,42 @@ describe('PriceStream, write path', () => {
     expect(response.destroyed).toBe(true);
     await running;
     expect(sale.chargedTotal()).toBe(0);
+  });
+
+  it('wakes on a top-up that lands between `exhausted` and the wait for it', async () => {
+    const sale = fakeSale(1);
+    const charge = sale.charge.bind(sale);
+    const opened: { stream?: PriceStream } = {};
+    let toppedUp = false;
+    // the top-up arrives while `payment-required` is being written, before the stream waits
+    sale.charge = async (symbol: string): Promise<MeteredCharge> => {
+      const result = await charge(symbol);
+      if (result.kind === 'exhausted' && !toppedUp) {
+        toppedUp = true;
+        setImmediate(() => {
+          void opened.stream!.topUp('header');
+        });
+      }
+      return result;
+    };
+    const started = start(sale, { ...SETTINGS, topUpWaitMs: 10_000 });
+    opened.stream = started.stream;
+    await sleep(50);
+    for (const price of [100, 101, 102]) {
+      started.changes.push(price);
+      await sleep(150);
+    }
+    expect(toppedUp).toBe(true);
+    // 100 charged, 101 exhausted the cover; the top-up's 2 units carry 101 (offered again) and 102
+    expect(started.response.prices().map((text) => /^id: (\d+)$/m.exec(text)?.[1])).toEqual([
+      '100',
+      '200',
+      '300',
+    ]);
+    expect(
+      started.response.written.filter((text) => text.startsWith('event: payment-required')),
+    ).toHaveLength(1);
+    started.stream.end('shutdown');
+    await started.running;
   });
 });

@@ -51,6 +51,8 @@ export class PriceStream {
   private readonly coalescer: UpdateCoalescer;
   private ending: EndReason | undefined;
   private topUpArrived: (() => void) | undefined;
+  /** Top-ups taken so far: a wait for one that already came returns at once. */
+  private topUps = 0;
   private lastEventAt = Date.now();
   /** Since when the socket has held unflushed data (undefined: it holds none). */
   private unflushedSince: number | undefined;
@@ -89,6 +91,7 @@ export class PriceStream {
   /** A top-up voucher for this stream: raises the cover (PaymentRequired thrown as a 402). */
   async topUp(header: string): Promise<{ streamId: string; charged: string; covered: string }> {
     const { charged, covered } = await this.sale.topUp(header);
+    this.topUps += 1;
     this.topUpArrived?.();
     return { streamId: this.id, charged, covered };
   }
@@ -176,6 +179,7 @@ export class PriceStream {
       if (!(await this.writer.flushed(() => this.ending !== undefined))) return false;
       change = this.coalescer.newest(change);
     }
+    const topUpsBefore = this.topUps;
     const charge = await sale.charge(change.symbol);
     switch (charge.kind) {
       case 'charged': {
@@ -198,7 +202,7 @@ export class PriceStream {
         this.charged = charge.charged;
         const required = { ...charge.required, streamId: this.id };
         if (!(await this.writer.write(event('payment-required', required)))) return false;
-        if (!(await this.waitForTopUp())) {
+        if (!(await this.waitForTopUp(topUpsBefore))) {
           this.ending ??= 'budget_exhausted';
           return false;
         }
@@ -240,8 +244,13 @@ export class PriceStream {
     );
   }
 
-  private waitForTopUp(): Promise<boolean> {
+  /** Resolves true once a top-up came after `topUpsBefore` were counted (even before the wait). */
+  private waitForTopUp(topUpsBefore: number): Promise<boolean> {
     return new Promise((resolve) => {
+      if (this.topUps !== topUpsBefore) {
+        resolve(this.ending === undefined);
+        return;
+      }
       const timer = setTimeout(() => {
         this.topUpArrived = undefined;
         resolve(false);
