@@ -119,6 +119,17 @@ describe('PriceStream, write path', () => {
     expect(sale.chargedTotal()).toBe(0);
   });
 
+  it('ends a stream that charged nothing for STREAM_UNCHARGED_MS with `end` idle', async () => {
+    const sale = fakeSale(10);
+    const { response, running } = start(sale, { ...SETTINGS, unchargedMs: 400 });
+    const started = Date.now();
+    await running;
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(response.written.at(-1)).toBe(
+      `event: end\ndata: ${JSON.stringify({ reason: 'idle', charged: '0' })}\n\n`,
+    );
+  }, 10_000);
+
   it('wakes on a top-up that lands between `exhausted` and the wait for it', async () => {
     const sale = fakeSale(1);
     const charge = sale.charge.bind(sale);

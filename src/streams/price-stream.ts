@@ -54,6 +54,7 @@ export class PriceStream {
   /** Top-ups taken so far: a wait for one that already came returns at once. */
   private topUps = 0;
   private lastEventAt = Date.now();
+  private lastChargeAt = Date.now();
   /** Since when the socket has held unflushed data (undefined: it holds none). */
   private unflushedSince: number | undefined;
   private readonly writer: SocketWriter;
@@ -169,8 +170,10 @@ export class PriceStream {
     const resend = this.resend;
     if (resend !== undefined) {
       this.resend = undefined;
-      if (await this.writer.write(await this.priceEvent(change, resend.id)))
+      if (await this.writer.write(await this.priceEvent(change, resend.id))) {
+        this.lastEventAt = Date.now();
         this.coalescer.sent(change);
+      }
       return this.ending === undefined;
     }
     // charged only once everything written before has left this process: a reader that stopped
@@ -195,6 +198,7 @@ export class PriceStream {
         }
         this.charged = charge.cumulative;
         this.lastEventAt = Date.now();
+        this.lastChargeAt = this.lastEventAt;
         this.coalescer.sent(change);
         return true;
       }
@@ -202,6 +206,7 @@ export class PriceStream {
         this.charged = charge.charged;
         const required = { ...charge.required, streamId: this.id };
         if (!(await this.writer.write(event('payment-required', required)))) return false;
+        this.lastEventAt = Date.now();
         if (!(await this.waitForTopUp(topUpsBefore))) {
           this.ending ??= 'budget_exhausted';
           return false;
@@ -273,7 +278,11 @@ export class PriceStream {
       return;
     }
     this.unflushedSince = undefined;
-    if (now - this.lastEventAt >= settings.idleMs) {
+    const waitingForTopUp = this.topUpArrived !== undefined;
+    if (
+      now - this.lastEventAt >= settings.idleMs ||
+      (!waitingForTopUp && now - this.lastChargeAt >= settings.unchargedMs)
+    ) {
       this.end('idle');
     } else if (now - this.writer.lastWriteAt >= settings.keepAliveMs) {
       void this.writer.write(': keep-alive\n\n');

@@ -108,7 +108,7 @@ export class StreamsController {
       codes: [ErrorCode.UnknownSymbol],
     },
     429: {
-      description: 'The payer has its most streams open. Not charged.',
+      description: 'The payer or the client address has its most streams open. Not charged.',
       codes: [ErrorCode.StreamLimit],
     },
     503: {
@@ -130,7 +130,7 @@ export class StreamsController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     if (!this.intake.available()) throw meteringUnavailable();
-    const slot = this.registry.reserve();
+    const slot = this.registry.reserve(request.ip);
     let stream: PriceStream;
     try {
       const sale = await this.intake.open(request, reply, {

@@ -6,7 +6,9 @@ import type { StreamsSettings } from '../../src/streams/streams.settings.js';
 export const SETTINGS: StreamsSettings = {
   perPayer: 2,
   perInstance: 3,
+  perClient: 4,
   idleMs: 60_000,
+  unchargedMs: 60_000,
   stallMs: 10_000,
   maxBudget: 1_000_000n,
   topUpWaitMs: 300,
