@@ -11,7 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import type { RateLimitRecord, RateLimitStorage } from './rate-limit-storage.js';
 import { RATE_LIMIT_SETTINGS, type RateLimitSettings } from './rate-limit.settings.js';
-import { SKIP_RATE_LIMIT } from './skip-rate-limit.decorator.js';
+import { LIMITED_AS_PAID, SKIP_RATE_LIMIT } from './skip-rate-limit.decorator.js';
 import { PAID_PRICE, type RequestWithPayment, presentedPaymentHeader } from '../payments/index.js';
 import { remoteText } from '../common/remote-text.js';
 
@@ -233,7 +233,10 @@ export class RateLimitGuard implements CanActivate {
     ]);
     if (skipped === true) return true;
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    const paid = this.reflector.get<unknown>(PAID_PRICE, context.getHandler()) !== undefined;
+    const handler = context.getHandler();
+    const paid =
+      this.reflector.get<unknown>(PAID_PRICE, handler) !== undefined ||
+      this.reflector.get<boolean | undefined>(LIMITED_AS_PAID, handler) === true;
     const reply = context.switchToHttp().getResponse<FastifyReply>();
     const refusal = await this.limiter.verdict(request, paid, reply);
     if (refusal !== undefined) throw refusal;
