@@ -17,6 +17,8 @@ class QueuedResponse extends EventEmitter {
   writableLength = 0;
   writableNeedDrain = false;
   readonly written: string[] = [];
+  /** Writes not called back: the kernel took none of their bytes. */
+  held: ((error?: Error | null) => void)[] | undefined;
 
   writeHead(): this {
     return this;
@@ -29,6 +31,10 @@ class QueuedResponse extends EventEmitter {
       return false;
     }
     this.written.push(text);
+    if (this.held !== undefined) {
+      this.held.push(done);
+      return false;
+    }
     setImmediate(() => {
       done();
     });
@@ -42,6 +48,7 @@ class QueuedResponse extends EventEmitter {
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
+    for (const done of this.held?.splice(0) ?? []) done(new Error('destroyed'));
     this.emit('close');
   }
   /** The reader stops reading: bytes stay queued in this process. */
@@ -118,6 +125,20 @@ describe('PriceStream, write path', () => {
     await running;
     expect(sale.chargedTotal()).toBe(0);
   });
+
+  it('takes back the update whose write the stalled reader never took, once cut off', async () => {
+    const sale = fakeSale(10);
+    const { response, changes, running } = start(sale, { ...SETTINGS, stallMs: 400 });
+    await sleep(50);
+    response.held = [];
+    changes.push(100);
+    await sleep(150);
+    expect(sale.chargedTotal()).toBe(1);
+    await running;
+    expect(response.destroyed).toBe(true);
+    expect(sale.takenBack).toEqual(['100']);
+    expect(sale.chargedTotal()).toBe(0);
+  }, 10_000);
 
   it('ends a stream that charged nothing for STREAM_UNCHARGED_MS with `end` idle', async () => {
     const sale = fakeSale(10);
