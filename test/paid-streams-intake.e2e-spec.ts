@@ -1,11 +1,17 @@
 /**
  * What the stream route and its top-up POST refuse before any work, on a local anvil with the
  * embedded facilitator: a payment header that cannot be decoded (400, as on every paid route),
- * and, per client address, the paid routes' rate limit on requests that buy nothing.
+ * per client address the paid routes' rate limit on requests that buy nothing, and the cap on
+ * a client address's open streams (STREAM_MAX_PER_CLIENT), given back when a stream ends.
  */
+import { encodePaymentSignatureHeader } from '@x402/core/http';
+import { StreamRegistry } from '../src/streams/stream-registry.js';
+import { batchBuyer } from './support/batch-channel.js';
 import { startPaidApp, type PaidApp } from './support/paid-app.js';
+import { SseClient } from './support/sse-client.js';
+import { paymentRequiredOf } from './support/x402-payloads.js';
 
-const UNPAID = 2;
+const UNPAID = 3;
 /** Base64 of text that is not an x402 payload. */
 const JUNK = 'bm90IGEgcGF5bWVudA==';
 
@@ -30,6 +36,7 @@ describe('paid price streams: junk payments and rate limits', () => {
         RATE_LIMIT_FREE: '1000',
         RATE_LIMIT_WINDOW_MS: '60000',
         TRUST_PROXY: '127.0.0.1',
+        STREAM_MAX_PER_CLIENT: '1',
       },
     });
   });
@@ -111,4 +118,38 @@ describe('paid price streams: junk payments and rate limits', () => {
       'rate_limited',
     );
   });
+
+  it('caps a client address at STREAM_MAX_PER_CLIENT open streams before any payment is checked, and gives the slot back when the stream ends', async () => {
+    const client = '203.0.113.30';
+    const buyer = await batchBuyer(stack.chain, { depositMultiplier: 10 });
+    expect((await buyer.fetch(`${stack.service.url}/v1/ticker/BTC`)).status).toBe(200);
+    const [requirement] = paymentRequiredOf(await stack.service.get('/v1/stream/BTC')).accepts;
+    if (requirement === undefined) throw new Error('no offer');
+    const accepted = { ...requirement, amount: '500' };
+    const created = await buyer.scheme.createPaymentPayload(2, accepted);
+    const stream = await SseClient.open(`${stack.service.url}/v1/stream/BTC`, {
+      'payment-signature': encodePaymentSignatureHeader({
+        x402Version: 2,
+        accepted,
+        payload: created.payload,
+      }),
+      'x-forwarded-for': client,
+    });
+    expect(stream.status).toBe(200);
+    await stream.until((events) => events.some((event) => event.event === 'open'));
+    // no payment needed to be refused: the address's slot is taken
+    await expectProblem(
+      await stack.service.get('/v1/stream/BTC', from(client)),
+      429,
+      'stream_limit',
+    );
+    expect((await stack.service.get('/v1/stream/BTC', from('203.0.113.31'))).status).toBe(402);
+    stream.destroy();
+    const registry = stack.service.app.get(StreamRegistry);
+    for (const deadline = Date.now() + 5000; registry.size > 0 && Date.now() < deadline;) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(registry.size).toBe(0);
+    expect((await stack.service.get('/v1/stream/BTC', from(client))).status).toBe(402);
+  }, 30_000);
 });
