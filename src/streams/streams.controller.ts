@@ -174,6 +174,8 @@ export class StreamsController {
       throw error;
     }
     slot.bind(stream);
+    // a stream opened on a verified voucher buys: its count on arrival is given back
+    await this.limiter.meteredPaymentTaken(request);
     reply.hijack();
     void stream.run().finally(() => {
       slot.release();
@@ -229,7 +231,7 @@ export class StreamsController {
     }
     const raised = await stream.topUp(header);
     // a top-up taken bought the budget: its count on arrival is given back
-    await this.limiter.saleOpened(request);
+    await this.limiter.meteredPaymentTaken(request);
     return raised;
   }
 
