@@ -139,6 +139,8 @@ export async function streamsSection(context: StreamsSectionContext): Promise<st
     ...streams.env(),
     STREAM_MAX_PER_PAYER: '1000',
     STREAM_MAX_PER_INSTANCE: '2000',
+    // every stream comes from this one address
+    STREAM_MAX_PER_CLIENT: '2000',
     // every stream holds a connection: room for 1,000 of them besides the buyers' requests
     HTTP_MAX_CONNECTIONS: '4096',
   });

@@ -98,8 +98,11 @@ describe('loadConfig', () => {
       mcp: { perClient: 8, total: 256, deadlineMs: 30_000 },
       streams: {
         perPayer: 5,
-        perInstance: 2000,
+        perInstance: 512,
+        perClient: 10,
         idleMs: 300_000,
+        unchargedMs: 60_000,
+        stallMs: 15_000,
         maxBudget: 1_000_000n,
         topUpWaitMs: 30_000,
         keepAliveMs: 15_000,
@@ -162,7 +165,10 @@ describe('loadConfig', () => {
       MCP_EXCHANGE_DEADLINE_MS: '10000',
       STREAM_MAX_PER_PAYER: '2',
       STREAM_MAX_PER_INSTANCE: '100',
+      STREAM_MAX_PER_CLIENT: '3',
       STREAM_IDLE_MS: '60000',
+      STREAM_UNCHARGED_MS: '20000',
+      STREAM_STALL_MS: '4000',
       STREAM_MAX_BUDGET: '50000',
       STREAM_TOPUP_WAIT_MS: '5000',
       STREAM_KEEPALIVE_MS: '1000',
@@ -182,7 +188,10 @@ describe('loadConfig', () => {
       streams: {
         perPayer: 2,
         perInstance: 100,
+        perClient: 3,
         idleMs: 60_000,
+        unchargedMs: 20_000,
+        stallMs: 4000,
         maxBudget: 50_000n,
         topUpWaitMs: 5000,
         keepAliveMs: 1000,
@@ -273,10 +282,33 @@ describe('loadConfig', () => {
     [{ MCP_MAX_EXCHANGES: '1000000' }, 'MCP_MAX_EXCHANGES'],
     [{ MCP_EXCHANGE_DEADLINE_MS: '500' }, 'MCP_EXCHANGE_DEADLINE_MS'],
     [{ MCP_EXCHANGE_DEADLINE_MS: '2.5' }, 'MCP_EXCHANGE_DEADLINE_MS'],
+    [{ STREAM_MAX_PER_CLIENT: '0' }, 'STREAM_MAX_PER_CLIENT'],
+    [{ STREAM_UNCHARGED_MS: '10' }, 'STREAM_UNCHARGED_MS'],
+    [{ STREAM_STALL_MS: '10' }, 'STREAM_STALL_MS'],
   ])('refuses %j naming %s', (env, variable) => {
     const problems = problemsOf(env);
     expect(problems).toHaveLength(1);
     expect(problems[0]).toContain(variable);
+  });
+
+  it('keeps the streams of an instance below HTTP_MAX_CONNECTIONS: half of it unless set', () => {
+    expect(loadConfig({ HTTP_MAX_CONNECTIONS: '300' }).streams.perInstance).toBe(150);
+    expect(
+      loadConfig({ HTTP_MAX_CONNECTIONS: '300', STREAM_MAX_PER_INSTANCE: '299' }).streams
+        .perInstance,
+    ).toBe(299);
+    const refused: Record<string, string>[] = [
+      { HTTP_MAX_CONNECTIONS: '300', STREAM_MAX_PER_INSTANCE: '300' },
+      { STREAM_MAX_PER_INSTANCE: '2000' },
+      { HTTP_MAX_CONNECTIONS: '1' },
+    ];
+    for (const env of refused) {
+      const problems = problemsOf(env);
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(
+        /^STREAM_MAX_PER_INSTANCE \(\d+.*below HTTP_MAX_CONNECTIONS \(\d+\)/,
+      );
+    }
   });
 
   it('turns streams off with MARKET_STREAMS=none, and streams only enabled venues by default', () => {

@@ -16,7 +16,7 @@ import {
 } from './payments/index.js';
 import { RATE_LIMIT_SETTINGS } from './rate-limit/rate-limit.settings.js';
 import { SHARED_STATE_SETTINGS } from './shared-state/shared-state.settings.js';
-import { STREAMS_SETTINGS } from './streams/streams.settings.js';
+import { STREAMS_SETTINGS, streamsWithinConnections } from './streams/streams.settings.js';
 
 /**
  * Every feature's settings section, by the key the app's configuration carries it under. A
@@ -61,11 +61,18 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
       `PRICE_MIN_SOURCES (${pricing.minSources}) cannot exceed the number of enabled MARKETS (${markets.enabled.length})`,
     );
   }
+  const { http } = settings;
+  const streams =
+    settings.streams === undefined || http === undefined
+      ? settings.streams
+      : streamsWithinConnections(settings.streams, http.maxConnections, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   const { payments, exactSvm } = settings as AppConfig;
   // the networks and the facilitators read Solana from the payments, naming no scheme
   return {
     ...(settings as AppConfig),
+    // defined: a section without settings recorded a problem, thrown above
+    streams: streams as AppConfig['streams'],
     payments: exactSvm === undefined ? payments : { ...payments, solana: exactSvm },
   };
 }

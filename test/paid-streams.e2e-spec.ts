@@ -203,16 +203,19 @@ describe('paid price streams', () => {
     );
     const topUpWith = (id: string, headers: Record<string, string>) =>
       fetch(`${stack.service.url}/v1/stream/${id}/payment`, { method: 'POST', headers });
-    const refused = await topUpWith(String(open.streamId), {
-      'payment-signature': encodePaymentSignatureHeader({
-        x402Version: 2,
-        accepted: { ...requirement, amount: UNIT.toString() },
-        payload: { type: 'voucher', channelConfig: raw.channelConfig, voucher: forged },
-      }),
+    const forgedHeader = encodePaymentSignatureHeader({
+      x402Version: 2,
+      accepted: { ...requirement, amount: UNIT.toString() },
+      payload: { type: 'voucher', channelConfig: raw.channelConfig, voucher: forged },
     });
+    const refused = await topUpWith(String(open.streamId), { 'payment-signature': forgedHeader });
     expect(refused.status).toBe(402);
     expect(paymentRequiredOf(refused).error).toMatch(/voucher_signature/);
-    expect((await topUpWith('no-such-stream', { 'payment-signature': 'x' })).status).toBe(404);
+    // a header that does not decode is refused before the stream is looked up
+    expect((await topUpWith('no-such-stream', { 'payment-signature': 'x' })).status).toBe(400);
+    expect((await topUpWith('no-such-stream', { 'payment-signature': forgedHeader })).status).toBe(
+      404,
+    );
     expect((await topUpWith(String(open.streamId), {})).status).toBe(400);
     expect(await raised.json()).toEqual({
       streamId: open.streamId,

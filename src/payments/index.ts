@@ -14,6 +14,7 @@ export {
 } from './paywall/paid.decorator.js';
 export { METERED_UNIT, PAID_PRICE, type UsdPrice } from './paywall/paid-price.js';
 export { Metered, type MeteredOptions } from './paywall/metered.decorator.js';
+export { DecodedPaymentGuard } from './paywall/presented-payment.guard.js';
 export { MeteredIntake, meteringUnavailable, type MeteredTerms } from './paywall/metered-intake.js';
 export type {
   MeteredAccount,

@@ -4,7 +4,7 @@ import { DECORATORS, type OpenAPIObject } from '@nestjs/swagger';
 import { ErrorCode } from '../common/api-error.js';
 import { problemResponse } from '../common/api-problem-responses.js';
 import { PAID_PRICE } from '../payments/index.js';
-import { SKIP_RATE_LIMIT } from './skip-rate-limit.decorator.js';
+import { LIMITED_AS_PAID, SKIP_RATE_LIMIT } from './skip-rate-limit.decorator.js';
 
 const FREE_ROUTE_LIMIT =
   'Too many requests from this client address in the window (`rate_limited`; RATE_LIMIT_FREE ' +
@@ -48,7 +48,9 @@ export function documentRateLimits(app: INestApplication, document: OpenAPIObjec
           ?.operationId ?? name;
       const operation = operations.get(id);
       if (exempt === true || operation === undefined) continue;
-      const paid = reflector.get<unknown>(PAID_PRICE, handler) !== undefined;
+      const paid =
+        reflector.get<unknown>(PAID_PRICE, handler) !== undefined ||
+        reflector.get<boolean | undefined>(LIMITED_AS_PAID, handler) === true;
       operation.responses = withResponse(
         operation.responses,
         '429',

@@ -11,7 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from '../common/api-error.js';
 import type { RateLimitRecord, RateLimitStorage } from './rate-limit-storage.js';
 import { RATE_LIMIT_SETTINGS, type RateLimitSettings } from './rate-limit.settings.js';
-import { SKIP_RATE_LIMIT } from './skip-rate-limit.decorator.js';
+import { LIMITED_AS_PAID, SKIP_RATE_LIMIT } from './skip-rate-limit.decorator.js';
 import { PAID_PRICE, type RequestWithPayment, presentedPaymentHeader } from '../payments/index.js';
 import { remoteText } from '../common/remote-text.js';
 
@@ -26,6 +26,8 @@ interface CountedPayment {
   readonly countedAt: number;
   verified: boolean;
   closed: boolean;
+  /** Taken by a metered route (a stream's voucher, a top-up): a sale, whatever the answer. */
+  bought: boolean;
 }
 
 const countedPayments = new WeakMap<FastifyRequest, CountedPayment>();
@@ -106,13 +108,13 @@ export class RateLimiter {
     }
     this.note(request.ip, record);
     if (record.isBlocked) return this.tooMany(request.ip, record.timeToBlockExpire);
-    const counted: CountedPayment = { countedAt, verified: false, closed: false };
+    const counted: CountedPayment = { countedAt, verified: false, closed: false, bought: false };
     countedPayments.set(request, counted);
     // 'close' comes whether the answer went out or the client left first; a client that leaves
     // before its answer bought nothing it received, and must not escape the count by hanging up
     whenClosed(reply.raw, () => {
       counted.closed = true;
-      this.closePayment(request, reply, counted.verified);
+      this.closePayment(request, reply, counted);
     });
     return undefined;
   }
@@ -137,13 +139,29 @@ export class RateLimiter {
     }
   }
 
+  /**
+   * A payment a metered route took outside the payment guard (a stream opened on its voucher, a
+   * top-up): a sale, its count taken back now and one 402 given back once its connection closes.
+   */
+  async meteredPaymentTaken(request: FastifyRequest): Promise<void> {
+    const counted = countedPayments.get(request);
+    if (counted !== undefined) counted.bought = true;
+    await this.saleOpened(request);
+  }
+
   /** A sale gives one 402 of the window back; a verified payment that sold nothing counts again. */
-  private closePayment(request: FastifyRequest, reply: FastifyReply, verified: boolean): void {
+  private closePayment(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    payment: CountedPayment,
+  ): void {
+    const { verified } = payment;
     const { ip } = request;
     const { windowMs, unpaid } = this.limits;
     let counted: Promise<RateLimitRecord>;
-    if (sold(request, reply)) counted = this.storage.giveBackChallenge(ip, unpaid);
-    else if (verified) counted = this.storage.countPaidRoute(ip, windowMs, unpaid, false);
+    if (payment.bought || sold(request, reply)) {
+      counted = this.storage.giveBackChallenge(ip, unpaid);
+    } else if (verified) counted = this.storage.countPaidRoute(ip, windowMs, unpaid, false);
     else return;
     counted
       .then((record) => {
@@ -233,7 +251,10 @@ export class RateLimitGuard implements CanActivate {
     ]);
     if (skipped === true) return true;
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    const paid = this.reflector.get<unknown>(PAID_PRICE, context.getHandler()) !== undefined;
+    const handler = context.getHandler();
+    const paid =
+      this.reflector.get<unknown>(PAID_PRICE, handler) !== undefined ||
+      this.reflector.get<boolean | undefined>(LIMITED_AS_PAID, handler) === true;
     const reply = context.switchToHttp().getResponse<FastifyReply>();
     const refusal = await this.limiter.verdict(request, paid, reply);
     if (refusal !== undefined) throw refusal;

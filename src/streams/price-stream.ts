@@ -5,6 +5,7 @@ import type { PriceChange, PriceChanges } from '../aggregation/price-changes.js'
 import { remoteText } from '../common/remote-text.js';
 import type { MeteredSale } from '../payments/index.js';
 import type { StreamsSettings } from './streams.settings.js';
+import { SocketWriter } from './socket-writer.js';
 import { UpdateCoalescer } from './update-coalescer.js';
 
 /** How long an ending stream's reader has to take what is written before its socket is cut. */
@@ -36,8 +37,10 @@ export interface StreamDeps {
 }
 
 /**
- * One paid price stream on a hijacked reply, written as Server-Sent Events. Per update: charge
- * (durable) → write → a write that fails takes the charge back. When the cover is used up it
+ * One paid price stream on a hijacked reply, written as Server-Sent Events. Per update: wait
+ * until the socket holds nothing unflushed (changes coalesce meanwhile, newest wins) → charge
+ * (durable) → write → a write that fails takes the charge back. A reader that takes nothing for
+ * stallMs is cut off (its write in flight fails and is taken back). When the cover is used up it
  * sends `payment-required` and waits (bounded) for a top-up; a reconnect's undelivered update is
  * re-sent once, free, under its own id: the current price of its symbol (or of the stream's
  * first symbol that has one; else the first change due).
@@ -48,8 +51,13 @@ export class PriceStream {
   private readonly coalescer: UpdateCoalescer;
   private ending: EndReason | undefined;
   private topUpArrived: (() => void) | undefined;
-  private lastWriteAt = Date.now();
+  /** Top-ups taken so far: a wait for one that already came returns at once. */
+  private topUps = 0;
   private lastEventAt = Date.now();
+  private lastChargeAt = Date.now();
+  /** Since when the socket has held unflushed data (undefined: it holds none). */
+  private unflushedSince: number | undefined;
+  private readonly writer: SocketWriter;
   private finished: Promise<void> | undefined;
   private charged: string;
   private cutOff: NodeJS.Timeout | undefined;
@@ -67,6 +75,7 @@ export class PriceStream {
     private resend: Resend | undefined,
   ) {
     this.coalescer = new UpdateCoalescer({ minMoveBps: request.minMoveBps, maxHz: request.maxHz });
+    this.writer = new SocketWriter(response);
     this.charged = sale.charged;
   }
 
@@ -83,6 +92,7 @@ export class PriceStream {
   /** A top-up voucher for this stream: raises the cover (PaymentRequired thrown as a 402). */
   async topUp(header: string): Promise<{ streamId: string; charged: string; covered: string }> {
     const { charged, covered } = await this.sale.topUp(header);
+    this.topUps += 1;
     this.topUpArrived?.();
     return { streamId: this.id, charged, covered };
   }
@@ -122,7 +132,7 @@ export class PriceStream {
       Math.min(deps.settings.keepAliveMs, 1000),
     );
     try {
-      await this.write(
+      await this.writer.write(
         event('open', {
           streamId: this.id,
           channelId: sale.accountId,
@@ -154,14 +164,25 @@ export class PriceStream {
   }
 
   /** Charges and writes one update; false when the stream is over. */
-  private async deliver(change: PriceChange): Promise<boolean> {
+  private async deliver(due: PriceChange): Promise<boolean> {
+    let change = due;
     const { sale } = this;
     const resend = this.resend;
     if (resend !== undefined) {
       this.resend = undefined;
-      if (await this.write(await this.priceEvent(change, resend.id))) this.coalescer.sent(change);
+      if (await this.writer.write(await this.priceEvent(change, resend.id))) {
+        this.lastEventAt = Date.now();
+        this.coalescer.sent(change);
+      }
       return this.ending === undefined;
     }
+    // charged only once everything written before has left this process: a reader that stopped
+    // reading is charged for what fits the kernel's buffers, not for an ever longer queue here
+    if (this.writer.unflushed()) {
+      if (!(await this.writer.flushed(() => this.ending !== undefined))) return false;
+      change = this.coalescer.newest(change);
+    }
+    const topUpsBefore = this.topUps;
     const charge = await sale.charge(change.symbol);
     switch (charge.kind) {
       case 'charged': {
@@ -171,20 +192,22 @@ export class PriceStream {
             throw error;
           },
         );
-        if (!(await this.write(text))) {
+        if (!(await this.writer.write(text))) {
           await sale.takeBack(charge.cumulative);
           return false;
         }
         this.charged = charge.cumulative;
         this.lastEventAt = Date.now();
+        this.lastChargeAt = this.lastEventAt;
         this.coalescer.sent(change);
         return true;
       }
       case 'exhausted': {
         this.charged = charge.charged;
         const required = { ...charge.required, streamId: this.id };
-        if (!(await this.write(event('payment-required', required)))) return false;
-        if (!(await this.waitForTopUp())) {
+        if (!(await this.writer.write(event('payment-required', required)))) return false;
+        this.lastEventAt = Date.now();
+        if (!(await this.waitForTopUp(topUpsBefore))) {
           this.ending ??= 'budget_exhausted';
           return false;
         }
@@ -226,8 +249,13 @@ export class PriceStream {
     );
   }
 
-  private waitForTopUp(): Promise<boolean> {
+  /** Resolves true once a top-up came after `topUpsBefore` were counted (even before the wait). */
+  private waitForTopUp(topUpsBefore: number): Promise<boolean> {
     return new Promise((resolve) => {
+      if (this.topUps !== topUpsBefore) {
+        resolve(this.ending === undefined);
+        return;
+      }
       const timer = setTimeout(() => {
         this.topUpArrived = undefined;
         resolve(false);
@@ -240,31 +268,42 @@ export class PriceStream {
     });
   }
 
-  /** Keep-alive comments, and the idle end. */
+  /** Keep-alive comments, the idle ends, and the cut-off of a reader that takes nothing. */
   private tick(): void {
     const now = Date.now();
-    if (now - this.lastEventAt >= this.deps.settings.idleMs) this.end('idle');
-    else if (now - this.lastWriteAt >= this.deps.settings.keepAliveMs) {
-      void this.write(': keep-alive\n\n');
+    const { settings } = this.deps;
+    if (this.writer.unflushed()) {
+      this.unflushedSince ??= now;
+      if (now - this.unflushedSince >= settings.stallMs) this.cutStalled();
+      return;
+    }
+    this.unflushedSince = undefined;
+    const waitingForTopUp = this.topUpArrived !== undefined;
+    if (
+      now - this.lastEventAt >= settings.idleMs ||
+      (!waitingForTopUp && now - this.lastChargeAt >= settings.unchargedMs)
+    ) {
+      this.end('idle');
+    } else if (now - this.writer.lastWriteAt >= settings.keepAliveMs) {
+      void this.writer.write(': keep-alive\n\n');
     }
   }
 
-  /** Writes to the socket; resolves once the bytes left this process, false if they cannot. */
-  private write(text: string): Promise<boolean> {
-    const { response } = this;
-    if (response.destroyed || !response.writable) return Promise.resolve(false);
-    this.lastWriteAt = Date.now();
-    return new Promise((resolve) => {
-      response.write(text, (error) => {
-        resolve(error === undefined || error === null);
-      });
-    });
+  /** The reader took nothing for stallMs: cut now (no `end` could reach it); the write in flight fails. */
+  private cutStalled(): void {
+    this.logger.log(
+      `stream ${this.id}: the reader took nothing for ${this.deps.settings.stallMs} ms`,
+    );
+    this.ending ??= 'idle';
+    this.coalescer.close();
+    this.topUpArrived?.();
+    this.response.destroy();
   }
 
   private async close(): Promise<void> {
     const reason = this.ending ?? 'client_gone';
     if (reason !== 'client_gone') {
-      await this.write(event('end', { reason, charged: this.charged }));
+      await this.writer.write(event('end', { reason, charged: this.charged }));
     }
     await new Promise<void>((resolve) => {
       const { response } = this;

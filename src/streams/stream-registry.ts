@@ -16,21 +16,25 @@ export interface StreamSlot {
 }
 
 /**
- * The open streams of this instance, with the operator's limits (per instance: 503, per payer:
- * 429, both before any payment is verified) and a clean shutdown: every stream gets `end`
+ * The open streams of this instance, with the operator's limits (per instance: 503, per client
+ * address and per payer: 429, all before any payment is verified) and a clean shutdown: every stream gets `end`
  * shutdown while the app closes, before the channel stores do (this module is destroyed first).
  */
 @Injectable()
 export class StreamRegistry implements OnModuleDestroy {
   private readonly streams = new Map<string, PriceStream>();
   private readonly payers = new Map<string, number>();
+  private readonly clients = new Map<string, number>();
   private slots = 0;
   private closing = false;
 
   constructor(@Inject(STREAMS_SETTINGS.token) private readonly settings: StreamsSettings) {}
 
-  /** A slot on this instance, or 503 when it serves its most streams (or is stopping). */
-  reserve(): StreamSlot {
+  /**
+   * A slot on this instance for a stream from `client` (its address): 503 when the instance
+   * serves its most streams (or is stopping), 429 when the address has its most open.
+   */
+  reserve(client: string): StreamSlot {
     if (this.closing || this.slots >= this.settings.perInstance) {
       throw new ApiError(
         ErrorCode.StreamCapacity,
@@ -38,7 +42,16 @@ export class StreamRegistry implements OnModuleDestroy {
         { 'retry-after': '5' },
       );
     }
+    const fromClient = this.clients.get(client) ?? 0;
+    if (fromClient >= this.settings.perClient) {
+      throw new ApiError(
+        ErrorCode.StreamLimit,
+        `${client} has ${fromClient} streams open, the most one client address may have (${this.settings.perClient}).`,
+        { 'retry-after': '5' },
+      );
+    }
     this.slots += 1;
+    this.clients.set(client, fromClient + 1);
     let payer: string | undefined;
     let bound: PriceStream | undefined;
     let released = false;
@@ -63,12 +76,9 @@ export class StreamRegistry implements OnModuleDestroy {
         if (released) return;
         released = true;
         this.slots -= 1;
+        giveBack(this.clients, client);
         if (bound !== undefined) this.streams.delete(bound.id);
-        if (payer !== undefined) {
-          const left = (this.payers.get(payer) ?? 1) - 1;
-          if (left <= 0) this.payers.delete(payer);
-          else this.payers.set(payer, left);
-        }
+        if (payer !== undefined) giveBack(this.payers, payer);
       },
     };
   }
@@ -94,4 +104,11 @@ export class StreamRegistry implements OnModuleDestroy {
     ]);
     clearTimeout(timer);
   }
+}
+
+/** One open stream fewer for `key`; a key with none left is forgotten. */
+function giveBack(counts: Map<string, number>, key: string): void {
+  const left = (counts.get(key) ?? 1) - 1;
+  if (left <= 0) counts.delete(key);
+  else counts.set(key, left);
 }

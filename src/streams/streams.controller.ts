@@ -1,4 +1,15 @@
-import { Controller, Get, Headers, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  Headers,
+  HttpCode,
+  Inject,
+  Param,
+  Post,
+  Req,
+  Res,
+  UseGuards,
+} from '@nestjs/common';
 import {
   ApiHeader,
   ApiOkResponse,
@@ -16,7 +27,14 @@ import { ApiError, ErrorCode } from '../common/api-error.js';
 import { ApiProblemResponses } from '../common/api-problem-responses.js';
 import { SYMBOL_MAX_LENGTH } from '../common/symbol-format.js';
 import { Resolved } from '../paid-answers/index.js';
-import { Metered, MeteredIntake, meteringUnavailable } from '../payments/index.js';
+import {
+  DecodedPaymentGuard,
+  Metered,
+  MeteredIntake,
+  meteringUnavailable,
+} from '../payments/index.js';
+import { RateLimiter } from '../rate-limit/rate-limit.guard.js';
+import { LimitedAsPaid } from '../rate-limit/skip-rate-limit.decorator.js';
 import { PriceStream, type Resend, type StreamRequest } from './price-stream.js';
 import { StreamRegistry } from './stream-registry.js';
 import { MAX_STREAM_SYMBOLS, StreamRequestResolver } from './stream-request.resolver.js';
@@ -43,6 +61,7 @@ export class StreamsController {
     private readonly registry: StreamRegistry,
     private readonly changes: PriceChanges,
     private readonly attestor: PriceAttestor,
+    private readonly limiter: RateLimiter,
     @Inject(STREAMS_SETTINGS.token) private readonly settings: StreamsSettings,
   ) {}
 
@@ -108,7 +127,7 @@ export class StreamsController {
       codes: [ErrorCode.UnknownSymbol],
     },
     429: {
-      description: 'The payer has its most streams open. Not charged.',
+      description: 'The payer or the client address has its most streams open. Not charged.',
       codes: [ErrorCode.StreamLimit],
     },
     503: {
@@ -130,7 +149,7 @@ export class StreamsController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     if (!this.intake.available()) throw meteringUnavailable();
-    const slot = this.registry.reserve();
+    const slot = this.registry.reserve(request.ip);
     let stream: PriceStream;
     try {
       const sale = await this.intake.open(request, reply, {
@@ -155,6 +174,8 @@ export class StreamsController {
       throw error;
     }
     slot.bind(stream);
+    // a stream opened on a verified voucher buys: its count on arrival is given back
+    await this.limiter.meteredPaymentTaken(request);
     reply.hijack();
     void stream.run().finally(() => {
       slot.release();
@@ -163,6 +184,10 @@ export class StreamsController {
 
   @Post('stream/:streamId/payment')
   @HttpCode(200)
+  // junk in the header is a 400 before the stream is looked up; what raises nothing counts as a
+  // paid route's request that bought nothing
+  @UseGuards(DecodedPaymentGuard)
+  @LimitedAsPaid()
   @ApiOperation({
     operationId: 'topUpStream',
     summary: 'Raise an open stream’s budget (free: the money is in the voucher)',
@@ -189,6 +214,7 @@ export class StreamsController {
   async topUp(
     @Param('streamId') streamId: string,
     @Headers('payment-signature') header: string | undefined,
+    @Req() request: FastifyRequest,
   ): Promise<TopUpDto> {
     const stream = this.registry.get(streamId);
     if (stream === undefined) {
@@ -203,7 +229,10 @@ export class StreamsController {
         'A top-up carries a voucher in PAYMENT-SIGNATURE.',
       );
     }
-    return stream.topUp(header);
+    const raised = await stream.topUp(header);
+    // a top-up taken bought the budget: its count on arrival is given back
+    await this.limiter.meteredPaymentTaken(request);
+    return raised;
   }
 
   /** The attestation the one-symbol ticker answer of this price would carry. */

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AggregationModule } from '../aggregation/aggregation.module.js';
+import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { TickersModule } from '../tickers/index.js';
 import { StreamRegistry } from './stream-registry.js';
 import { StreamRequestResolver } from './stream-request.resolver.js';
@@ -10,7 +11,7 @@ import { StreamsController } from './streams.controller.js';
  * delivered through a batch-settlement channel) and its top-up.
  */
 @Module({
-  imports: [AggregationModule, TickersModule],
+  imports: [AggregationModule, TickersModule, RateLimitModule],
   controllers: [StreamsController],
   // PriceChanges comes from the aggregation module
   providers: [StreamRegistry, StreamRequestResolver],

@@ -227,4 +227,20 @@ describe('UpdateCoalescer', () => {
     expect(() => coalescer(0, 0)).toThrow(RangeError);
     expect(() => coalescer(Number.NaN, 1)).toThrow(RangeError);
   });
+
+  it('hands a held-back change over to a newer one of its symbol, taking it (newest())', async () => {
+    const updates = coalescer(0, 1000);
+    updates.offer(change('BTC', 100));
+    const held = await updates.next();
+    expect(held).toEqual(change('BTC', 100));
+    // no newer change: the held one goes out
+    expect(updates.newest(held!)).toBe(held);
+    updates.offer(change('ETH', 7));
+    updates.offer(change('BTC', 101));
+    updates.offer(change('BTC', 102));
+    expect(updates.newest(held!)).toEqual(change('BTC', 102));
+    expect(updates.size).toBe(1);
+    expect(await updates.next()).toEqual(change('ETH', 7));
+    updates.close();
+  });
 });

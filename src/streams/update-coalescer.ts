@@ -67,6 +67,17 @@ export class UpdateCoalescer {
     });
   }
 
+  /**
+   * The change to send in place of `change`, handed out earlier and held back since (the socket
+   * was full): a newer pending change of its symbol wins, and is taken.
+   */
+  newest(change: PriceChange): PriceChange {
+    const newer = this.pending.get(change.symbol);
+    if (newer === undefined) return change;
+    this.pending.delete(change.symbol);
+    return newer;
+  }
+
   /** The writer confirms what it sent (the basis for minMoveBps). */
   sent(change: PriceChange): void {
     this.lastSentPrice.set(change.symbol, change.price);

@@ -3,6 +3,7 @@ import { GUARDS_METADATA, INTERCEPTORS_METADATA } from '@nestjs/common/constants
 import { ANSWER_RESOLVER, resolverGuard, type AnswerResolver } from '../../paid-answers/index.js';
 import { Metered } from './metered.decorator.js';
 import { METERED_UNIT, PAID_PRICE, type UsdPrice } from './paid-price.js';
+import { DecodedPaymentGuard } from './presented-payment.guard.js';
 
 const API_EXTENSION = 'swagger/apiExtension';
 const API_RESPONSE = 'swagger/apiResponse';
@@ -28,12 +29,16 @@ class Example {
 const method = (Example.prototype as unknown as Record<string, object>)['stream'] as object;
 
 describe('@Metered', () => {
-  it('records the unit price and the unit, and runs only the resolver before the handler', () => {
+  it('records the unit price and the unit, and runs only the header decoding and the resolver before the handler', () => {
     expect(Reflect.getMetadata(PAID_PRICE, method)).toBe('$0.0001');
     expect(Reflect.getMetadata(METERED_UNIT, method)).toBe('update');
     expect(Reflect.getMetadata(ANSWER_RESOLVER, method)).toBe(ExampleResolver);
-    // no payment guard, no settlement interceptor: the handler opens and meters the sale
-    expect(Reflect.getMetadata(GUARDS_METADATA, method)).toEqual([resolverGuard(ExampleResolver)]);
+    // junk payment headers are a 400 first; no payment guard, no settlement interceptor: the
+    // handler opens and meters the sale
+    expect(Reflect.getMetadata(GUARDS_METADATA, method)).toEqual([
+      DecodedPaymentGuard,
+      resolverGuard(ExampleResolver),
+    ]);
     expect(Reflect.getMetadata(INTERCEPTORS_METADATA, method)).toBeUndefined();
   });
 

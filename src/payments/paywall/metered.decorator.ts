@@ -8,6 +8,7 @@ import {
 import { METERED_UNIT, PAID_PRICE, type UsdPrice } from './paid-price.js';
 import { X402_SECURITY, assertUsdPrice } from './paid.decorator.js';
 import { PaymentRequiredDto } from './payment-required.dto.js';
+import { DecodedPaymentGuard } from './presented-payment.guard.js';
 
 /** What a metered route sells: a price per unit delivered on one long answer. */
 export interface MeteredOptions {
@@ -31,6 +32,8 @@ export function Metered({ price, unit, description, resolver }: MeteredOptions):
   const decorate = applyDecorators(
     SetMetadata(PAID_PRICE, price),
     SetMetadata(METERED_UNIT, unit),
+    // junk in a payment header is a 400 before the resolver runs, as on the paid routes
+    UseGuards(DecodedPaymentGuard),
     ...(resolver === undefined
       ? []
       : [SetMetadata(ANSWER_RESOLVER, resolver), UseGuards(resolverGuard(resolver))]),

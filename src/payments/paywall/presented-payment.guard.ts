@@ -68,6 +68,18 @@ export class PresentedPaymentGuard implements CanActivate {
   }
 }
 
+/**
+ * A metered route's (and its top-up's) first guard: a payment header that cannot be decoded is
+ * a 400 before the route's resolver or handler does any work, as on the paid routes.
+ */
+@Injectable()
+export class DecodedPaymentGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    presentedPaymentOf(context.switchToHttp().getRequest<FastifyRequest>());
+    return true;
+  }
+}
+
 function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
