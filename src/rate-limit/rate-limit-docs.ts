@@ -51,17 +51,39 @@ export function documentRateLimits(app: INestApplication, document: OpenAPIObjec
       const paid =
         reflector.get<unknown>(PAID_PRICE, handler) !== undefined ||
         reflector.get<boolean | undefined>(LIMITED_AS_PAID, handler) === true;
-      operation.responses = withResponse(
-        operation.responses,
-        '429',
-        problemResponse({
-          description: paid ? PAID_ROUTE_LIMIT : FREE_ROUTE_LIMIT,
-          codes: [ErrorCode.RateLimited],
-          ...(paid ? { details: { [ErrorCode.RateLimited]: PAID_ROUTE_EXAMPLE } } : {}),
-        }),
-      );
+      const limit = problemResponse({
+        description: paid ? PAID_ROUTE_LIMIT : FREE_ROUTE_LIMIT,
+        codes: [ErrorCode.RateLimited],
+        ...(paid ? { details: { [ErrorCode.RateLimited]: PAID_ROUTE_EXAMPLE } } : {}),
+      });
+      const { ['429']: own, ...others } = operation.responses;
+      operation.responses = withResponse(others, '429', withOwn429(own, limit));
     }
   }
+}
+
+type ProblemDoc = ReturnType<typeof problemResponse>;
+
+/**
+ * The rate limit's 429 joined to a 429 the route documents itself (a stream's per-payer limit):
+ * both causes described, both codes' examples shown.
+ */
+function withOwn429(own: unknown, limit: ProblemDoc): ProblemDoc {
+  if (own === undefined) return limit;
+  const route = own as ProblemDoc;
+  const media = 'application/problem+json';
+  type Examples = NonNullable<ProblemDoc['content'][string]['examples']>;
+  const examples = (doc: ProblemDoc): Examples => doc.content[media]?.examples ?? {};
+  return {
+    ...limit,
+    description: `${route.description} Or: ${limit.description}`,
+    content: {
+      [media]: {
+        ...limit.content[media],
+        examples: { ...examples(route), ...examples(limit) },
+      },
+    },
+  };
 }
 
 /** `responses` with `status` added in status order, `default` last. */
