@@ -14,10 +14,42 @@ const END_GRACE_MS = 5_000;
 export type EndReason =
   'budget_exhausted' | 'idle' | 'shutdown' | 'channel_changed' | 'client_gone';
 
-/** A reconnect's update to re-send free: the charge's id and, when known, its symbol. */
+/** A reconnect's update to re-send free: the charge's id and the update it delivered. */
 export interface Resend {
   readonly id: string;
-  readonly symbol: string | undefined;
+  readonly change: PriceChange;
+}
+
+/** What a charge keeps of the update it delivers, to re-send exactly that update once. */
+export function keptChange(change: PriceChange): string {
+  const { symbol, price, timestamp, venues, spread, oldestInputAt } = change;
+  return JSON.stringify({ symbol, price, timestamp, venues, spread, oldestInputAt });
+}
+
+/** The update a charge kept (keptChange), or undefined when the text is not one. */
+export function changeOfKept(text: string): PriceChange | undefined {
+  let kept: unknown;
+  try {
+    kept = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof kept !== 'object' || kept === null) return undefined;
+  const { symbol, price, timestamp, venues, spread, oldestInputAt } = kept as Record<
+    string,
+    unknown
+  >;
+  if (
+    typeof symbol !== 'string' ||
+    typeof price !== 'number' ||
+    typeof timestamp !== 'number' ||
+    typeof venues !== 'number' ||
+    (spread !== null && typeof spread !== 'number') ||
+    typeof oldestInputAt !== 'number'
+  ) {
+    return undefined;
+  }
+  return { symbol, price, timestamp, venues, spread, oldestInputAt };
 }
 
 /** What one stream serves: its symbols and how often, from the checked request. */
@@ -38,9 +70,8 @@ export interface StreamDeps {
 /**
  * One paid price stream on a hijacked reply, written as Server-Sent Events. Per update: charge
  * (durable) → write → a write that fails takes the charge back. When the cover is used up it
- * sends `payment-required` and waits (bounded) for a top-up; a reconnect's undelivered update is
- * re-sent once, free, under its own id: the current price of its symbol (or of the stream's
- * first symbol that has one; else the first change due).
+ * sends `payment-required` and waits (bounded) for a top-up; a reconnect's possibly undelivered
+ * update is re-sent once, free, under its own id: exactly the update that charge delivered.
  */
 export class PriceStream {
   readonly id = randomUUID();
@@ -60,11 +91,8 @@ export class PriceStream {
     private readonly request: StreamRequest,
     private readonly response: ServerResponse,
     private readonly deps: StreamDeps,
-    /**
-     * A reconnect's charge that may not have reached the buyer: re-sent free under its id, as its
-     * symbol's current price (when the record named the symbol and this stream has it).
-     */
-    private resend: Resend | undefined,
+    /** A reconnect's charge that may not have reached the buyer: re-sent free under its id. */
+    private readonly resend: Resend | undefined,
   ) {
     this.coalescer = new UpdateCoalescer({ minMoveBps: request.minMoveBps, maxHz: request.maxHz });
     this.charged = sale.charged;
@@ -134,9 +162,11 @@ export class PriceStream {
           symbols: this.request.symbols,
         }),
       );
-      // a reconnect's update it may have missed: the current price at once, when one is known
-      const known = this.resend === undefined ? undefined : this.currentPrice(this.resend.symbol);
-      if (known !== undefined && !(await this.deliver(known))) return;
+      // a reconnect's update it may have missed, as it was charged; free
+      const { resend } = this;
+      if (resend !== undefined) {
+        await this.write(await this.priceEvent(resend.change, resend.id));
+      }
       for (;;) {
         const change = await this.coalescer.next();
         if (change === undefined || this.ending !== undefined) break;
@@ -156,13 +186,7 @@ export class PriceStream {
   /** Charges and writes one update; false when the stream is over. */
   private async deliver(change: PriceChange): Promise<boolean> {
     const { sale } = this;
-    const resend = this.resend;
-    if (resend !== undefined) {
-      this.resend = undefined;
-      if (await this.write(await this.priceEvent(change, resend.id))) this.coalescer.sent(change);
-      return this.ending === undefined;
-    }
-    const charge = await sale.charge(change.symbol);
+    const charge = await sale.charge({ label: change.symbol, content: keptChange(change) });
     switch (charge.kind) {
       case 'charged': {
         const text = await this.priceEvent(change, charge.cumulative).catch(
@@ -196,18 +220,6 @@ export class PriceStream {
         this.ending ??= 'channel_changed';
         return false;
     }
-  }
-
-  /** The current price of `preferred` if the stream has it, else of its first symbol that has one. */
-  private currentPrice(preferred: string | undefined): PriceChange | undefined {
-    const symbols = this.request.symbols;
-    const order =
-      preferred !== undefined && symbols.includes(preferred) ? [preferred, ...symbols] : symbols;
-    for (const symbol of order) {
-      const change = this.deps.changes.current(symbol);
-      if (change !== undefined) return change;
-    }
-    return undefined;
   }
 
   private async priceEvent(change: PriceChange, id: string): Promise<string> {

@@ -18,12 +18,13 @@ export interface MeteredAccount {
   /** The charged total and the covered maximum, atomic units, as last read or written. */
   readonly charged: string;
   readonly covered: string;
-  /** The cumulative of the account's last metered charge, when its record keeps one. */
-  readonly lastCharge: string | undefined;
-  /** What that charge paid for (`charge(label)`), when its record keeps it. */
-  readonly lastChargeLabel: string | undefined;
-  /** Charges one unit (one atomic, durable write), kept with `label`, or says why it cannot. */
-  charge(label?: string): Promise<UnitCharge>;
+  /**
+   * Charges one unit (one atomic, durable write), keeping `item` (what it paid for and
+   * delivered) with it as the account's last charge, or says why it cannot.
+   */
+  charge(item?: ChargedUnit): Promise<UnitCharge>;
+  /** The last charge to re-send free (resend on MeteredSale), marked re-sent in the same write. */
+  takeResend(seen: bigint, labels: readonly string[]): Promise<KeptUnit | undefined>;
   /** Takes back the unit charged at `cumulative`: it was never delivered. */
   takeBack(cumulative: string): Promise<void>;
   /**
@@ -31,6 +32,18 @@ export interface MeteredAccount {
    * PaymentRefusedError (402 reason) or MalformedPaymentError (400), nothing charged.
    */
   raise(presented: PresentedPayment): Promise<{ charged: string; covered: string }>;
+}
+
+/** What a unit's charge paid for (`label`: a symbol) and delivered (`content`, as sent). */
+export interface ChargedUnit {
+  readonly label: string;
+  readonly content: string;
+}
+
+/** The account's last charge, kept with what it delivered, for its one free re-send. */
+export interface KeptUnit extends ChargedUnit {
+  /** The cumulative after that charge (a stream's event id). */
+  readonly cumulative: string;
 }
 
 /** One unit's charge as the scheme tells it. */
@@ -76,12 +89,14 @@ export interface MeteredSale {
   readonly unitPrice: string;
   readonly charged: string;
   readonly covered: string;
-  /** The account's last metered charge when the sale opened (a reconnect's Last-Event-ID check). */
-  readonly lastCharge: string | undefined;
-  /** What that charge paid for (a symbol's update), when the account's record keeps it. */
-  readonly lastChargeLabel: string | undefined;
-  /** One unit charged, `label` naming what it pays for (kept as the account's last charge). */
-  charge(label?: string): Promise<MeteredCharge>;
+  /** One unit charged, `item` kept with it as the account's last charge. */
+  charge(item?: ChargedUnit): Promise<MeteredCharge>;
+  /**
+   * A reconnect that saw charges up to `seen` (its Last-Event-ID): the account's last charge if it
+   * is later, was not re-sent yet and its label is among `labels`, marked re-sent in the same
+   * atomic write (so it goes out once); else undefined. Re-sending it charges nothing.
+   */
+  resend(seen: bigint, labels: readonly string[]): Promise<KeptUnit | undefined>;
   takeBack(cumulative: string): Promise<void>;
   /** A top-up: a PAYMENT-SIGNATURE header on the same account. 402/400 thrown as responses. */
   topUp(header: string): Promise<{ charged: string; covered: string }>;

@@ -3,7 +3,13 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Channel, ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { isRecord } from '../../../common/json.js';
 import { FACILITATORS, NetworkFacilitators } from '../../facilitator/network-facilitators.js';
-import type { MeteredAccount, MeteringScheme, UnitCharge } from '../../paywall/metered-sale.js';
+import type {
+  ChargedUnit,
+  KeptUnit,
+  MeteredAccount,
+  MeteringScheme,
+  UnitCharge,
+} from '../../paywall/metered-sale.js';
 import { PaymentRefusedError } from '../../paywall/offered-requirement.js';
 import type { PresentedPayment, SaleContext } from '../../paywall/seller-scheme.js';
 import { acceptBatchPayment, type AcceptedBatchPayment } from './batch-acceptance.js';
@@ -15,10 +21,9 @@ import {
 } from './batch-reasons.js';
 import {
   chargeStreamUpdate,
-  lastStreamChargeOf,
-  lastStreamLabelOf,
   raiseCover,
   takeBackStreamCharge,
+  takeResend,
 } from './stream-charges.js';
 import { voucherSigner } from './voucher-signature.js';
 import { chainIdOf } from './voucher-rules.js';
@@ -193,8 +198,6 @@ class BatchMeteredAccount implements MeteredAccount {
   readonly payer: string;
   readonly charged: string;
   readonly covered: string;
-  readonly lastCharge: string | undefined;
-  readonly lastChargeLabel: string | undefined;
   /** Every charge of this account carries it (`chargedBy`). */
   private readonly chargeId = `stream:${randomUUID()}`;
 
@@ -209,18 +212,20 @@ class BatchMeteredAccount implements MeteredAccount {
     this.payer = channel.channelConfig.payer.toLowerCase();
     this.charged = channel.chargedCumulativeAmount;
     this.covered = channel.signedMaxClaimable;
-    this.lastCharge = lastStreamChargeOf(channel);
-    this.lastChargeLabel = lastStreamLabelOf(channel);
   }
 
-  async charge(label?: string): Promise<UnitCharge> {
+  takeResend(seen: bigint, labels: readonly string[]): Promise<KeptUnit | undefined> {
+    return takeResend(this.storage, this.accountId, seen, labels);
+  }
+
+  async charge(item?: ChargedUnit): Promise<UnitCharge> {
     for (let attempt = 0; ; attempt += 1) {
       const outcome = await chargeStreamUpdate(
         this.storage,
         this.accountId,
         this.unit,
         this.chargeId,
-        label,
+        item,
       );
       switch (outcome.status) {
         case 'charged':

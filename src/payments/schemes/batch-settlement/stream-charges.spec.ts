@@ -10,9 +10,11 @@ import {
   lastStreamChargeOf,
   lastStreamLabelOf,
   raiseCover,
+  resendOn,
   streamChargeOn,
   takeBackOn,
   takeBackStreamCharge,
+  takeResend,
   type StreamChannel,
 } from './stream-charges.js';
 
@@ -76,13 +78,16 @@ describe('streamChargeOn', () => {
   const covered = { ...record, signedMaxClaimable: '2300' };
 
   it('adds one unit under the cover and keeps it as the last stream charge', () => {
-    const { outcome, next } = streamChargeOn(covered, UNIT, 'stream-1', NOW, 'BTC');
+    const item = { label: 'BTC', content: '{"symbol":"BTC","price":1}' };
+    const { outcome, next } = streamChargeOn(covered, UNIT, 'stream-1', NOW, item);
     expect(outcome).toMatchObject({ status: 'charged', cumulative: '2100' });
     expect(next).toEqual({
       ...covered,
       chargedCumulativeAmount: '2100',
       lastStreamCharge: '2100',
       lastStreamLabel: 'BTC',
+      lastStreamContent: item.content,
+      lastStreamResent: undefined,
       chargedBy: 'stream-1',
       lastRequestTimestamp: NOW,
     });
@@ -115,6 +120,37 @@ describe('streamChargeOn', () => {
       reason: 'invalid_batch_settlement_evm_withdrawal_pending',
     });
     expect(streamChargeOn(undefined, UNIT, 's', NOW).outcome.status).toBe('refused');
+  });
+});
+
+describe('resendOn', () => {
+  const kept: StreamChannel = {
+    ...record,
+    chargedCumulativeAmount: '2200',
+    lastStreamCharge: '2200',
+    lastStreamLabel: 'BTC',
+    lastStreamContent: '{"symbol":"BTC"}',
+  };
+
+  it('gives the last charge’s update once to a reconnect that saw less, marking it re-sent', () => {
+    const { outcome, next } = resendOn(kept, 2100n, ['ETH', 'BTC']);
+    expect(outcome).toEqual({ cumulative: '2200', label: 'BTC', content: '{"symbol":"BTC"}' });
+    expect(next).toEqual({ ...kept, lastStreamResent: true });
+    expect(resendOn(next, 0n, ['BTC'])).toEqual({ outcome: undefined, next });
+  });
+
+  it('gives nothing to a reconnect that saw it, to a stream without its symbol, or when nothing is kept', () => {
+    for (const [channel, seen, labels] of [
+      [kept, 2200n, ['BTC']],
+      [kept, 9000n, ['BTC']],
+      [kept, 0n, ['ETH']],
+      [{ ...kept, lastStreamContent: undefined } as StreamChannel, 0n, ['BTC']],
+      [{ ...kept, lastStreamLabel: undefined } as StreamChannel, 0n, ['BTC']],
+      [record, 0n, ['BTC']],
+      [undefined, 0n, ['BTC']],
+    ] as const) {
+      expect(resendOn(channel, seen, labels)).toEqual({ outcome: undefined, next: channel });
+    }
   });
 });
 
@@ -179,6 +215,24 @@ describe.each([
     const after = await storage.get(record.channelId);
     expect(after).toMatchObject({ chargedCumulativeAmount: '2400', signedMaxClaimable: '2500' });
     expect(lastStreamChargeOf(after)).toBe('2400');
+  });
+
+  it('re-sends a charge at most once, however many reconnects ask at once', async () => {
+    const voucher = { base: '2000', maxClaimableAmount: '2500', signature: SIGNATURE };
+    await raiseCover(storage, record.channelId, voucher, UNIT);
+    const item = { label: 'BTC', content: '{"symbol":"BTC","price":5}' };
+    await chargeStreamUpdate(storage, record.channelId, UNIT, 's', item);
+    const given = await Promise.all(
+      Array.from({ length: 4 }, () => takeResend(storage, record.channelId, 0n, ['BTC'])),
+    );
+    expect(given.filter((kept) => kept !== undefined)).toEqual([{ cumulative: '2100', ...item }]);
+    // the next charge is one more update to re-send, once
+    await chargeStreamUpdate(storage, record.channelId, UNIT, 's', { ...item, content: 'x' });
+    expect(await takeResend(storage, record.channelId, 2100n, ['BTC'])).toEqual({
+      cumulative: '2200',
+      label: 'BTC',
+      content: 'x',
+    });
   });
 
   it('waits for a claim round before taking a charge back', async () => {

@@ -21,8 +21,23 @@ export type StreamChannel = Channel & {
   lastStreamCharge?: string;
   /** What the last stream charge paid for (a symbol's update), when its sale said. */
   lastStreamLabel?: string;
+  /** What that charge delivered, kept to re-send it once, free, to a reconnect that missed it. */
+  lastStreamContent?: string;
+  /** Set once that content went out again: a charge is re-sent at most once. */
+  lastStreamResent?: boolean;
   chargedBy?: string;
 };
+
+/** What a charge paid for (`label`) and delivered (`content`), kept with it in the record. */
+export interface ChargedItem {
+  readonly label: string;
+  readonly content: string;
+}
+
+/** The last stream charge, to re-send free: its cumulative and what it delivered. */
+export interface KeptCharge extends ChargedItem {
+  readonly cumulative: string;
+}
 
 /** The cumulative of the channel's last stream charge, if its record still holds one. */
 export function lastStreamChargeOf(channel: Channel | undefined): string | undefined {
@@ -116,7 +131,7 @@ export function streamChargeOn(
   unit: bigint,
   chargeId: string,
   now: number,
-  label?: string,
+  item?: ChargedItem,
 ): { outcome: StreamChargeOutcome; next: Channel | undefined } {
   if (current === undefined) {
     return { outcome: { status: 'refused', reason: MISSING_CHANNEL }, next: current };
@@ -134,7 +149,9 @@ export function streamChargeOn(
     ...withoutPaidCall(current),
     chargedCumulativeAmount: cumulative,
     lastStreamCharge: cumulative,
-    lastStreamLabel: label,
+    lastStreamLabel: item?.label,
+    lastStreamContent: item?.content,
+    lastStreamResent: undefined,
     chargedBy: chargeId,
     lastRequestTimestamp: now,
   };
@@ -147,12 +164,58 @@ export async function chargeStreamUpdate(
   channelId: string,
   unit: bigint,
   chargeId: string,
-  label?: string,
+  item?: ChargedItem,
 ): Promise<StreamChargeOutcome> {
   let outcome: StreamChargeOutcome = { status: 'refused', reason: MISSING_CHANNEL };
   await storage.updateChannel(channelId, (current) => {
     // decided afresh on every run: a store may run this again when its write races another
-    const decided = streamChargeOn(current, unit, chargeId, Date.now(), label);
+    const decided = streamChargeOn(current, unit, chargeId, Date.now(), item);
+    outcome = decided.outcome;
+    return decided.next;
+  });
+  return outcome;
+}
+
+/**
+ * The last stream charge to re-send to a reconnect that saw only up to `seen`, marked re-sent in
+ * the same write, or nothing: no charge after `seen`, none kept, one re-sent already, or one
+ * for a label the new stream does not serve.
+ */
+export function resendOn(
+  current: Channel | undefined,
+  seen: bigint,
+  labels: readonly string[],
+): { outcome: KeptCharge | undefined; next: Channel | undefined } {
+  const kept: StreamChannel | undefined = current;
+  const { lastStreamCharge, lastStreamLabel, lastStreamContent } = kept ?? {};
+  if (
+    kept === undefined ||
+    lastStreamCharge === undefined ||
+    lastStreamLabel === undefined ||
+    lastStreamContent === undefined ||
+    kept.lastStreamResent === true ||
+    BigInt(lastStreamCharge) <= seen ||
+    !labels.includes(lastStreamLabel)
+  ) {
+    return { outcome: undefined, next: current };
+  }
+  const next: StreamChannel = { ...kept, lastStreamResent: true };
+  return {
+    outcome: { cumulative: lastStreamCharge, label: lastStreamLabel, content: lastStreamContent },
+    next,
+  };
+}
+
+/** One atomic write taking the last stream charge for its one free re-send (resendOn). */
+export async function takeResend(
+  storage: ChannelStorage,
+  channelId: string,
+  seen: bigint,
+  labels: readonly string[],
+): Promise<KeptCharge | undefined> {
+  let outcome: KeptCharge | undefined;
+  await storage.updateChannel(channelId, (current) => {
+    const decided = resendOn(current, seen, labels);
     outcome = decided.outcome;
     return decided.next;
   });
@@ -202,7 +265,12 @@ export function takeBackOn(
     chargedCumulativeAmount: charged.toString(),
     // the charge before it paid for something this record does not name
     ...(lastStreamChargeOf(current) === cumulative
-      ? { lastStreamCharge: previous, lastStreamLabel: undefined }
+      ? {
+          lastStreamCharge: previous,
+          lastStreamLabel: undefined,
+          lastStreamContent: undefined,
+          lastStreamResent: undefined,
+        }
       : {}),
     // an expired reservation still in the record could commit on the lowered total: void it
     pendingRequest: undefined,
