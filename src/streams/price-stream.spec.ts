@@ -68,9 +68,13 @@ function fakeSale(
         });
       }
       charged += 1;
-      return Promise.resolve({ kind: 'charged', cumulative: String(charged * 100) });
+      return Promise.resolve({
+        kind: 'charged',
+        cumulative: String(charged * 100),
+        id: `c${charged}`,
+      });
     },
-    takeBack: (cumulative) => {
+    takeBack: ({ cumulative }) => {
       takenBack.push(cumulative);
       charged -= 1;
       return Promise.resolve();

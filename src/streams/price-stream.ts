@@ -191,12 +191,12 @@ export class PriceStream {
       case 'charged': {
         const text = await this.priceEvent(change, charge.cumulative).catch(
           async (error: unknown) => {
-            await sale.takeBack(charge.cumulative);
+            await sale.takeBack(charge);
             throw error;
           },
         );
         if (!(await this.write(text))) {
-          await sale.takeBack(charge.cumulative);
+          await sale.takeBack(charge);
           return false;
         }
         this.charged = charge.cumulative;

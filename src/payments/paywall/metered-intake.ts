@@ -174,7 +174,7 @@ export class MeteredIntake {
         const charge = await account.charge(item);
         return charge.kind === 'exhausted' ? { ...charge, required } : charge;
       },
-      takeBack: (cumulative) => account.takeBack(cumulative),
+      takeBack: (charge) => account.takeBack(charge),
       resend: (seen, labels) => account.takeResend(seen, labels),
       topUp: async (header) => {
         try {

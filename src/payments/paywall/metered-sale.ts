@@ -25,8 +25,8 @@ export interface MeteredAccount {
   charge(item?: ChargedUnit): Promise<UnitCharge>;
   /** The last charge to re-send free (resend on MeteredSale), marked re-sent in the same write. */
   takeResend(seen: bigint, labels: readonly string[]): Promise<KeptUnit | undefined>;
-  /** Takes back the unit charged at `cumulative`: it was never delivered. */
-  takeBack(cumulative: string): Promise<void>;
+  /** Takes back exactly that unit's charge (UnitCharge 'charged'): it was never delivered. */
+  takeBack(charge: ChargeRef): Promise<void>;
   /**
    * Raises the cover with a further payment on the same account (a top-up); throws
    * PaymentRefusedError (402 reason) or MalformedPaymentError (400), nothing charged.
@@ -46,9 +46,15 @@ export interface KeptUnit extends ChargedUnit {
   readonly cumulative: string;
 }
 
+/** One unit's charge: the cumulative after it (its event id) and the charge's own id. */
+export interface ChargeRef {
+  readonly cumulative: string;
+  readonly id: string;
+}
+
 /** One unit's charge as the scheme tells it. */
 export type UnitCharge =
-  | { readonly kind: 'charged'; readonly cumulative: string }
+  | ({ readonly kind: 'charged' } & ChargeRef)
   | { readonly kind: 'exhausted'; readonly charged: string; readonly covered: string }
   | { readonly kind: 'refused'; readonly reason: string };
 
@@ -70,7 +76,7 @@ export interface MeteringScheme {
 
 /** A unit's charge as the route sees it: when the budget is used up, the next 402's content. */
 export type MeteredCharge =
-  | { readonly kind: 'charged'; readonly cumulative: string }
+  | ({ readonly kind: 'charged' } & ChargeRef)
   | {
       readonly kind: 'exhausted';
       readonly charged: string;
@@ -97,7 +103,7 @@ export interface MeteredSale {
    * atomic write (so it goes out once); else undefined. Re-sending it charges nothing.
    */
   resend(seen: bigint, labels: readonly string[]): Promise<KeptUnit | undefined>;
-  takeBack(cumulative: string): Promise<void>;
+  takeBack(charge: ChargeRef): Promise<void>;
   /** A top-up: a PAYMENT-SIGNATURE header on the same account. 402/400 thrown as responses. */
   topUp(header: string): Promise<{ charged: string; covered: string }>;
   /** The sale is over: nothing more is charged on it. */

@@ -24,6 +24,7 @@ import {
   raiseCover,
   takeBackStreamCharge,
   takeResend,
+  type StreamCharge,
 } from './stream-charges.js';
 import { voucherSigner } from './voucher-signature.js';
 import { chainIdOf } from './voucher-rules.js';
@@ -198,8 +199,9 @@ class BatchMeteredAccount implements MeteredAccount {
   readonly payer: string;
   readonly charged: string;
   readonly covered: string;
-  /** Every charge of this account carries it (`chargedBy`). */
+  /** Every charge of this account carries an id of its own made from it (`chargedBy`). */
   private readonly chargeId = `stream:${randomUUID()}`;
+  private charges = 0;
 
   constructor(
     private readonly metering: BatchMetering,
@@ -219,17 +221,13 @@ class BatchMeteredAccount implements MeteredAccount {
   }
 
   async charge(item?: ChargedUnit): Promise<UnitCharge> {
+    this.charges += 1;
+    const id = `${this.chargeId}:${this.charges}`;
     for (let attempt = 0; ; attempt += 1) {
-      const outcome = await chargeStreamUpdate(
-        this.storage,
-        this.accountId,
-        this.unit,
-        this.chargeId,
-        item,
-      );
+      const outcome = await chargeStreamUpdate(this.storage, this.accountId, this.unit, id, item);
       switch (outcome.status) {
         case 'charged':
-          return { kind: 'charged', cumulative: outcome.cumulative };
+          return { kind: 'charged', cumulative: outcome.cumulative, id };
         case 'exhausted':
           return {
             kind: 'exhausted',
@@ -245,17 +243,17 @@ class BatchMeteredAccount implements MeteredAccount {
     }
   }
 
-  async takeBack(cumulative: string): Promise<void> {
+  async takeBack(charge: StreamCharge): Promise<void> {
     const outcome = await takeBackStreamCharge(
       this.storage,
       this.accountId,
-      cumulative,
+      charge,
       this.unit,
       this.metering.claiming(this.network),
     );
     if (outcome === 'claimed' || outcome === 'busy') {
       new Logger('BatchSettlement').error(
-        `stream on ${this.accountId}: an undelivered update charged at ${cumulative} could not be taken back (${outcome}); refund ${this.unit} to ${this.payer}`,
+        `stream on ${this.accountId}: an undelivered update charged at ${charge.cumulative} could not be taken back (${outcome}); refund ${this.unit} to ${this.payer}`,
       );
     }
   }

@@ -29,7 +29,9 @@ describeWithRedis('stream charges on the Redis channel store', () => {
     const cumulatives = outcomes.flatMap((o) => (o.status === 'charged' ? [o.cumulative] : []));
     expect(cumulatives.sort()).toEqual(['2100', '2200', '2300', '2400', '2500']);
     expect(outcomes.filter((o) => o.status === 'exhausted')).toHaveLength(3);
-    expect(await takeBackStreamCharge(two, record.channelId, '2500', UNIT, () => false)).toBe(
+    const last = outcomes.findIndex((o) => o.status === 'charged' && o.cumulative === '2500');
+    const charge = { cumulative: '2500', id: `s-${last}` };
+    expect(await takeBackStreamCharge(two, record.channelId, charge, UNIT, () => false)).toBe(
       'taken',
     );
     const after = await one.get(record.channelId);

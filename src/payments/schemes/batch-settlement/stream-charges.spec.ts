@@ -85,6 +85,8 @@ describe('streamChargeOn', () => {
       ...covered,
       chargedCumulativeAmount: '2100',
       lastStreamCharge: '2100',
+      lastStreamChargeId: 'stream-1',
+      streamCharges: ['stream-1'],
       lastStreamLabel: 'BTC',
       lastStreamContent: item.content,
       lastStreamResent: undefined,
@@ -155,29 +157,57 @@ describe('resendOn', () => {
 });
 
 describe('takeBackOn', () => {
-  const charged = { ...record, chargedCumulativeAmount: '2200', lastStreamCharge: '2200' };
+  const charged: StreamChannel = {
+    ...record,
+    chargedCumulativeAmount: '2200',
+    lastStreamCharge: '2200',
+    lastStreamChargeId: 'b',
+    streamCharges: ['a', 'b'],
+  };
+  const a = { cumulative: '2100', id: 'a' };
+  const b = { cumulative: '2200', id: 'b' };
 
   it('takes the undelivered update off the total and the last stream charge', () => {
-    const labelled: StreamChannel = { ...charged, lastStreamLabel: 'ETH' };
-    const { outcome, next } = takeBackOn(labelled, '2200', UNIT, NOW);
+    const labelled: StreamChannel = { ...charged, lastStreamLabel: 'ETH', lastStreamContent: 'x' };
+    const { outcome, next } = takeBackOn(labelled, b, UNIT, NOW);
     expect(outcome).toBe('taken');
-    expect(next).toMatchObject({ chargedCumulativeAmount: '2100', lastStreamCharge: '2100' });
-    // what the charge before paid for is not known
+    expect(next).toMatchObject({
+      chargedCumulativeAmount: '2100',
+      lastStreamCharge: '2100',
+      streamCharges: ['a'],
+    });
+    // what the charge before paid for is not kept
     expect(lastStreamLabelOf(next)).toBeUndefined();
+    expect((next as StreamChannel).lastStreamContent).toBeUndefined();
   });
 
   it('takes one unit off a total charged on top since, leaving the later last stream charge', () => {
-    const { outcome, next } = takeBackOn(charged, '2100', UNIT, NOW);
+    const { outcome, next } = takeBackOn(charged, a, UNIT, NOW);
     expect(outcome).toBe('taken');
-    expect(next).toMatchObject({ chargedCumulativeAmount: '2100', lastStreamCharge: '2200' });
+    expect(next).toMatchObject({
+      chargedCumulativeAmount: '2100',
+      lastStreamCharge: '2200',
+      streamCharges: ['b'],
+    });
   });
 
-  it('never goes under the claimed total, and finds nothing to take from a lower total', () => {
-    expect(takeBackOn({ ...charged, totalClaimed: '2200' }, '2200', UNIT, NOW).outcome).toBe(
-      'claimed',
-    );
-    expect(takeBackOn(charged, '2300', UNIT, NOW).outcome).toBe('gone');
-    expect(takeBackOn(undefined, '2300', UNIT, NOW).outcome).toBe('gone');
+  it('takes back two streams’ charges, the lower first: each its own (two streams, one channel)', () => {
+    const first = takeBackOn(charged, a, UNIT, NOW);
+    expect(first.outcome).toBe('taken');
+    // the total is now below the second charge's cumulative: still that charge, still taken
+    const second = takeBackOn(first.next, b, UNIT, NOW);
+    expect(second.outcome).toBe('taken');
+    expect(second.next).toMatchObject({ chargedCumulativeAmount: '2000', streamCharges: [] });
+    // and neither twice
+    expect(takeBackOn(second.next, a, UNIT, NOW).outcome).toBe('gone');
+  });
+
+  it('never goes under the claimed total, and finds nothing for a charge it does not hold', () => {
+    expect(takeBackOn({ ...charged, totalClaimed: '2200' }, b, UNIT, NOW).outcome).toBe('claimed');
+    expect(takeBackOn(charged, { cumulative: '2200', id: 'c' }, UNIT, NOW).outcome).toBe('gone');
+    // a record replaced by one that never held it (a per-request voucher's, say)
+    expect(takeBackOn(record, b, UNIT, NOW).outcome).toBe('gone');
+    expect(takeBackOn(undefined, b, UNIT, NOW).outcome).toBe('gone');
   });
 });
 
@@ -209,7 +239,9 @@ describe.each([
     const cumulatives = outcomes.flatMap((o) => (o.status === 'charged' ? [o.cumulative] : []));
     expect(cumulatives.sort()).toEqual(['2100', '2200', '2300', '2400', '2500']);
     expect(outcomes.filter((o) => o.status === 'exhausted')).toHaveLength(3);
-    expect(await takeBackStreamCharge(storage, record.channelId, '2500', UNIT, () => false)).toBe(
+    const last = outcomes.findIndex((o) => o.status === 'charged' && o.cumulative === '2500');
+    const charge = { cumulative: '2500', id: `s-${last}` };
+    expect(await takeBackStreamCharge(storage, record.channelId, charge, UNIT, () => false)).toBe(
       'taken',
     );
     const after = await storage.get(record.channelId);
@@ -240,6 +272,7 @@ describe.each([
       ...record,
       chargedCumulativeAmount: '2100',
       signedMaxClaimable: '2500',
+      streamCharges: ['s'],
     }));
     let claiming = true;
     setTimeout(() => {
@@ -247,7 +280,13 @@ describe.each([
     }, 150);
     const started = Date.now();
     expect(
-      await takeBackStreamCharge(storage, record.channelId, '2100', UNIT, () => claiming),
+      await takeBackStreamCharge(
+        storage,
+        record.channelId,
+        { cumulative: '2100', id: 's' },
+        UNIT,
+        () => claiming,
+      ),
     ).toBe('taken');
     expect(Date.now() - started).toBeGreaterThanOrEqual(140);
     expect((await storage.get(record.channelId))?.chargedCumulativeAmount).toBe('2000');

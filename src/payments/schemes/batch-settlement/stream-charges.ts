@@ -19,14 +19,27 @@ import { withoutPaidCall } from './paid-calls.js';
 /** The record as a stream charge leaves it: the charged total after the channel's last stream charge. */
 export type StreamChannel = Channel & {
   lastStreamCharge?: string;
+  /** That charge's own id. */
+  lastStreamChargeId?: string;
   /** What the last stream charge paid for (a symbol's update), when its sale said. */
   lastStreamLabel?: string;
   /** What that charge delivered, kept to re-send it once, free, to a reconnect that missed it. */
   lastStreamContent?: string;
   /** Set once that content went out again: a charge is re-sent at most once. */
   lastStreamResent?: boolean;
+  /** The ids of the latest stream charges (newest last): a take-back removes exactly its own. */
+  streamCharges?: readonly string[];
   chargedBy?: string;
 };
+
+/** How many stream charge ids a record keeps: far more than charges waiting on one write. */
+const KEPT_CHARGE_IDS = 64;
+
+/** One stream charge: the cumulative after it (its event id) and its own id. */
+export interface StreamCharge {
+  readonly cumulative: string;
+  readonly id: string;
+}
 
 /** What a charge paid for (`label`) and delivered (`content`), kept with it in the record. */
 export interface ChargedItem {
@@ -49,6 +62,11 @@ export function lastStreamChargeOf(channel: Channel | undefined): string | undef
 export function lastStreamLabelOf(channel: Channel | undefined): string | undefined {
   const label: unknown = (channel as Record<string, unknown> | undefined)?.['lastStreamLabel'];
   return typeof label === 'string' ? label : undefined;
+}
+
+function streamChargesOf(channel: Channel): readonly string[] {
+  const ids: unknown = (channel as StreamChannel).streamCharges;
+  return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
 }
 
 /** A voucher raising a channel's cover: its signed cumulative maximum over the charged `base`. */
@@ -123,7 +141,8 @@ export type StreamChargeOutcome =
 
 /**
  * One update's charge on the record: the unit added to the charged total if the cover and the
- * balance allow it, with the new total kept as the channel's last stream charge. Nothing is
+ * balance allow it, with the new total kept as the channel's last stream charge and `chargeId`
+ * (unique per charge) among the record's recent stream charges. Nothing is
  * charged on a channel another request holds, whose payer started a withdrawal, or gone.
  */
 export function streamChargeOn(
@@ -149,9 +168,11 @@ export function streamChargeOn(
     ...withoutPaidCall(current),
     chargedCumulativeAmount: cumulative,
     lastStreamCharge: cumulative,
+    lastStreamChargeId: chargeId,
     lastStreamLabel: item?.label,
     lastStreamContent: item?.content,
     lastStreamResent: undefined,
+    streamCharges: [...streamChargesOf(current), chargeId].slice(-KEPT_CHARGE_IDS),
     chargedBy: chargeId,
     lastRequestTimestamp: now,
   };
@@ -241,32 +262,32 @@ export async function raiseCover(
 export type TakeBackOutcome = 'taken' | 'claimed' | 'gone' | 'busy';
 
 /**
- * The record without the update charged at `cumulative` (it was never written to the buyer),
- * or why not: a claim round already took it on chain ('claimed'), the charge is no longer in
- * the total ('gone'), or the record is held ('busy': the caller retries). Charges made on top
- * since stay: the total goes down by one unit; the last stream charge goes back with it when it
- * was this one.
+ * The record without the stream charge `charge` (its update was never written to the buyer), or
+ * why not: a claim round already took it on chain ('claimed'), the record no longer holds that
+ * charge (`gone`: replaced, or it was taken back already), or the record is held ('busy': the
+ * caller retries). Charges made on top since stay: the total goes down by one unit; the last
+ * stream charge goes back with it when it was this one.
  */
 export function takeBackOn(
   current: Channel | undefined,
-  cumulative: string,
+  charge: StreamCharge,
   unit: bigint,
   now: number,
 ): { outcome: TakeBackOutcome; next: Channel | undefined } {
-  if (current === undefined || BigInt(current.chargedCumulativeAmount) < BigInt(cumulative)) {
-    return { outcome: 'gone', next: current };
-  }
+  const ids = current === undefined ? [] : streamChargesOf(current);
+  if (current === undefined || !ids.includes(charge.id)) return { outcome: 'gone', next: current };
   if (isReserved(current, now)) return { outcome: 'busy', next: current };
   const charged = BigInt(current.chargedCumulativeAmount) - unit;
   if (charged < BigInt(current.totalClaimed)) return { outcome: 'claimed', next: current };
-  const previous = (BigInt(cumulative) - unit).toString();
   const next: StreamChannel = {
     ...current,
     chargedCumulativeAmount: charged.toString(),
-    // the charge before it paid for something this record does not name
-    ...(lastStreamChargeOf(current) === cumulative
+    streamCharges: ids.filter((id) => id !== charge.id),
+    // the charge before it paid for something this record does not keep
+    ...((current as StreamChannel).lastStreamChargeId === charge.id
       ? {
-          lastStreamCharge: previous,
+          lastStreamCharge: charged.toString(),
+          lastStreamChargeId: undefined,
           lastStreamLabel: undefined,
           lastStreamContent: undefined,
           lastStreamResent: undefined,
@@ -288,7 +309,7 @@ const TAKE_BACK_WAIT_MS = 30_000;
 export async function takeBackStreamCharge(
   storage: ChannelStorage,
   channelId: string,
-  cumulative: string,
+  charge: StreamCharge,
   unit: bigint,
   claiming: () => boolean,
 ): Promise<TakeBackOutcome> {
@@ -299,7 +320,7 @@ export async function takeBackStreamCharge(
         outcome = 'busy';
         return current;
       }
-      const decided = takeBackOn(current, cumulative, unit, Date.now());
+      const decided = takeBackOn(current, charge, unit, Date.now());
       outcome = decided.outcome;
       return decided.next;
     });
