@@ -144,7 +144,7 @@ describe("the batch offer's minimum deposit (extra.minDeposit)", () => {
     expect((await offeredExtra(undefined, prices, '10000'))['minDeposit']).toBe('1000000');
   });
 
-  it("asks for no more than the official client deposits by default (USD 5: 5 x its USD 1 cap)", async () => {
+  it('asks for no more than the official client deposits by default (USD 5: 5 x its USD 1 cap)', async () => {
     expect((await offeredExtra(undefined, ['$0.05', '$0.2'], '50000'))['minDeposit']).toBe(
       '5000000',
     );

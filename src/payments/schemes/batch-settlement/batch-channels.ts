@@ -99,10 +99,7 @@ export class BatchChannels implements OnApplicationBootstrap, OnModuleDestroy {
   sizeDeposits(prices: readonly UsdPrice[]): void {
     for (const { network, asset } of this.payments.networks) {
       try {
-        this.minDeposits.set(
-          network,
-          minDepositFor(this.batch.minDeposit, prices, asset.decimals),
-        );
+        this.minDeposits.set(network, minDepositFor(this.batch.minDeposit, prices, asset.decimals));
       } catch (error) {
         throw new StartupError(
           `Cannot offer batch-settlement on ${network}: its deposit (X402_BATCH_MIN_DEPOSIT) ` +

@@ -89,11 +89,6 @@ export class BatchMetering implements MeteringScheme {
     return this.cover(storage, accepted, unit);
   }
 
-  /** Whether a claim round of `network` is under way (a take-back waits for it). */
-  claiming(network: string): () => boolean {
-    return this.channels.claimingOn(network);
-  }
-
   private accepted(presented: PresentedPayment): AcceptedBatchPayment {
     const accepted = acceptBatchPayment(presented.payload, presented.requirement);
     if (accepted.kind === 'deposit') {
@@ -244,16 +239,14 @@ class BatchMeteredAccount implements MeteredAccount {
   }
 
   async takeBack(charge: StreamCharge): Promise<void> {
-    const outcome = await takeBackStreamCharge(
-      this.storage,
-      this.accountId,
-      charge,
-      this.unit,
-      this.metering.claiming(this.network),
-    );
-    if (outcome === 'claimed' || outcome === 'busy') {
+    const outcome = await takeBackStreamCharge(this.storage, this.accountId, charge, this.unit);
+    if (outcome === 'claimed') {
+      new Logger('BatchSettlement').warn(
+        `stream on ${this.accountId}: an undelivered update charged at ${charge.cumulative} is being claimed; it stays charged and is re-sent free on a reconnect`,
+      );
+    } else if (outcome === 'busy') {
       new Logger('BatchSettlement').error(
-        `stream on ${this.accountId}: an undelivered update charged at ${charge.cumulative} could not be taken back (${outcome}); refund ${this.unit} to ${this.payer}`,
+        `stream on ${this.accountId}: an undelivered update charged at ${charge.cumulative} could not be taken back (busy); refund ${this.unit} to ${this.payer}`,
       );
     }
   }

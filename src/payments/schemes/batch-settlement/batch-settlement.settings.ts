@@ -77,8 +77,7 @@ export const BATCH_SETTLEMENT_SETTINGS: SettingsSection<
       claimThreshold: BigInt(variables.X402_BATCH_CLAIM_THRESHOLD),
       dataDir: variables.X402_BATCH_DATA_DIR,
       authorizerPrivateKey: variables.X402_BATCH_AUTHORIZER_PRIVATE_KEY as
-        | `0x${string}`
-        | undefined,
+        `0x${string}` | undefined,
       minDeposit,
     };
   },

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { InMemoryChannelStorage, type ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { channelRecord } from '../../../../test/support/payment-doubles.js';
 import { LocalChannelStorage } from '../../channels/local-channel-storage.js';
+import { CLAIM_MARK_MS, claimFloorOf, clearClaiming, markClaiming } from './claim-marks.js';
 import {
   chargeStreamUpdate,
   coverOn,
@@ -202,6 +203,16 @@ describe('takeBackOn', () => {
     expect(takeBackOn(second.next, a, UNIT, NOW).outcome).toBe('gone');
   });
 
+  it('never goes under a live claim mark; a lapsed one holds nothing', () => {
+    const mark = { by: 'r', upTo: '2200', until: NOW + 1 };
+    const marked = { ...charged, claiming: [mark] } as StreamChannel;
+    expect(claimFloorOf(marked, NOW)).toBe(2200n);
+    expect(takeBackOn(marked, b, UNIT, NOW).outcome).toBe('claimed');
+    expect(claimFloorOf(marked, NOW + 1)).toBe(0n);
+    expect(takeBackOn(marked, b, UNIT, NOW + 1).outcome).toBe('taken');
+    expect(CLAIM_MARK_MS).toBeGreaterThan(60_000);
+  });
+
   it('never goes under the claimed total, and finds nothing for a charge it does not hold', () => {
     expect(takeBackOn({ ...charged, totalClaimed: '2200' }, b, UNIT, NOW).outcome).toBe('claimed');
     expect(takeBackOn(charged, { cumulative: '2200', id: 'c' }, UNIT, NOW).outcome).toBe('gone');
@@ -241,9 +252,7 @@ describe.each([
     expect(outcomes.filter((o) => o.status === 'exhausted')).toHaveLength(3);
     const last = outcomes.findIndex((o) => o.status === 'charged' && o.cumulative === '2500');
     const charge = { cumulative: '2500', id: `s-${last}` };
-    expect(await takeBackStreamCharge(storage, record.channelId, charge, UNIT, () => false)).toBe(
-      'taken',
-    );
+    expect(await takeBackStreamCharge(storage, record.channelId, charge, UNIT)).toBe('taken');
     const after = await storage.get(record.channelId);
     expect(after).toMatchObject({ chargedCumulativeAmount: '2400', signedMaxClaimable: '2500' });
     expect(lastStreamChargeOf(after)).toBe('2400');
@@ -267,28 +276,20 @@ describe.each([
     });
   });
 
-  it('waits for a claim round before taking a charge back', async () => {
+  it('never takes a charge back under what a claim in flight claims, then does once it is done', async () => {
     await storage.updateChannel(record.channelId, () => ({
       ...record,
       chargedCumulativeAmount: '2100',
       signedMaxClaimable: '2500',
       streamCharges: ['s'],
     }));
-    let claiming = true;
-    setTimeout(() => {
-      claiming = false;
-    }, 150);
-    const started = Date.now();
-    expect(
-      await takeBackStreamCharge(
-        storage,
-        record.channelId,
-        { cumulative: '2100', id: 's' },
-        UNIT,
-        () => claiming,
-      ),
-    ).toBe('taken');
-    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    const charge = { cumulative: '2100', id: 's' };
+    const marked = await markClaiming(storage, record.channelId, 'round-1', Date.now());
+    expect(marked?.chargedCumulativeAmount).toBe('2100');
+    expect(await takeBackStreamCharge(storage, record.channelId, charge, UNIT)).toBe('claimed');
+    expect((await storage.get(record.channelId))?.chargedCumulativeAmount).toBe('2100');
+    await clearClaiming(storage, record.channelId, 'round-1', Date.now());
+    expect(await takeBackStreamCharge(storage, record.channelId, charge, UNIT)).toBe('taken');
     expect((await storage.get(record.channelId))?.chargedCumulativeAmount).toBe('2000');
   });
 });

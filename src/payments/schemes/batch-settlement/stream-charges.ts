@@ -7,6 +7,7 @@ import {
   WITHDRAWAL_PENDING,
 } from './batch-reasons.js';
 import { isReserved } from './channel-reservation.js';
+import { claimFloorOf } from './claim-marks.js';
 import { withoutPaidCall } from './paid-calls.js';
 
 /**
@@ -263,7 +264,8 @@ export type TakeBackOutcome = 'taken' | 'claimed' | 'gone' | 'busy';
 
 /**
  * The record without the stream charge `charge` (its update was never written to the buyer), or
- * why not: a claim round already took it on chain ('claimed'), the record no longer holds that
+ * why not: a claim round took it on chain or is taking it, on any instance ('claimed': the
+ * charge stays, its update is re-sent free on a reconnect), the record no longer holds that
  * charge (`gone`: replaced, or it was taken back already), or the record is held ('busy': the
  * caller retries). Charges made on top since stay: the total goes down by one unit; the last
  * stream charge goes back with it when it was this one.
@@ -278,7 +280,8 @@ export function takeBackOn(
   if (current === undefined || !ids.includes(charge.id)) return { outcome: 'gone', next: current };
   if (isReserved(current, now)) return { outcome: 'busy', next: current };
   const charged = BigInt(current.chargedCumulativeAmount) - unit;
-  if (charged < BigInt(current.totalClaimed)) return { outcome: 'claimed', next: current };
+  // a claim in flight on any instance may put the total it read on chain: never below it
+  if (charged < claimFloorOf(current, now)) return { outcome: 'claimed', next: current };
   const next: StreamChannel = {
     ...current,
     chargedCumulativeAmount: charged.toString(),
@@ -303,23 +306,18 @@ const TAKE_BACK_RETRY_MS = 100;
 const TAKE_BACK_WAIT_MS = 30_000;
 
 /**
- * Takes an undelivered update's charge back, once no request holds the channel and no claim
- * round is under way (a claim on its way to the chain has read the total with it). Bounded.
+ * Takes an undelivered update's charge back, once no request holds the channel (bounded); never
+ * under what a claim round in flight, on any instance, claims (claim-marks.ts).
  */
 export async function takeBackStreamCharge(
   storage: ChannelStorage,
   channelId: string,
   charge: StreamCharge,
   unit: bigint,
-  claiming: () => boolean,
 ): Promise<TakeBackOutcome> {
   for (const until = Date.now() + TAKE_BACK_WAIT_MS; ;) {
     let outcome = 'gone' as TakeBackOutcome;
     await storage.updateChannel(channelId, (current) => {
-      if (claiming()) {
-        outcome = 'busy';
-        return current;
-      }
       const decided = takeBackOn(current, charge, unit, Date.now());
       outcome = decided.outcome;
       return decided.next;
