@@ -24,6 +24,7 @@ import {
   raiseCover,
   takeBackStreamCharge,
   takeResend,
+  VOUCHER_SPENT,
   type StreamCharge,
 } from './stream-charges.js';
 import { voucherSigner } from './voucher-signature.js';
@@ -66,7 +67,7 @@ export class BatchMetering implements MeteringScheme {
     const accepted = this.accepted(presented);
     const { network } = presented.requirement;
     const storage = this.channels.channels(network);
-    const channel = await this.cover(storage, accepted, BigInt(unit));
+    const channel = await this.cover(storage, accepted);
     this.logger.debug(
       `${context.label}: stream cover ${channel.signedMaxClaimable} on ${accepted.channelId}`,
     );
@@ -78,7 +79,6 @@ export class BatchMetering implements MeteringScheme {
     presented: PresentedPayment,
     storage: ChannelStorage,
     channelId: string,
-    unit: bigint,
   ): Promise<Channel> {
     const accepted = this.accepted(presented);
     if (accepted.channelId.toLowerCase() !== channelId.toLowerCase()) {
@@ -86,7 +86,7 @@ export class BatchMetering implements MeteringScheme {
         'stream_foreign_channel: a top-up must be a voucher on the stream’s own channel',
       );
     }
-    return this.cover(storage, accepted, unit);
+    return this.cover(storage, accepted);
   }
 
   private accepted(presented: PresentedPayment): AcceptedBatchPayment {
@@ -102,11 +102,7 @@ export class BatchMetering implements MeteringScheme {
   }
 
   /** Checks the voucher against the channel and makes it the channel's cover. */
-  private async cover(
-    storage: ChannelStorage,
-    accepted: AcceptedBatchPayment,
-    unit: bigint,
-  ): Promise<Channel> {
+  private async cover(storage: ChannelStorage, accepted: AcceptedBatchPayment): Promise<Channel> {
     const { channelId, requirement } = accepted;
     const record = await storage.get(channelId);
     if (record === undefined) {
@@ -125,27 +121,24 @@ export class BatchMetering implements MeteringScheme {
         `${INVALID_VOUCHER_SIGNATURE}: the voucher is not signed by the channel's payer authorizer`,
       );
     }
-    const resent =
-      record.signedMaxClaimable === accepted.maxClaimableAmount &&
-      record.signature.toLowerCase() === accepted.signature.toLowerCase();
     const base = BigInt(record.chargedCumulativeAmount);
-    if (!resent && BigInt(accepted.maxClaimableAmount) !== base + BigInt(requirement.amount)) {
+    if (BigInt(accepted.maxClaimableAmount) <= base) {
+      throw new PaymentRefusedError(
+        `${VOUCHER_SPENT}: ${accepted.maxClaimableAmount} is not above the ${base} already charged`,
+      );
+    }
+    if (BigInt(accepted.maxClaimableAmount) !== base + BigInt(requirement.amount)) {
       throw new PaymentRefusedError(
         `${CUMULATIVE_MISMATCH}: the voucher must sign the charged total (${base}) plus the budget ` +
           `(${requirement.amount}): ${base + BigInt(requirement.amount)}, not ${accepted.maxClaimableAmount}`,
       );
     }
-    if (!resent) await this.syncIfOld(storage, record, accepted);
-    const outcome = await raiseCover(
-      storage,
-      channelId,
-      {
-        base: record.chargedCumulativeAmount,
-        maxClaimableAmount: accepted.maxClaimableAmount,
-        signature: accepted.signature,
-      },
-      unit,
-    );
+    await this.syncIfOld(storage, record, accepted);
+    const outcome = await raiseCover(storage, channelId, {
+      base: record.chargedCumulativeAmount,
+      maxClaimableAmount: accepted.maxClaimableAmount,
+      signature: accepted.signature,
+    });
     if (outcome.status === 'refused') throw new PaymentRefusedError(outcome.reason);
     return outcome.channel;
   }
@@ -252,7 +245,7 @@ class BatchMeteredAccount implements MeteredAccount {
   }
 
   async raise(presented: PresentedPayment): Promise<{ charged: string; covered: string }> {
-    const channel = await this.metering.raise(presented, this.storage, this.accountId, this.unit);
+    const channel = await this.metering.raise(presented, this.storage, this.accountId);
     return { charged: channel.chargedCumulativeAmount, covered: channel.signedMaxClaimable };
   }
 }

@@ -21,7 +21,7 @@ describeWithRedis('stream charges on the Redis channel store', () => {
     const two = new ComparingRedisChannelStorage(shared.client, 'stream-charges');
     await one.updateChannel(record.channelId, () => record);
     const voucher = { base: '2000', maxClaimableAmount: '2500', signature: SIGNATURE };
-    expect((await raiseCover(two, record.channelId, voucher, UNIT)).status).toBe('raised');
+    expect((await raiseCover(two, record.channelId, voucher)).status).toBe('raised');
     const outcomes = await Promise.all(
       Array.from({ length: 8 }, (_, index) =>
         chargeStreamUpdate(index % 2 === 0 ? one : two, record.channelId, UNIT, `s-${index}`),
@@ -43,7 +43,7 @@ describeWithRedis('stream charges on the Redis channel store', () => {
     const streamer = new ComparingRedisChannelStorage(shared.client, 'stream-claims');
     await claimer.updateChannel(record.channelId, () => record);
     const voucher = { base: '2000', maxClaimableAmount: '2500', signature: SIGNATURE };
-    await raiseCover(streamer, record.channelId, voucher, UNIT);
+    await raiseCover(streamer, record.channelId, voucher);
     const outcome = await chargeStreamUpdate(streamer, record.channelId, UNIT, 'c-1');
     expect(outcome).toMatchObject({ status: 'charged', cumulative: '2100' });
     // the round on the first instance marks what it claims before its claim transaction

@@ -27,27 +27,47 @@ const record = channelRecord({ chargedCumulativeAmount: '2000', signedMaxClaimab
 describe('coverOn', () => {
   it('raises the cover to a voucher signing the charged total plus a budget, charging nothing', () => {
     const voucher = { base: '2000', maxClaimableAmount: '2500', signature: SIGNATURE };
-    const { outcome, next } = coverOn(record, voucher, UNIT, NOW);
+    const { outcome, next } = coverOn(record, voucher, NOW);
     expect(outcome.status).toBe('raised');
     expect(next).toEqual({
       ...record,
       signedMaxClaimable: '2500',
       signature: SIGNATURE,
+      coverHigh: '2500',
       lastRequestTimestamp: NOW,
     });
   });
 
-  it('keeps a cover sent again (a reconnect) while it still covers an update', () => {
+  it('refuses the cover sent again: it is public once claimed, so it proves no payer', () => {
     const covered = { ...record, signedMaxClaimable: '2500', signature: SIGNATURE };
-    const again = { base: '1000', maxClaimableAmount: '2500', signature: SIGNATURE };
-    expect(coverOn(covered, again, UNIT, NOW)).toEqual({
-      outcome: { status: 'kept', channel: covered },
+    const again = { base: '2000', maxClaimableAmount: '2500', signature: SIGNATURE };
+    expect(coverOn(covered, again, NOW)).toEqual({
+      outcome: {
+        status: 'refused',
+        reason:
+          'stream_voucher_spent: a stream needs a new voucher above the 2500 the channel was covered for; sign 2000 plus a budget over 500',
+      },
       next: covered,
     });
-    const spent = { ...covered, chargedCumulativeAmount: '2500' };
-    expect(coverOn(spent, again, UNIT, NOW).outcome).toEqual({
-      status: 'refused',
-      reason: 'stream_voucher_spent: it covers nothing more',
+    // a fresh voucher above the cover is taken
+    const fresh = { ...again, maxClaimableAmount: '2600', signature: `0x${'3d'.repeat(65)}` };
+    expect(coverOn(covered, fresh, NOW).outcome.status).toBe('raised');
+  });
+
+  it('refuses an older, higher cover after a per-request voucher lowered the cover', () => {
+    // a stream covered 3000; a per-request voucher then signed charged + price = 2100
+    const lowered: StreamChannel = {
+      ...record,
+      chargedCumulativeAmount: '2100',
+      signedMaxClaimable: '2100',
+      coverHigh: '3000',
+    };
+    const old = { base: '2100', maxClaimableAmount: '3000', signature: SIGNATURE };
+    expect(coverOn(lowered, old, NOW).outcome).toMatchObject({ status: 'refused' });
+    const fresh = { ...old, maxClaimableAmount: '3100' };
+    expect(coverOn(lowered, fresh, NOW).next).toMatchObject({
+      signedMaxClaimable: '3100',
+      coverHigh: '3100',
     });
   });
 
@@ -56,7 +76,6 @@ describe('coverOn', () => {
       const { outcome, next } = coverOn(
         channel,
         { base, maxClaimableAmount: max, signature: SIGNATURE },
-        UNIT,
         NOW,
       );
       expect(next).toBe(channel);
@@ -241,7 +260,7 @@ describe.each([
 
   it('charges exactly the covered updates, concurrently, and takes one back', async () => {
     const voucher = { base: '2000', maxClaimableAmount: '2500', signature: SIGNATURE };
-    expect((await raiseCover(storage, record.channelId, voucher, UNIT)).status).toBe('raised');
+    expect((await raiseCover(storage, record.channelId, voucher)).status).toBe('raised');
     const outcomes = await Promise.all(
       Array.from({ length: 8 }, (_, index) =>
         chargeStreamUpdate(storage, record.channelId, UNIT, `s-${index}`),
@@ -260,7 +279,7 @@ describe.each([
 
   it('re-sends a charge at most once, however many reconnects ask at once', async () => {
     const voucher = { base: '2000', maxClaimableAmount: '2500', signature: SIGNATURE };
-    await raiseCover(storage, record.channelId, voucher, UNIT);
+    await raiseCover(storage, record.channelId, voucher);
     const item = { label: 'BTC', content: '{"symbol":"BTC","price":5}' };
     await chargeStreamUpdate(storage, record.channelId, UNIT, 's', item);
     const given = await Promise.all(
@@ -300,7 +319,7 @@ describe('stream charges on the file journal, after a restart', () => {
     const first = new LocalChannelStorage(dir);
     await first.updateChannel(record.channelId, () => record);
     const voucher = { base: '2000', maxClaimableAmount: '2300', signature: SIGNATURE };
-    await raiseCover(first, record.channelId, voucher, UNIT);
+    await raiseCover(first, record.channelId, voucher);
     await chargeStreamUpdate(first, record.channelId, UNIT, 'a');
     await chargeStreamUpdate(first, record.channelId, UNIT, 'b');
     await first.close();

@@ -30,6 +30,8 @@ export type StreamChannel = Channel & {
   lastStreamResent?: boolean;
   /** The ids of the latest stream charges (newest last): a take-back removes exactly its own. */
   streamCharges?: readonly string[];
+  /** The highest cover a stream voucher ever raised it to: a stream needs a voucher above it. */
+  coverHigh?: string;
   chargedBy?: string;
 };
 
@@ -78,19 +80,18 @@ export interface CoverVoucher {
 }
 
 export type CoverOutcome =
-  | { readonly status: 'raised' | 'kept'; readonly channel: Channel }
+  | { readonly status: 'raised'; readonly channel: Channel }
   | { readonly status: 'refused'; readonly reason: string };
 
 /**
- * The record with `voucher` as its cover, or why not. The voucher that is already the cover
- * (a reconnect sending its last voucher again) proves the payer and raises nothing ('kept'),
- * as long as it still covers an update. Any other must sign exactly the charged total it was
- * checked against plus its budget: the record moved on since → a cumulative mismatch.
+ * The record with `voucher` as its cover, or why not. It must sign exactly the charged total it
+ * was checked against plus its budget (the record moved on since → a cumulative mismatch), and
+ * more than any cover the channel had: a voucher once a cover is public after a claim round puts
+ * it on chain, so only a fresh signature proves the payer's key (a stream, a reconnect).
  */
 export function coverOn(
   current: Channel | undefined,
   voucher: CoverVoucher,
-  unit: bigint,
   now: number,
 ): { outcome: CoverOutcome; next: Channel | undefined } {
   const refused = (reason: string) => ({
@@ -100,15 +101,15 @@ export function coverOn(
   if (current === undefined) return refused(MISSING_CHANNEL);
   const signed = BigInt(voucher.maxClaimableAmount);
   const charged = BigInt(current.chargedCumulativeAmount);
-  if (
-    voucher.maxClaimableAmount === current.signedMaxClaimable &&
-    voucher.signature.toLowerCase() === current.signature.toLowerCase()
-  ) {
-    if (signed < charged + unit) return refused(`${VOUCHER_SPENT}: it covers nothing more`);
-    return { outcome: { status: 'kept', channel: current }, next: current };
-  }
   if (signed <= charged) {
     return refused(`${VOUCHER_SPENT}: ${signed} is not above the ${charged} already charged`);
+  }
+  const high = coverHighOf(current);
+  if (signed <= high) {
+    return refused(
+      `${VOUCHER_SPENT}: a stream needs a new voucher above the ${high} the channel was covered for; ` +
+        `sign ${charged} plus a budget over ${high - charged}`,
+    );
   }
   if (isReserved(current, now)) return refused(CHANNEL_BUSY);
   if (current.chargedCumulativeAmount !== voucher.base) {
@@ -122,13 +123,21 @@ export function coverOn(
     );
   }
   if (current.withdrawRequestedAt > 0) return refused(WITHDRAWAL_PENDING);
-  const next = {
+  const next: StreamChannel = {
     ...current,
     signedMaxClaimable: voucher.maxClaimableAmount,
     signature: voucher.signature,
+    coverHigh: voucher.maxClaimableAmount,
     lastRequestTimestamp: now,
   };
   return { outcome: { status: 'raised', channel: next }, next };
+}
+
+/** The highest cover the channel had: its current one, or a higher one since lowered. */
+function coverHighOf(channel: Channel): bigint {
+  const high = (channel as StreamChannel).coverHigh;
+  const current = BigInt(channel.signedMaxClaimable);
+  return typeof high === 'string' && BigInt(high) > current ? BigInt(high) : current;
 }
 
 /** A voucher already charged in full (or below what is charged): it pays for nothing more. */
@@ -249,11 +258,10 @@ export async function raiseCover(
   storage: ChannelStorage,
   channelId: string,
   voucher: CoverVoucher,
-  unit: bigint,
 ): Promise<CoverOutcome> {
   let outcome: CoverOutcome = { status: 'refused', reason: MISSING_CHANNEL };
   await storage.updateChannel(channelId, (current) => {
-    const decided = coverOn(current, voucher, unit, Date.now());
+    const decided = coverOn(current, voucher, Date.now());
     outcome = decided.outcome;
     return decided.next;
   });
