@@ -188,6 +188,7 @@ export class MeteredIntake {
       },
       end: () => {
         ended = true;
+        account.end();
       },
     };
   }

@@ -32,6 +32,8 @@ export interface MeteredAccount {
    * PaymentRefusedError (402 reason) or MalformedPaymentError (400), nothing charged.
    */
   raise(presented: PresentedPayment): Promise<{ charged: string; covered: string }>;
+  /** Nothing more is charged: background work for the account stops. */
+  end(): void;
 }
 
 /** What a unit's charge paid for (`label`: a symbol) and delivered (`content`, as sent). */
