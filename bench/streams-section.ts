@@ -3,10 +3,10 @@
  * 100, then 1,000 concurrent `GET /v1/stream/BTC` on one product process whose five streaming
  * venues (fake WebSocket streams, no REST venue) follow one price walk run in this process, a
  * move every WALK_MS. Each level has buyers of its own, each with one batch-settlement channel
- * opened by one paid ticker (deposit) whose voucher covers the channel's streams: the first
- * stream signs it, the channel's other streams present it again (accepted as proof of the
- * payer; they share its cover). STREAM_MAX_PER_PAYER is raised for that, and
- * HTTP_MAX_CONNECTIONS (default 1024) for 1,000 open streams.
+ * opened by one paid ticker (deposit); every stream on a channel signs a fresh voucher of its
+ * own (the charged total plus a budget, above the channel's last cover, as the service asks),
+ * so the channel's streams share its growing cover. STREAM_MAX_PER_PAYER is raised for that,
+ * and HTTP_MAX_CONNECTIONS (default 1024) for 1,000 open streams.
  *
  * Per level, over a window of WINDOW_MS: the updates delivered per second per core of the
  * service (events received / the service's CPU seconds), venue move → event p50 and p95 (from the
@@ -17,7 +17,6 @@
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import type { PaymentRequirements } from '@x402/core/types';
 import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
-import { encodePaymentSignatureHeader } from '@x402/core/http';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import http from 'node:http';
 import type { LocalChain } from '../test/support/chain.js';
@@ -25,6 +24,7 @@ import { FakeMarkets } from '../test/support/fake-markets.js';
 import { FakeStreams, STREAMING_VENUES } from '../test/support/fake-streams.js';
 import { fundedBuyer, USDC } from '../test/support/paying-clients.js';
 import { PriceWalk, type PriceMove } from '../test/support/price-walk.js';
+import { chargedNamed, streamVoucher, type PayingChannel } from './stream-vouchers.js';
 
 const LEVELS = [
   { streams: 100, buyers: 10 },
@@ -34,7 +34,7 @@ const WALK_MS = 250;
 const WINDOW_MS = Number(process.env['BENCH_STREAM_WINDOW_MS'] ?? 8000);
 /** Atomic USDC each channel's voucher covers: far more than a window's updates. */
 const BUDGET = 500_000n;
-const OPEN_CONCURRENCY = 50;
+const UNIT = 100n;
 const P50_FLOOR_MS = 150;
 const RSS_FLOOR_MB = 400;
 
@@ -74,17 +74,24 @@ class CountingStream {
   private buffer = '';
   private request: http.ClientRequest | undefined;
 
+  /** Opens the stream; a 402 resolves with its reason (the connection is dropped). */
   open(
     url: string,
     headers: Record<string, string>,
     onPrice: (price: number) => void,
-  ): Promise<void> {
+  ): Promise<string | undefined> {
     return new Promise((resolve) => {
       this.request = http.get(
         url,
         { headers: { accept: 'text/event-stream', ...headers } },
         (response) => {
           this.status = response.statusCode ?? 0;
+          const required = response.headers['payment-required'];
+          if (this.status === 402 && typeof required === 'string') {
+            response.resume();
+            resolve(decodePaymentRequiredHeader(required).error ?? '');
+            return;
+          }
           response.setEncoding('utf8');
           response.on('data', (chunk: string) => {
             this.buffer += chunk;
@@ -109,14 +116,14 @@ class CountingStream {
           response.on('close', end);
           // closing the stream at the end of a level aborts the response too
           response.on('error', end);
-          resolve();
+          resolve(undefined);
         },
       );
       // a stream that cannot be opened counts as not served; the level goes on
       this.request.on('error', (error) => {
         this.ended = true;
         this.failure ??= error.message;
-        resolve();
+        resolve(undefined);
       });
     });
   }
@@ -204,9 +211,9 @@ async function openChannels(
   chain: LocalChain,
   url: string,
   count: number,
-): Promise<{ schemes: BatchSettlementEvmScheme[]; price: number }> {
+): Promise<{ buyers: PayingChannel[]; price: number }> {
   let price = Number.NaN;
-  const schemes = await Promise.all(
+  const buyers = await Promise.all(
     Array.from({ length: count }, async () => {
       const buyer = await fundedBuyer(chain, 10n * USDC);
       const scheme = new BatchSettlementEvmScheme(buyer.account, {
@@ -217,10 +224,10 @@ async function openChannels(
       const response = await pay(`${url}/v1/ticker/BTC`);
       if (response.status !== 200) throw new Error(`opening a channel: HTTP ${response.status}`);
       price = ((await response.json()) as { price: { BTC: number } }).price.BTC;
-      return scheme;
+      return { scheme, account: buyer.account, cover: 0n };
     }),
   );
-  return { schemes, price };
+  return { buyers, price };
 }
 
 async function runLevel(
@@ -231,18 +238,13 @@ async function runLevel(
   moves: readonly PriceMove[],
   basePrice: number,
 ): Promise<Level> {
-  const { schemes } = await openChannels(chain, product.url, level.buyers);
-  const headers = await Promise.all(
-    schemes.map(async (scheme) => {
-      const accepted = { ...requirement, amount: BUDGET.toString() };
-      const created = await scheme.createPaymentPayload(2, accepted);
-      return {
-        'payment-signature': encodePaymentSignatureHeader({
-          x402Version: 2,
-          accepted,
-          payload: created.payload,
-        }),
-      };
+  const { buyers } = await openChannels(chain, product.url, level.buyers);
+  // what each channel's record said at its ticker; a 402 names the charged total since
+  const charged = await Promise.all(
+    buyers.map(async (buyer) => {
+      const probe = await buyer.scheme.createPaymentPayload(2, { ...requirement, amount: '100' });
+      const max = (probe.payload as { voucher: { maxClaimableAmount: string } }).voucher;
+      return BigInt(max.maxClaimableAmount) - UNIT;
     }),
   );
   const latencies: number[] = [];
@@ -254,17 +256,27 @@ async function runLevel(
     if (move !== undefined) latencies.push(receivedAt - move.at);
   };
   const clients = Array.from({ length: level.streams }, () => new CountingStream());
-  // stream i pays through buyer i % buyers: each channel's first stream (the first wave) raises
-  // its cover, the others present the same voucher again
-  const open = (index: number) =>
-    (clients[index] ?? new CountingStream()).open(
-      `${product.url}/v1/stream/BTC?maxHz=10`,
-      headers[index % level.buyers] ?? {},
-      onPrice,
-    );
-  await Promise.all(Array.from({ length: level.buyers }, (_, index) => open(index)));
-  for (let start = level.buyers; start < clients.length; start += OPEN_CONCURRENCY) {
-    const end = Math.min(clients.length, start + OPEN_CONCURRENCY);
+  // stream i pays through buyer i % buyers with a voucher of its own; a channel's streams open
+  // one at a time, each re-signed on the charged total a refusal names (its updates go on)
+  const open = async (index: number): Promise<void> => {
+    const client = clients[index] ?? new CountingStream();
+    const slot = index % level.buyers;
+    const buyer = buyers[slot];
+    if (buyer === undefined) return;
+    for (let tries = 0; tries < 100; tries += 1) {
+      const headers = await streamVoucher(buyer, requirement, charged[slot] ?? 0n, BUDGET);
+      const refusal = await client.open(`${product.url}/v1/stream/BTC?maxHz=10`, headers, onPrice);
+      const named = refusal === undefined ? undefined : chargedNamed(refusal);
+      if (named === undefined) {
+        if (refusal !== undefined) client.failure = `HTTP 402 ${refusal.split(':')[0] ?? ''}`;
+        return;
+      }
+      charged[slot] = named;
+    }
+    client.failure = 'HTTP 402: the charged total kept moving';
+  };
+  for (let start = 0; start < clients.length; start += level.buyers) {
+    const end = Math.min(clients.length, start + level.buyers);
     await Promise.all(Array.from({ length: end - start }, (_, offset) => open(start + offset)));
   }
   await new Promise((resolve) => setTimeout(resolve, 1000));

@@ -1,16 +1,17 @@
 /**
  * A paid price stream through a crash: the built service as a real process (A) and an in-process
  * instance (B) share one redis-server (channel state, prices) and one anvil. A stream on A is
- * killed with SIGKILL mid-stream; the buyer reconnects to B with Last-Event-ID and its last
- * voucher again. Nothing charged is lost, nothing is charged twice, the update that may not have
- * reached the buyer is re-sent free, and the claim is what was charged.
+ * killed with SIGKILL mid-stream; the buyer reconnects to B with Last-Event-ID and a fresh
+ * voucher. Nothing charged is lost, nothing is charged twice, the update that may not have
+ * reached the buyer is re-sent free, exactly as charged, and the claim is what was charged.
  */
 import { encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentRequirements } from '@x402/core/types';
 import { BatchChannels } from '../src/payments/schemes/batch-settlement/batch-channels.js';
+import { signVoucher } from '@x402/evm/batch-settlement/client';
 import {
   lastStreamChargeOf,
-  lastStreamLabelOf,
+  type StreamChannel,
 } from '../src/payments/schemes/batch-settlement/stream-charges.js';
 import { batchBuyer, CLAIMS_BY_HAND } from './support/batch-channel.js';
 import { BUILD_TIMEOUT_MS, ServiceProcess, buildIfStale } from './support/built-service.js';
@@ -121,26 +122,48 @@ describeWithRedis('a paid stream across a crash and a second instance', () => {
     expect(charged - base).toBeLessThanOrEqual(BigInt(received.length + 1) * UNIT);
     expect(lastStreamChargeOf(afterCrash)).toBe(charged.toString());
 
-    // the buyer saw the last update only partly: it reconnects from the one before, to B, with
-    // the same voucher (its cover), which proves the payer and raises nothing
+    // the buyer saw the last update only partly: it reconnects from the one before, to B, with a
+    // fresh voucher on the charged total (its old one, public once claimed, proves nothing)
+    const fresh = async (max: bigint, budget: bigint) =>
+      encodePaymentSignatureHeader({
+        x402Version: 2,
+        accepted: { ...offered, amount: budget.toString() },
+        payload: {
+          type: 'voucher',
+          channelConfig: (buyer.sent[0]!.payload as { channelConfig: object }).channelConfig,
+          voucher: await signVoucher(
+            buyer.account,
+            channelId as `0x${string}`,
+            max.toString(),
+            offered.network,
+          ),
+        },
+      });
     const seenId = received.at(-2)!.id!;
     const second = await SseClient.open(`${b.url}/v1/stream/BTC,ETH?maxHz=10`, {
-      'payment-signature': header,
+      'payment-signature': await fresh(charged + 10n * UNIT, 10n * UNIT),
       'last-event-id': seenId,
     });
     expect(second.status).toBe(200);
     await second.until((events) => events.some((event) => event.event === 'open'));
     expect(second.named('open')[0]!.data).toMatchObject({
       charged: charged.toString(),
-      covered: (base + 10n * UNIT).toString(),
+      covered: (charged + 10n * UNIT).toString(),
     });
     await moveUntil(second, () => second.named('price').length >= 1);
     const resent = second.named('price')[0]!;
     expect(resent.id).toBe(charged.toString());
-    // the symbol whose update was charged last, at its price now
-    const symbol = lastStreamLabelOf(afterCrash);
-    expect(['BTC', 'ETH']).toContain(symbol);
-    expect(Object.keys((resent.data as { price: object }).price)).toEqual([symbol]);
+    // exactly the update that was charged last: its symbol and price, not the price now
+    const kept = JSON.parse((afterCrash as StreamChannel).lastStreamContent!) as {
+      symbol: string;
+      price: number;
+      timestamp: number;
+    };
+    expect(['BTC', 'ETH']).toContain(kept.symbol);
+    expect(resent.data).toMatchObject({
+      price: { [kept.symbol]: kept.price },
+      timestamp: new Date(kept.timestamp).toISOString(),
+    });
     // re-sent free
     expect(BigInt((await record(channelId))!.chargedCumulativeAmount)).toBe(charged);
 
@@ -157,7 +180,7 @@ describeWithRedis('a paid stream across a crash and a second instance', () => {
 
     // B shuts down with a stream open: the stream is told so before the channel store closes
     const third = await SseClient.open(`${b.url}/v1/stream/BTC,ETH?maxHz=10`, {
-      'payment-signature': header,
+      'payment-signature': await fresh(final + 9n * UNIT, 9n * UNIT),
     });
     await third.until((events) => events.some((event) => event.event === 'open'));
     bClosed = true;

@@ -264,6 +264,38 @@ describe('paid price streams', () => {
       /stream_budget_invalid: .* at most 1000000/,
     );
     expect(await charged(channelId)).toBe(base);
+
+    // a stream's voucher is its channel's cover, public once a claim puts it on chain: sent
+    // again it opens nothing (anyone could send it), only a new signature above it does
+    const cover = await signVoucher(
+      buyer.account,
+      channelId,
+      (base + 3n * UNIT).toString(),
+      requirement.network,
+    );
+    const header = encodePaymentSignatureHeader({
+      x402Version: 2,
+      accepted: { ...requirement, amount: (3n * UNIT).toString() },
+      payload: { type: 'voucher', channelConfig: raw.channelConfig, voucher: cover },
+    });
+    const url = `${stack.service.url}/v1/stream/BTC?minMoveBps=10000`;
+    const first = await SseClient.open(url, { 'payment-signature': header });
+    expect(first.status).toBe(200);
+    await first.until((events) => events.some((event) => event.event === 'open'));
+    first.destroy();
+    const replay = () =>
+      stack.service.get('/v1/stream/BTC?minMoveBps=10000', {
+        headers: { 'payment-signature': header, 'last-event-id': '0' },
+      });
+    // the first stream holds its payer's slot until the service sees its socket closed
+    let again = await replay();
+    for (let tries = 0; again.status === 429 && tries < 50; tries += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      again = await replay();
+    }
+    expect(again.status).toBe(402);
+    expect(paymentRequiredOf(again).error).toMatch(/stream_voucher_spent: .* new voucher above/);
+    expect(await charged(channelId)).toBe(base);
   });
 
   it('checks a voucher against the chain when the channel record’s on-chain state is old', async () => {

@@ -161,8 +161,8 @@ describe('PriceStream, write path', () => {
     const opened: { stream?: PriceStream } = {};
     let toppedUp = false;
     // the top-up arrives while `payment-required` is being written, before the stream waits
-    sale.charge = async (symbol: string): Promise<MeteredCharge> => {
-      const result = await charge(symbol);
+    sale.charge = async (item): Promise<MeteredCharge> => {
+      const result = await charge(item);
       if (result.kind === 'exhausted' && !toppedUp) {
         toppedUp = true;
         setImmediate(() => {

@@ -1,7 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { PriceChange } from '../aggregation/price-changes.js';
 import type { MeteredSale } from '../payments/index.js';
-import { PriceStream, type Resend } from './price-stream.js';
+import { changeOfKept, keptChange, PriceStream, type Resend } from './price-stream.js';
 import { SseClient } from '../../test/support/sse-client.js';
 import { PushedChanges, SETTINGS, fakeSale } from '../../test/support/stream-fakes.js';
 
@@ -80,10 +81,11 @@ describe('PriceStream', () => {
     expect(client.events.at(-1)!.data).toEqual({ reason: 'shutdown', charged: '300' });
   });
 
-  it('re-sends a reconnect’s undelivered update at once, at its symbol’s current price, free', async () => {
+  it('re-sends a reconnect’s undelivered update at once, exactly as it was charged, free', async () => {
     const sale = fakeSale(5);
     const changes = new PushedChanges();
     const now = Date.now();
+    // the current prices moved on since: the re-send is the charged update, not one of these
     for (const [symbol, price] of [
       ['BTC', 42],
       ['ETH', 7],
@@ -97,35 +99,83 @@ describe('PriceStream', () => {
         oldestInputAt: now,
       });
     }
+    const charged: PriceChange = {
+      symbol: 'ETH',
+      price: 6.5,
+      timestamp: now - 60_000,
+      venues: 2,
+      spread: 0.004,
+      oldestInputAt: now - 61_000,
+    };
+    const attested: PriceChange[] = [];
     let stream: PriceStream | undefined;
     next = (response) => {
       stream = new PriceStream(
         sale,
         { symbols: ['BTC', 'ETH'], minMoveBps: 0, maxHz: 10 },
         response,
-        { changes, settings: SETTINGS, attest: () => Promise.resolve(undefined) },
-        { id: '700', symbol: 'ETH' },
+        {
+          changes,
+          settings: SETTINGS,
+          attest: (change) => {
+            attested.push(change);
+            return Promise.resolve('signed');
+          },
+        },
+        { id: '700', change: changeOfKept(keptChange(charged))! },
       );
       void stream.run();
     };
     const client = await SseClient.open(url);
     await client.until((events) => events.length >= 2);
-    expect(client.events[1]).toMatchObject({
+    expect(client.events[1]).toEqual({
       event: 'price',
       id: '700',
-      data: { price: { ETH: 7 } },
+      data: {
+        timestamp: new Date(now - 60_000).toISOString(),
+        currency: 'USD',
+        price: { ETH: 6.5 },
+        venues: 2,
+        spread: 0.004,
+        attestation: 'signed',
+      },
     });
+    // the attestation signs the charged update's inputs, its oldest input's time among them
+    expect(attested).toEqual([charged]);
     expect(sale.chargedTotal()).toBe(0);
     stream!.end('shutdown');
   });
 
-  it('re-sends a reconnect’s undelivered update free, under its id', async () => {
+  it('re-sends a reconnect’s undelivered update free, under its id, then charges the next', async () => {
     const sale = fakeSale(5);
-    const { client, changes, stream } = await open(sale, SETTINGS, { id: '700', symbol: 'BTC' });
+    const kept = {
+      symbol: 'BTC',
+      price: 99,
+      timestamp: 1,
+      venues: 3,
+      spread: null,
+      oldestInputAt: 1,
+    };
+    const { client, changes, stream } = await open(sale, SETTINGS, { id: '700', change: kept });
     await pushUntil(changes, client, 3);
     expect(client.named('price').map((event) => event.id)).toEqual(['700', '100']);
+    expect(client.named('price')[0]!.data).toMatchObject({ price: { BTC: 99 } });
     expect(sale.chargedTotal()).toBe(1);
     stream.end('shutdown');
+  });
+
+  it('keeps what an update was charged for, and reads back only what it kept', () => {
+    const change = {
+      symbol: 'SOL',
+      price: 1.5,
+      timestamp: 2,
+      venues: 4,
+      spread: 0,
+      oldestInputAt: 1,
+    };
+    expect(changeOfKept(keptChange(change))).toEqual(change);
+    expect(changeOfKept('not json')).toBeUndefined();
+    expect(changeOfKept(JSON.stringify({ ...change, price: '1.5' }))).toBeUndefined();
   });
 
   it('charges nothing after the client left', async () => {

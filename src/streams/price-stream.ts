@@ -15,10 +15,42 @@ const END_GRACE_MS = 5_000;
 export type EndReason =
   'budget_exhausted' | 'idle' | 'shutdown' | 'channel_changed' | 'client_gone';
 
-/** A reconnect's update to re-send free: the charge's id and, when known, its symbol. */
+/** A reconnect's update to re-send free: the charge's id and the update it delivered. */
 export interface Resend {
   readonly id: string;
-  readonly symbol: string | undefined;
+  readonly change: PriceChange;
+}
+
+/** What a charge keeps of the update it delivers, to re-send exactly that update once. */
+export function keptChange(change: PriceChange): string {
+  const { symbol, price, timestamp, venues, spread, oldestInputAt } = change;
+  return JSON.stringify({ symbol, price, timestamp, venues, spread, oldestInputAt });
+}
+
+/** The update a charge kept (keptChange), or undefined when the text is not one. */
+export function changeOfKept(text: string): PriceChange | undefined {
+  let kept: unknown;
+  try {
+    kept = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof kept !== 'object' || kept === null) return undefined;
+  const { symbol, price, timestamp, venues, spread, oldestInputAt } = kept as Record<
+    string,
+    unknown
+  >;
+  if (
+    typeof symbol !== 'string' ||
+    typeof price !== 'number' ||
+    typeof timestamp !== 'number' ||
+    typeof venues !== 'number' ||
+    (spread !== null && typeof spread !== 'number') ||
+    typeof oldestInputAt !== 'number'
+  ) {
+    return undefined;
+  }
+  return { symbol, price, timestamp, venues, spread, oldestInputAt };
 }
 
 /** What one stream serves: its symbols and how often, from the checked request. */
@@ -41,9 +73,8 @@ export interface StreamDeps {
  * until the socket holds nothing unflushed (changes coalesce meanwhile, newest wins) → charge
  * (durable) → write → a write that fails takes the charge back. A reader that takes nothing for
  * stallMs is cut off (its write in flight fails and is taken back). When the cover is used up it
- * sends `payment-required` and waits (bounded) for a top-up; a reconnect's undelivered update is
- * re-sent once, free, under its own id: the current price of its symbol (or of the stream's
- * first symbol that has one; else the first change due).
+ * sends `payment-required` and waits (bounded) for a top-up; a reconnect's possibly undelivered
+ * update is re-sent once, free, under its own id: exactly the update that charge delivered.
  */
 export class PriceStream {
   readonly id = randomUUID();
@@ -68,11 +99,8 @@ export class PriceStream {
     private readonly request: StreamRequest,
     private readonly response: ServerResponse,
     private readonly deps: StreamDeps,
-    /**
-     * A reconnect's charge that may not have reached the buyer: re-sent free under its id, as its
-     * symbol's current price (when the record named the symbol and this stream has it).
-     */
-    private resend: Resend | undefined,
+    /** A reconnect's charge that may not have reached the buyer: re-sent free under its id. */
+    private readonly resend: Resend | undefined,
   ) {
     this.coalescer = new UpdateCoalescer({ minMoveBps: request.minMoveBps, maxHz: request.maxHz });
     this.writer = new SocketWriter(response);
@@ -144,9 +172,14 @@ export class PriceStream {
           symbols: this.request.symbols,
         }),
       );
-      // a reconnect's update it may have missed: the current price at once, when one is known
-      const known = this.resend === undefined ? undefined : this.currentPrice(this.resend.symbol);
-      if (known !== undefined && !(await this.deliver(known))) return;
+      // a reconnect's update it may have missed, as it was charged; free
+      const { resend } = this;
+      if (
+        resend !== undefined &&
+        (await this.writer.write(await this.priceEvent(resend.change, resend.id)))
+      ) {
+        this.lastEventAt = Date.now();
+      }
       for (;;) {
         const change = await this.coalescer.next();
         if (change === undefined || this.ending !== undefined) break;
@@ -167,15 +200,6 @@ export class PriceStream {
   private async deliver(due: PriceChange): Promise<boolean> {
     let change = due;
     const { sale } = this;
-    const resend = this.resend;
-    if (resend !== undefined) {
-      this.resend = undefined;
-      if (await this.writer.write(await this.priceEvent(change, resend.id))) {
-        this.lastEventAt = Date.now();
-        this.coalescer.sent(change);
-      }
-      return this.ending === undefined;
-    }
     // charged only once everything written before has left this process: a reader that stopped
     // reading is charged for what fits the kernel's buffers, not for an ever longer queue here
     if (this.writer.unflushed()) {
@@ -183,17 +207,17 @@ export class PriceStream {
       change = this.coalescer.newest(change);
     }
     const topUpsBefore = this.topUps;
-    const charge = await sale.charge(change.symbol);
+    const charge = await sale.charge({ label: change.symbol, content: keptChange(change) });
     switch (charge.kind) {
       case 'charged': {
         const text = await this.priceEvent(change, charge.cumulative).catch(
           async (error: unknown) => {
-            await sale.takeBack(charge.cumulative);
+            await sale.takeBack(charge);
             throw error;
           },
         );
         if (!(await this.writer.write(text))) {
-          await sale.takeBack(charge.cumulative);
+          await sale.takeBack(charge);
           return false;
         }
         this.charged = charge.cumulative;
@@ -219,18 +243,6 @@ export class PriceStream {
         this.ending ??= 'channel_changed';
         return false;
     }
-  }
-
-  /** The current price of `preferred` if the stream has it, else of its first symbol that has one. */
-  private currentPrice(preferred: string | undefined): PriceChange | undefined {
-    const symbols = this.request.symbols;
-    const order =
-      preferred !== undefined && symbols.includes(preferred) ? [preferred, ...symbols] : symbols;
-    for (const symbol of order) {
-      const change = this.deps.changes.current(symbol);
-      if (change !== undefined) return change;
-    }
-    return undefined;
   }
 
   private async priceEvent(change: PriceChange, id: string): Promise<string> {

@@ -32,10 +32,11 @@ import {
   Metered,
   MeteredIntake,
   meteringUnavailable,
+  type MeteredSale,
 } from '../payments/index.js';
 import { RateLimiter } from '../rate-limit/rate-limit.guard.js';
 import { LimitedAsPaid } from '../rate-limit/skip-rate-limit.decorator.js';
-import { PriceStream, type Resend, type StreamRequest } from './price-stream.js';
+import { changeOfKept, PriceStream, type Resend, type StreamRequest } from './price-stream.js';
 import { StreamRegistry } from './stream-registry.js';
 import { MAX_STREAM_SYMBOLS, StreamRequestResolver } from './stream-request.resolver.js';
 import { STREAMS_SETTINGS, type StreamsSettings } from './streams.settings.js';
@@ -167,7 +168,7 @@ export class StreamsController {
           settings: this.settings,
           attest: (change) => this.attest(change),
         },
-        resendOf(sale.lastCharge, sale.lastChargeLabel, request.headers['last-event-id']),
+        await resendOf(sale, asked.symbols, request.headers['last-event-id']),
       );
     } catch (error) {
       slot.release();
@@ -257,13 +258,18 @@ export class StreamsController {
   }
 }
 
-/** The charge a reconnect re-sends free: the channel's last stream charge, if after what it saw. */
-function resendOf(
-  lastCharge: string | undefined,
-  symbol: string | undefined,
+/**
+ * The charge a reconnect re-sends free: the channel's last stream charge, if after what it saw
+ * (Last-Event-ID), on one of its symbols and not re-sent before; exactly the update it paid for.
+ */
+async function resendOf(
+  sale: MeteredSale,
+  symbols: readonly string[],
   header: string | string[] | undefined,
-): Resend | undefined {
+): Promise<Resend | undefined> {
   const seen = (Array.isArray(header) ? header[0] : header)?.trim();
-  if (lastCharge === undefined || seen === undefined || !/^\d{1,40}$/.test(seen)) return undefined;
-  return BigInt(lastCharge) > BigInt(seen) ? { id: lastCharge, symbol } : undefined;
+  if (seen === undefined || !/^\d{1,40}$/.test(seen)) return undefined;
+  const kept = await sale.resend(BigInt(seen), symbols);
+  const change = kept === undefined ? undefined : changeOfKept(kept.content);
+  return kept === undefined || change === undefined ? undefined : { id: kept.cumulative, change };
 }

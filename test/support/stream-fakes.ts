@@ -55,8 +55,7 @@ export function fakeSale(
     unitPrice: '100',
     charged: '0',
     covered: String(covered * 100),
-    lastCharge: undefined,
-    lastChargeLabel: undefined,
+    resend: () => Promise.resolve(undefined),
     takenBack,
     chargedTotal: () => charged,
     charge: (): Promise<MeteredCharge> => {
@@ -69,9 +68,13 @@ export function fakeSale(
         });
       }
       charged += 1;
-      return Promise.resolve({ kind: 'charged', cumulative: String(charged * 100) });
+      return Promise.resolve({
+        kind: 'charged',
+        cumulative: String(charged * 100),
+        id: `c${charged}`,
+      });
     },
-    takeBack: (cumulative) => {
+    takeBack: ({ cumulative }) => {
       takenBack.push(cumulative);
       charged -= 1;
       return Promise.resolve();

@@ -7,7 +7,13 @@ import { MetricsService } from '../../metrics/metrics.service.js';
 import { soldNetworks } from '../networks/sold-networks.js';
 import { PAYMENT_SETTINGS, type PaymentConfig } from '../payments.settings.js';
 import { withReason, type PaymentChallenge } from './challenges.js';
-import type { MeteredAccount, MeteredCharge, MeteredSale, MeteringScheme } from './metered-sale.js';
+import type {
+  ChargedUnit,
+  MeteredAccount,
+  MeteredCharge,
+  MeteredSale,
+  MeteringScheme,
+} from './metered-sale.js';
 import { PaymentRefusedError, offeredRequirement } from './offered-requirement.js';
 import { asPaymentError, challengeResponse, routeOf } from './payment-errors.js';
 import { saleContextOf } from './sale-context.js';
@@ -163,14 +169,13 @@ export class MeteredIntake {
       unitPrice: unit.toString(),
       charged: account.charged,
       covered: account.covered,
-      lastCharge: account.lastCharge,
-      lastChargeLabel: account.lastChargeLabel,
-      async charge(label?: string): Promise<MeteredCharge> {
+      async charge(item?: ChargedUnit): Promise<MeteredCharge> {
         if (ended) return { kind: 'refused', reason: 'sale_ended' };
-        const charge = await account.charge(label);
+        const charge = await account.charge(item);
         return charge.kind === 'exhausted' ? { ...charge, required } : charge;
       },
-      takeBack: (cumulative) => account.takeBack(cumulative),
+      takeBack: (charge) => account.takeBack(charge),
+      resend: (seen, labels) => account.takeResend(seen, labels),
       topUp: async (header) => {
         try {
           return await account.raise(topUpOf(decodeV2Payment(header)));
@@ -183,6 +188,7 @@ export class MeteredIntake {
       },
       end: () => {
         ended = true;
+        account.end();
       },
     };
   }

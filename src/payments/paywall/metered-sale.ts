@@ -18,24 +18,45 @@ export interface MeteredAccount {
   /** The charged total and the covered maximum, atomic units, as last read or written. */
   readonly charged: string;
   readonly covered: string;
-  /** The cumulative of the account's last metered charge, when its record keeps one. */
-  readonly lastCharge: string | undefined;
-  /** What that charge paid for (`charge(label)`), when its record keeps it. */
-  readonly lastChargeLabel: string | undefined;
-  /** Charges one unit (one atomic, durable write), kept with `label`, or says why it cannot. */
-  charge(label?: string): Promise<UnitCharge>;
-  /** Takes back the unit charged at `cumulative`: it was never delivered. */
-  takeBack(cumulative: string): Promise<void>;
+  /**
+   * Charges one unit (one atomic, durable write), keeping `item` (what it paid for and
+   * delivered) with it as the account's last charge, or says why it cannot.
+   */
+  charge(item?: ChargedUnit): Promise<UnitCharge>;
+  /** The last charge to re-send free (resend on MeteredSale), marked re-sent in the same write. */
+  takeResend(seen: bigint, labels: readonly string[]): Promise<KeptUnit | undefined>;
+  /** Takes back exactly that unit's charge (UnitCharge 'charged'): it was never delivered. */
+  takeBack(charge: ChargeRef): Promise<void>;
   /**
    * Raises the cover with a further payment on the same account (a top-up); throws
    * PaymentRefusedError (402 reason) or MalformedPaymentError (400), nothing charged.
    */
   raise(presented: PresentedPayment): Promise<{ charged: string; covered: string }>;
+  /** Nothing more is charged: background work for the account stops. */
+  end(): void;
+}
+
+/** What a unit's charge paid for (`label`: a symbol) and delivered (`content`, as sent). */
+export interface ChargedUnit {
+  readonly label: string;
+  readonly content: string;
+}
+
+/** The account's last charge, kept with what it delivered, for its one free re-send. */
+export interface KeptUnit extends ChargedUnit {
+  /** The cumulative after that charge (a stream's event id). */
+  readonly cumulative: string;
+}
+
+/** One unit's charge: the cumulative after it (its event id) and the charge's own id. */
+export interface ChargeRef {
+  readonly cumulative: string;
+  readonly id: string;
 }
 
 /** One unit's charge as the scheme tells it. */
 export type UnitCharge =
-  | { readonly kind: 'charged'; readonly cumulative: string }
+  | ({ readonly kind: 'charged' } & ChargeRef)
   | { readonly kind: 'exhausted'; readonly charged: string; readonly covered: string }
   | { readonly kind: 'refused'; readonly reason: string };
 
@@ -57,7 +78,7 @@ export interface MeteringScheme {
 
 /** A unit's charge as the route sees it: when the budget is used up, the next 402's content. */
 export type MeteredCharge =
-  | { readonly kind: 'charged'; readonly cumulative: string }
+  | ({ readonly kind: 'charged' } & ChargeRef)
   | {
       readonly kind: 'exhausted';
       readonly charged: string;
@@ -76,13 +97,15 @@ export interface MeteredSale {
   readonly unitPrice: string;
   readonly charged: string;
   readonly covered: string;
-  /** The account's last metered charge when the sale opened (a reconnect's Last-Event-ID check). */
-  readonly lastCharge: string | undefined;
-  /** What that charge paid for (a symbol's update), when the account's record keeps it. */
-  readonly lastChargeLabel: string | undefined;
-  /** One unit charged, `label` naming what it pays for (kept as the account's last charge). */
-  charge(label?: string): Promise<MeteredCharge>;
-  takeBack(cumulative: string): Promise<void>;
+  /** One unit charged, `item` kept with it as the account's last charge. */
+  charge(item?: ChargedUnit): Promise<MeteredCharge>;
+  /**
+   * A reconnect that saw charges up to `seen` (its Last-Event-ID): the account's last charge if it
+   * is later, was not re-sent yet and its label is among `labels`, marked re-sent in the same
+   * atomic write (so it goes out once); else undefined. Re-sending it charges nothing.
+   */
+  resend(seen: bigint, labels: readonly string[]): Promise<KeptUnit | undefined>;
+  takeBack(charge: ChargeRef): Promise<void>;
   /** A top-up: a PAYMENT-SIGNATURE header on the same account. 402/400 thrown as responses. */
   topUp(header: string): Promise<{ charged: string; covered: string }>;
   /** The sale is over: nothing more is charged on it. */

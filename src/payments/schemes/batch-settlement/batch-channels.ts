@@ -232,6 +232,11 @@ export class BatchChannels implements OnApplicationBootstrap, OnModuleDestroy {
     );
   }
 
+  /** Whether claims of `network` set a channel aside (the chain refused its vouchers lately). */
+  setAsideOn(network: string): (channelId: string) => boolean {
+    return (channelId) => this.claims.get(network)?.isParked(channelId) ?? false;
+  }
+
   /** Whether a claim round of `network` is running or waiting, for a take-back to wait for. */
   claimingOn(network: string): () => boolean {
     return () => this.claims.get(network)?.claiming() ?? false;

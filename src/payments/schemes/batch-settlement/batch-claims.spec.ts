@@ -5,6 +5,7 @@ import {
   type ClaimOptions,
 } from '@x402/evm/batch-settlement/server';
 import { BatchClaims } from './batch-claims.js';
+import { claimFloorOf } from './claim-marks.js';
 import { FacilitatorUnavailableError } from '../../facilitator/facilitator-client.js';
 
 const idOf = (n: number): string => `0x${n.toString(16).padStart(64, '0')}`;
@@ -27,6 +28,9 @@ function record(n: number): Channel {
 /** A channel manager whose claim transaction reverts when it holds a refused channel. */
 class FakeManager {
   readonly transactions: string[][] = [];
+  /** The records the round handed the claim, and the store's records as the claim ran. */
+  readonly claimedRecords: Channel[] = [];
+  readonly seenDuringClaim: (Channel | undefined)[] = [];
   refused = new Set<string>();
   outage = false;
   partial = false;
@@ -35,7 +39,11 @@ class FakeManager {
 
   async claim(options?: ClaimOptions): Promise<{ vouchers: number; transaction: string }[]> {
     const all = await this.storage.list();
-    const selected = (options?.selectClaimChannels?.(all, {} as never) ?? all) as Channel[];
+    const selected = await (options?.selectClaimChannels?.(all, {} as never) ?? all);
+    this.claimedRecords.push(...selected);
+    this.seenDuringClaim.push(
+      ...(await Promise.all(selected.map((c) => this.storage.get(c.channelId)))),
+    );
     const rows = selected.filter((c) => BigInt(c.chargedCumulativeAmount) > BigInt(c.totalClaimed));
     if (rows.length === 0) return [];
     if (this.outage) throw new FacilitatorUnavailableError('settle', new Error('ECONNREFUSED'));
@@ -79,6 +87,30 @@ describe('BatchClaims', () => {
       intervalMs: 60_000,
       threshold: 0n,
     });
+  });
+
+  it('marks each channel in its record with what it claims before the claim, and clears it after', async () => {
+    const round = await claims.claimAndSettle();
+    expect(round.vouchers).toBe(16);
+    // the claim got the records as marked, and the store held the marks while it ran
+    expect(manager.claimedRecords).toHaveLength(16);
+    for (const seen of manager.seenDuringClaim) {
+      expect(claimFloorOf(seen!, Date.now())).toBe(2000n);
+    }
+    for (const channel of await storage.list()) {
+      expect((channel as { claiming?: unknown }).claiming).toBeUndefined();
+      expect(channel.totalClaimed).toBe('2000');
+    }
+  });
+
+  it('clears its marks when the claim fails', async () => {
+    manager.outage = true;
+    await expect(claims.claimAndSettle()).rejects.toThrow();
+    for (const channel of await storage.list()) {
+      expect(claimFloorOf(channel, Date.now())).toBe(0n);
+    }
+    manager.outage = false;
+    expect(await claims.claimAndSettle()).toMatchObject({ vouchers: 16 });
   });
 
   it('claims every other channel when one is refused, in a few transactions, and sets that one aside', async () => {

@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { isFacilitatorUnreachable, reasonOf } from '../../facilitator/facilitator-client.js';
+import { clearClaiming, markClaiming } from './claim-marks.js';
 import { IdleRefunds } from './idle-refunds.js';
 import type {
   BatchSettlementChannelManager,
@@ -165,11 +167,36 @@ export class BatchClaims {
     return { vouchers, settled: settled.transaction, parked };
   }
 
-  private async claimAll(parked: string[]): Promise<ClaimResult[]> {
-    const selectClaimChannels = (channels: Channel[]): Channel[] =>
-      channels.filter((channel) => !this.isParked(channel.channelId));
+  /**
+   * Claims the channels `pick` keeps, each marked first in its record (claim-marks.ts) and claimed
+   * as marked, the marks cleared once the claim landed or failed.
+   */
+  private async claimMarked(pick: (channel: Channel) => boolean): Promise<ClaimResult[]> {
+    const by = `claim:${randomUUID()}`;
+    const marked: string[] = [];
+    const selectClaimChannels = async (channels: Channel[]): Promise<Channel[]> => {
+      const claimed: Channel[] = [];
+      for (const channel of channels) {
+        if (!pick(channel) || !hasUnclaimed(channel)) continue;
+        const record = await markClaiming(this.storage, channel.channelId, by, this.now());
+        if (record === undefined) continue;
+        marked.push(record.channelId);
+        claimed.push(record);
+      }
+      return claimed;
+    };
     try {
       return await this.manager.claim({ selectClaimChannels });
+    } finally {
+      for (const channelId of marked) {
+        await clearClaiming(this.storage, channelId, by, this.now());
+      }
+    }
+  }
+
+  private async claimAll(parked: string[]): Promise<ClaimResult[]> {
+    try {
+      return await this.claimMarked((channel) => !this.isParked(channel.channelId));
     } catch (error) {
       if (!isChannelFault(error)) throw error;
       // batches of 100 before the refused one may have landed: their claims are owed a settle
@@ -180,11 +207,7 @@ export class BatchClaims {
     // until each refused channel stands alone: a few transactions, not one per channel
     const claims: ClaimResult[] = [];
     const unclaimed = (await this.storage.list())
-      .filter(
-        (channel) =>
-          BigInt(channel.chargedCumulativeAmount) > BigInt(channel.totalClaimed) &&
-          !this.isParked(channel.channelId),
-      )
+      .filter((channel) => hasUnclaimed(channel) && !this.isParked(channel.channelId))
       .map((channel) => channel.channelId.toLowerCase());
     await this.claimGroup(unclaimed, claims, parked);
     return claims;
@@ -195,10 +218,7 @@ export class BatchClaims {
     const group = new Set(ids);
     try {
       claims.push(
-        ...(await this.manager.claim({
-          selectClaimChannels: (channels) =>
-            channels.filter((channel) => group.has(channel.channelId.toLowerCase())),
-        })),
+        ...(await this.claimMarked((channel) => group.has(channel.channelId.toLowerCase()))),
       );
       return;
     } catch (error) {
@@ -218,6 +238,10 @@ export class BatchClaims {
     await this.claimGroup(ids.slice(0, half), claims, parked);
     await this.claimGroup(ids.slice(half), claims, parked);
   }
+}
+
+function hasUnclaimed(channel: Channel): boolean {
+  return BigInt(channel.chargedCumulativeAmount) > BigInt(channel.totalClaimed);
 }
 
 /**

@@ -2,29 +2,41 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Channel, ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { isRecord } from '../../../common/json.js';
+import { reasonOf } from '../../facilitator/facilitator-client.js';
 import { FACILITATORS, NetworkFacilitators } from '../../facilitator/network-facilitators.js';
-import type { MeteredAccount, MeteringScheme, UnitCharge } from '../../paywall/metered-sale.js';
+import type {
+  ChargedUnit,
+  KeptUnit,
+  MeteredAccount,
+  MeteringScheme,
+  UnitCharge,
+} from '../../paywall/metered-sale.js';
 import { PaymentRefusedError } from '../../paywall/offered-requirement.js';
 import type { PresentedPayment, SaleContext } from '../../paywall/seller-scheme.js';
 import { acceptBatchPayment, type AcceptedBatchPayment } from './batch-acceptance.js';
 import { BatchChannels } from './batch-channels.js';
 import {
+  CHANNEL_SET_ASIDE,
   CUMULATIVE_MISMATCH,
   INVALID_VOUCHER_SIGNATURE,
   MISSING_CHANNEL,
 } from './batch-reasons.js';
 import {
   chargeStreamUpdate,
-  lastStreamChargeOf,
-  lastStreamLabelOf,
   raiseCover,
   takeBackStreamCharge,
+  takeResend,
+  VOUCHER_SPENT,
+  type StreamCharge,
 } from './stream-charges.js';
 import { voucherSigner } from './voucher-signature.js';
 import { chainIdOf } from './voucher-rules.js';
 
-/** How old a record's on-chain state may be before a cover is checked against the chain again. */
-const CHAIN_STATE_TTL_MS = 60_000;
+/**
+ * How old a record's on-chain state may be before a cover is checked against the chain again;
+ * an open stream reads it again as often, in the background.
+ */
+export const CHAIN_STATE_TTL_MS = 60_000;
 /** A channel held by a per-request voucher in flight: a stream charge waits this long for it. */
 const BUSY_RETRY_MS = 25;
 const BUSY_RETRIES = 40;
@@ -60,11 +72,40 @@ export class BatchMetering implements MeteringScheme {
     const accepted = this.accepted(presented);
     const { network } = presented.requirement;
     const storage = this.channels.channels(network);
-    const channel = await this.cover(storage, accepted, BigInt(unit));
+    const channel = await this.cover(storage, accepted);
     this.logger.debug(
       `${context.label}: stream cover ${channel.signedMaxClaimable} on ${accepted.channelId}`,
     );
-    return new BatchMeteredAccount(this, storage, channel, network, BigInt(unit));
+    return new BatchMeteredAccount(this, storage, channel, accepted, BigInt(unit));
+  }
+
+  /** Whether claims set the channel aside (the chain refused its vouchers): nothing charged on it. */
+  isSetAside(network: string, channelId: string): boolean {
+    return this.channels.setAsideOn(network)(channelId);
+  }
+
+  /**
+   * An open stream's background check of its channel against the chain (when the record's state
+   * is older than CHAIN_STATE_TTL_MS): the record takes the state read (a withdrawal the payer
+   * started, the claimed total), so its next charge is refused; why the chain refuses the
+   * voucher, if it does. A facilitator that does not answer changes nothing.
+   */
+  async recheck(
+    storage: ChannelStorage,
+    accepted: AcceptedBatchPayment,
+  ): Promise<string | undefined> {
+    const record = await storage.get(accepted.channelId);
+    if (record === undefined) return MISSING_CHANNEL;
+    try {
+      await this.syncIfOld(storage, record, accepted);
+      return undefined;
+    } catch (error) {
+      if (error instanceof PaymentRefusedError) return error.reason;
+      this.logger.warn(
+        `stream on ${accepted.channelId}: the chain could not be read: ${reasonOf(error)}`,
+      );
+      return undefined;
+    }
   }
 
   /** A top-up of `account`: a voucher on the same channel, checked as at opening. */
@@ -72,20 +113,15 @@ export class BatchMetering implements MeteringScheme {
     presented: PresentedPayment,
     storage: ChannelStorage,
     channelId: string,
-    unit: bigint,
-  ): Promise<Channel> {
+  ): Promise<AcceptedBatchPayment> {
     const accepted = this.accepted(presented);
     if (accepted.channelId.toLowerCase() !== channelId.toLowerCase()) {
       throw new PaymentRefusedError(
         'stream_foreign_channel: a top-up must be a voucher on the stream’s own channel',
       );
     }
-    return this.cover(storage, accepted, unit);
-  }
-
-  /** Whether a claim round of `network` is under way (a take-back waits for it). */
-  claiming(network: string): () => boolean {
-    return this.channels.claimingOn(network);
+    await this.cover(storage, accepted);
+    return accepted;
   }
 
   private accepted(presented: PresentedPayment): AcceptedBatchPayment {
@@ -101,16 +137,17 @@ export class BatchMetering implements MeteringScheme {
   }
 
   /** Checks the voucher against the channel and makes it the channel's cover. */
-  private async cover(
-    storage: ChannelStorage,
-    accepted: AcceptedBatchPayment,
-    unit: bigint,
-  ): Promise<Channel> {
+  private async cover(storage: ChannelStorage, accepted: AcceptedBatchPayment): Promise<Channel> {
     const { channelId, requirement } = accepted;
     const record = await storage.get(channelId);
     if (record === undefined) {
       throw new PaymentRefusedError(
         `${MISSING_CHANNEL}: this service has no record of the channel; open it with a deposit first`,
+      );
+    }
+    if (this.isSetAside(requirement.network, channelId)) {
+      throw new PaymentRefusedError(
+        `${CHANNEL_SET_ASIDE}: the chain refused this channel's vouchers lately`,
       );
     }
     const signer = voucherSigner(
@@ -124,27 +161,24 @@ export class BatchMetering implements MeteringScheme {
         `${INVALID_VOUCHER_SIGNATURE}: the voucher is not signed by the channel's payer authorizer`,
       );
     }
-    const resent =
-      record.signedMaxClaimable === accepted.maxClaimableAmount &&
-      record.signature.toLowerCase() === accepted.signature.toLowerCase();
     const base = BigInt(record.chargedCumulativeAmount);
-    if (!resent && BigInt(accepted.maxClaimableAmount) !== base + BigInt(requirement.amount)) {
+    if (BigInt(accepted.maxClaimableAmount) <= base) {
+      throw new PaymentRefusedError(
+        `${VOUCHER_SPENT}: ${accepted.maxClaimableAmount} is not above the ${base} already charged`,
+      );
+    }
+    if (BigInt(accepted.maxClaimableAmount) !== base + BigInt(requirement.amount)) {
       throw new PaymentRefusedError(
         `${CUMULATIVE_MISMATCH}: the voucher must sign the charged total (${base}) plus the budget ` +
           `(${requirement.amount}): ${base + BigInt(requirement.amount)}, not ${accepted.maxClaimableAmount}`,
       );
     }
-    if (!resent) await this.syncIfOld(storage, record, accepted);
-    const outcome = await raiseCover(
-      storage,
-      channelId,
-      {
-        base: record.chargedCumulativeAmount,
-        maxClaimableAmount: accepted.maxClaimableAmount,
-        signature: accepted.signature,
-      },
-      unit,
-    );
+    await this.syncIfOld(storage, record, accepted);
+    const outcome = await raiseCover(storage, channelId, {
+      base: record.chargedCumulativeAmount,
+      maxClaimableAmount: accepted.maxClaimableAmount,
+      signature: accepted.signature,
+    });
     if (outcome.status === 'refused') throw new PaymentRefusedError(outcome.reason);
     return outcome.channel;
   }
@@ -193,38 +227,57 @@ class BatchMeteredAccount implements MeteredAccount {
   readonly payer: string;
   readonly charged: string;
   readonly covered: string;
-  readonly lastCharge: string | undefined;
-  readonly lastChargeLabel: string | undefined;
-  /** Every charge of this account carries it (`chargedBy`). */
+  /** Every charge of this account carries an id of its own made from it (`chargedBy`). */
   private readonly chargeId = `stream:${randomUUID()}`;
+  private charges = 0;
+  readonly network: string;
+  /** Why the chain no longer takes the channel's voucher, once a background check found it. */
+  private changed: string | undefined;
+  private readonly rechecks: NodeJS.Timeout;
 
   constructor(
     private readonly metering: BatchMetering,
     private readonly storage: ChannelStorage,
     channel: Channel,
-    readonly network: string,
+    /** The latest voucher of the stream (the chain is checked against it). */
+    private accepted: AcceptedBatchPayment,
     private readonly unit: bigint,
   ) {
     this.accountId = channel.channelId;
     this.payer = channel.channelConfig.payer.toLowerCase();
     this.charged = channel.chargedCumulativeAmount;
     this.covered = channel.signedMaxClaimable;
-    this.lastCharge = lastStreamChargeOf(channel);
-    this.lastChargeLabel = lastStreamLabelOf(channel);
+    this.network = accepted.requirement.network;
+    // off the updates' path: a charge reads only the record this keeps fresh; the chain is read
+    // when the record's state passed CHAIN_STATE_TTL_MS, once for every stream on the channel
+    this.rechecks = setInterval(() => {
+      void this.metering.recheck(this.storage, this.accepted).then((reason) => {
+        this.changed ??= reason;
+      });
+    }, CHAIN_STATE_TTL_MS / 2);
+    this.rechecks.unref();
   }
 
-  async charge(label?: string): Promise<UnitCharge> {
+  end(): void {
+    clearInterval(this.rechecks);
+  }
+
+  takeResend(seen: bigint, labels: readonly string[]): Promise<KeptUnit | undefined> {
+    return takeResend(this.storage, this.accountId, seen, labels);
+  }
+
+  async charge(item?: ChargedUnit): Promise<UnitCharge> {
+    if (this.changed !== undefined) return { kind: 'refused', reason: this.changed };
+    if (this.metering.isSetAside(this.network, this.accountId)) {
+      return { kind: 'refused', reason: CHANNEL_SET_ASIDE };
+    }
+    this.charges += 1;
+    const id = `${this.chargeId}:${this.charges}`;
     for (let attempt = 0; ; attempt += 1) {
-      const outcome = await chargeStreamUpdate(
-        this.storage,
-        this.accountId,
-        this.unit,
-        this.chargeId,
-        label,
-      );
+      const outcome = await chargeStreamUpdate(this.storage, this.accountId, this.unit, id, item);
       switch (outcome.status) {
         case 'charged':
-          return { kind: 'charged', cumulative: outcome.cumulative };
+          return { kind: 'charged', cumulative: outcome.cumulative, id };
         case 'exhausted':
           return {
             kind: 'exhausted',
@@ -240,23 +293,25 @@ class BatchMeteredAccount implements MeteredAccount {
     }
   }
 
-  async takeBack(cumulative: string): Promise<void> {
-    const outcome = await takeBackStreamCharge(
-      this.storage,
-      this.accountId,
-      cumulative,
-      this.unit,
-      this.metering.claiming(this.network),
-    );
-    if (outcome === 'claimed' || outcome === 'busy') {
+  async takeBack(charge: StreamCharge): Promise<void> {
+    const outcome = await takeBackStreamCharge(this.storage, this.accountId, charge, this.unit);
+    if (outcome === 'claimed') {
+      new Logger('BatchSettlement').warn(
+        `stream on ${this.accountId}: an undelivered update charged at ${charge.cumulative} is being claimed; it stays charged and is re-sent free on a reconnect`,
+      );
+    } else if (outcome === 'busy') {
       new Logger('BatchSettlement').error(
-        `stream on ${this.accountId}: an undelivered update charged at ${cumulative} could not be taken back (${outcome}); refund ${this.unit} to ${this.payer}`,
+        `stream on ${this.accountId}: an undelivered update charged at ${charge.cumulative} could not be taken back (busy); refund ${this.unit} to ${this.payer}`,
       );
     }
   }
 
   async raise(presented: PresentedPayment): Promise<{ charged: string; covered: string }> {
-    const channel = await this.metering.raise(presented, this.storage, this.accountId, this.unit);
-    return { charged: channel.chargedCumulativeAmount, covered: channel.signedMaxClaimable };
+    this.accepted = await this.metering.raise(presented, this.storage, this.accountId);
+    const channel = await this.storage.get(this.accountId);
+    return {
+      charged: channel?.chargedCumulativeAmount ?? this.charged,
+      covered: channel?.signedMaxClaimable ?? this.accepted.maxClaimableAmount,
+    };
   }
 }

@@ -20,6 +20,7 @@ import {
   CUMULATIVE_MISMATCH,
 } from './batch-reasons.js';
 import { chargeRecorded } from './channel-reservation.js';
+import { clearClaiming, markClaiming } from './claim-marks.js';
 import { SellerBatchScheme } from './seller-batch-scheme.js';
 import { verifiedPayment } from '../../../../test/support/payment-doubles.js';
 import { takeBackLateCharge, takeBackPrice, takeBackUncertainCharge } from './batch-take-backs.js';
@@ -416,6 +417,19 @@ describe("a late settlement's price taken back", () => {
     claiming = false;
     await expect(taking).resolves.toBe('claimed');
     expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe(PRICE.toString());
+  });
+
+  it('waits for a claim round another instance marked in the record, then takes the price back', async () => {
+    const { storage } = seller();
+    await recordedChannel(storage, 0);
+    await markClaiming(storage, channelId, 'round-elsewhere', Date.now());
+    const taking = takeBackPrice(storage, channelId, PRICE);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe(PRICE.toString());
+    // its claim failed: the mark goes, the price comes off
+    await clearClaiming(storage, channelId, 'round-elsewhere', Date.now());
+    await expect(taking).resolves.toBe('updated');
+    expect((await storage.get(channelId))?.chargedCumulativeAmount).toBe('0');
   });
 });
 

@@ -6,6 +6,7 @@ import type { VerifiedPayment } from '../../paywall/x402-paywall.js';
 import { withoutPaidCall } from './paid-calls.js';
 import { CHANNEL_STATE_UNCERTAIN } from './batch-reasons.js';
 import { chargeRecorded, isReserved } from './channel-reservation.js';
+import { claimFloorOf } from './claim-marks.js';
 import { chargedBy } from './voucher-charges.js';
 
 /**
@@ -163,13 +164,22 @@ async function takeBackOwnCharge(
   });
 }
 
+/** A claim round on some instance marked a total (claim-marks.ts) that taking `price` would go under. */
+function underClaimMark(current: Channel, price: bigint): boolean {
+  const floor = claimFloorOf(current, Date.now());
+  return (
+    floor > BigInt(current.totalClaimed) && BigInt(current.chargedCumulativeAmount) - price < floor
+  );
+}
+
 /** How long a late charge waits for a channel's reservation to end before giving up. */
 const TAKE_BACK_WAIT_MS = 120_000;
 const TAKE_BACK_RETRY_MS = 250;
 
 /**
  * Takes `price` off a channel's charged total once no other request holds a reservation on it
- * and no claim round is under way (a claim already on its way to the chain has read the charge
+ * and no claim round is under way, here or on any instance sharing the store (its mark in the
+ * record, claim-marks.ts) (a claim already on its way to the chain has read the charge
  * with this price in it: lowered under it, the claimed total would pass the charge): a voucher
  * in flight adds its price to the total it finds, and taking ours off under it would leave that
  * voucher's own charge short of what it signed (and its call answered 502 while charged). Not
@@ -187,7 +197,9 @@ export async function takeBackPrice(
     const seen = { busy: false, claimed: false, gone: false };
     const { status } = await storage.updateChannel(channelId, (current) => {
       // decided afresh on every run: a store may run this again when its write races another
-      seen.busy = claiming() || (current !== undefined && isReserved(current));
+      seen.busy =
+        claiming() ||
+        (current !== undefined && (isReserved(current) || underClaimMark(current, price)));
       seen.claimed = false;
       seen.gone = current !== undefined && !seen.busy && !isOurs(current);
       if (current === undefined || seen.busy || seen.gone) return current;

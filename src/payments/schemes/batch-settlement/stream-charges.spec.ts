@@ -4,15 +4,18 @@ import path from 'node:path';
 import { InMemoryChannelStorage, type ChannelStorage } from '@x402/evm/batch-settlement/server';
 import { channelRecord } from '../../../../test/support/payment-doubles.js';
 import { LocalChannelStorage } from '../../channels/local-channel-storage.js';
+import { CLAIM_MARK_MS, claimFloorOf, clearClaiming, markClaiming } from './claim-marks.js';
 import {
   chargeStreamUpdate,
   coverOn,
   lastStreamChargeOf,
   lastStreamLabelOf,
   raiseCover,
+  resendOn,
   streamChargeOn,
   takeBackOn,
   takeBackStreamCharge,
+  takeResend,
   type StreamChannel,
 } from './stream-charges.js';
 
@@ -24,27 +27,47 @@ const record = channelRecord({ chargedCumulativeAmount: '2000', signedMaxClaimab
 describe('coverOn', () => {
   it('raises the cover to a voucher signing the charged total plus a budget, charging nothing', () => {
     const voucher = { base: '2000', maxClaimableAmount: '2500', signature: SIGNATURE };
-    const { outcome, next } = coverOn(record, voucher, UNIT, NOW);
+    const { outcome, next } = coverOn(record, voucher, NOW);
     expect(outcome.status).toBe('raised');
     expect(next).toEqual({
       ...record,
       signedMaxClaimable: '2500',
       signature: SIGNATURE,
+      coverHigh: '2500',
       lastRequestTimestamp: NOW,
     });
   });
 
-  it('keeps a cover sent again (a reconnect) while it still covers an update', () => {
+  it('refuses the cover sent again: it is public once claimed, so it proves no payer', () => {
     const covered = { ...record, signedMaxClaimable: '2500', signature: SIGNATURE };
-    const again = { base: '1000', maxClaimableAmount: '2500', signature: SIGNATURE };
-    expect(coverOn(covered, again, UNIT, NOW)).toEqual({
-      outcome: { status: 'kept', channel: covered },
+    const again = { base: '2000', maxClaimableAmount: '2500', signature: SIGNATURE };
+    expect(coverOn(covered, again, NOW)).toEqual({
+      outcome: {
+        status: 'refused',
+        reason:
+          'stream_voucher_spent: a stream needs a new voucher above the 2500 the channel was covered for; sign 2000 plus a budget over 500',
+      },
       next: covered,
     });
-    const spent = { ...covered, chargedCumulativeAmount: '2500' };
-    expect(coverOn(spent, again, UNIT, NOW).outcome).toEqual({
-      status: 'refused',
-      reason: 'stream_voucher_spent: it covers nothing more',
+    // a fresh voucher above the cover is taken
+    const fresh = { ...again, maxClaimableAmount: '2600', signature: `0x${'3d'.repeat(65)}` };
+    expect(coverOn(covered, fresh, NOW).outcome.status).toBe('raised');
+  });
+
+  it('refuses an older, higher cover after a per-request voucher lowered the cover', () => {
+    // a stream covered 3000; a per-request voucher then signed charged + price = 2100
+    const lowered: StreamChannel = {
+      ...record,
+      chargedCumulativeAmount: '2100',
+      signedMaxClaimable: '2100',
+      coverHigh: '3000',
+    };
+    const old = { base: '2100', maxClaimableAmount: '3000', signature: SIGNATURE };
+    expect(coverOn(lowered, old, NOW).outcome).toMatchObject({ status: 'refused' });
+    const fresh = { ...old, maxClaimableAmount: '3100' };
+    expect(coverOn(lowered, fresh, NOW).next).toMatchObject({
+      signedMaxClaimable: '3100',
+      coverHigh: '3100',
     });
   });
 
@@ -53,7 +76,6 @@ describe('coverOn', () => {
       const { outcome, next } = coverOn(
         channel,
         { base, maxClaimableAmount: max, signature: SIGNATURE },
-        UNIT,
         NOW,
       );
       expect(next).toBe(channel);
@@ -76,13 +98,18 @@ describe('streamChargeOn', () => {
   const covered = { ...record, signedMaxClaimable: '2300' };
 
   it('adds one unit under the cover and keeps it as the last stream charge', () => {
-    const { outcome, next } = streamChargeOn(covered, UNIT, 'stream-1', NOW, 'BTC');
+    const item = { label: 'BTC', content: '{"symbol":"BTC","price":1}' };
+    const { outcome, next } = streamChargeOn(covered, UNIT, 'stream-1', NOW, item);
     expect(outcome).toMatchObject({ status: 'charged', cumulative: '2100' });
     expect(next).toEqual({
       ...covered,
       chargedCumulativeAmount: '2100',
       lastStreamCharge: '2100',
+      lastStreamChargeId: 'stream-1',
+      streamCharges: ['stream-1'],
       lastStreamLabel: 'BTC',
+      lastStreamContent: item.content,
+      lastStreamResent: undefined,
       chargedBy: 'stream-1',
       lastRequestTimestamp: NOW,
     });
@@ -118,30 +145,99 @@ describe('streamChargeOn', () => {
   });
 });
 
+describe('resendOn', () => {
+  const kept: StreamChannel = {
+    ...record,
+    chargedCumulativeAmount: '2200',
+    lastStreamCharge: '2200',
+    lastStreamLabel: 'BTC',
+    lastStreamContent: '{"symbol":"BTC"}',
+  };
+
+  it('gives the last charge’s update once to a reconnect that saw less, marking it re-sent', () => {
+    const { outcome, next } = resendOn(kept, 2100n, ['ETH', 'BTC']);
+    expect(outcome).toEqual({ cumulative: '2200', label: 'BTC', content: '{"symbol":"BTC"}' });
+    expect(next).toEqual({ ...kept, lastStreamResent: true });
+    expect(resendOn(next, 0n, ['BTC'])).toEqual({ outcome: undefined, next });
+  });
+
+  it('gives nothing to a reconnect that saw it, to a stream without its symbol, or when nothing is kept', () => {
+    for (const [channel, seen, labels] of [
+      [kept, 2200n, ['BTC']],
+      [kept, 9000n, ['BTC']],
+      [kept, 0n, ['ETH']],
+      [{ ...kept, lastStreamContent: undefined } as StreamChannel, 0n, ['BTC']],
+      [{ ...kept, lastStreamLabel: undefined } as StreamChannel, 0n, ['BTC']],
+      [record, 0n, ['BTC']],
+      [undefined, 0n, ['BTC']],
+    ] as const) {
+      expect(resendOn(channel, seen, labels)).toEqual({ outcome: undefined, next: channel });
+    }
+  });
+});
+
 describe('takeBackOn', () => {
-  const charged = { ...record, chargedCumulativeAmount: '2200', lastStreamCharge: '2200' };
+  const charged: StreamChannel = {
+    ...record,
+    chargedCumulativeAmount: '2200',
+    lastStreamCharge: '2200',
+    lastStreamChargeId: 'b',
+    streamCharges: ['a', 'b'],
+  };
+  const a = { cumulative: '2100', id: 'a' };
+  const b = { cumulative: '2200', id: 'b' };
 
   it('takes the undelivered update off the total and the last stream charge', () => {
-    const labelled: StreamChannel = { ...charged, lastStreamLabel: 'ETH' };
-    const { outcome, next } = takeBackOn(labelled, '2200', UNIT, NOW);
+    const labelled: StreamChannel = { ...charged, lastStreamLabel: 'ETH', lastStreamContent: 'x' };
+    const { outcome, next } = takeBackOn(labelled, b, UNIT, NOW);
     expect(outcome).toBe('taken');
-    expect(next).toMatchObject({ chargedCumulativeAmount: '2100', lastStreamCharge: '2100' });
-    // what the charge before paid for is not known
+    expect(next).toMatchObject({
+      chargedCumulativeAmount: '2100',
+      lastStreamCharge: '2100',
+      streamCharges: ['a'],
+    });
+    // what the charge before paid for is not kept
     expect(lastStreamLabelOf(next)).toBeUndefined();
+    expect((next as StreamChannel).lastStreamContent).toBeUndefined();
   });
 
   it('takes one unit off a total charged on top since, leaving the later last stream charge', () => {
-    const { outcome, next } = takeBackOn(charged, '2100', UNIT, NOW);
+    const { outcome, next } = takeBackOn(charged, a, UNIT, NOW);
     expect(outcome).toBe('taken');
-    expect(next).toMatchObject({ chargedCumulativeAmount: '2100', lastStreamCharge: '2200' });
+    expect(next).toMatchObject({
+      chargedCumulativeAmount: '2100',
+      lastStreamCharge: '2200',
+      streamCharges: ['b'],
+    });
   });
 
-  it('never goes under the claimed total, and finds nothing to take from a lower total', () => {
-    expect(takeBackOn({ ...charged, totalClaimed: '2200' }, '2200', UNIT, NOW).outcome).toBe(
-      'claimed',
-    );
-    expect(takeBackOn(charged, '2300', UNIT, NOW).outcome).toBe('gone');
-    expect(takeBackOn(undefined, '2300', UNIT, NOW).outcome).toBe('gone');
+  it('takes back two streams’ charges, the lower first: each its own (two streams, one channel)', () => {
+    const first = takeBackOn(charged, a, UNIT, NOW);
+    expect(first.outcome).toBe('taken');
+    // the total is now below the second charge's cumulative: still that charge, still taken
+    const second = takeBackOn(first.next, b, UNIT, NOW);
+    expect(second.outcome).toBe('taken');
+    expect(second.next).toMatchObject({ chargedCumulativeAmount: '2000', streamCharges: [] });
+    // and neither twice
+    expect(takeBackOn(second.next, a, UNIT, NOW).outcome).toBe('gone');
+  });
+
+  it('never goes under a live claim mark; a lapsed one holds nothing', () => {
+    const mark = { by: 'r', upTo: '2200', until: NOW + 1 };
+    const marked = { ...charged, claiming: [mark] } as StreamChannel;
+    expect(claimFloorOf(marked, NOW)).toBe(2200n);
+    expect(takeBackOn(marked, b, UNIT, NOW).outcome).toBe('claimed');
+    expect(claimFloorOf(marked, NOW + 1)).toBe(0n);
+    expect(takeBackOn(marked, b, UNIT, NOW + 1).outcome).toBe('taken');
+    expect(CLAIM_MARK_MS).toBeGreaterThan(60_000);
+  });
+
+  it('never goes under the claimed total, and finds nothing for a charge it does not hold', () => {
+    expect(takeBackOn({ ...charged, totalClaimed: '2200' }, b, UNIT, NOW).outcome).toBe('claimed');
+    expect(takeBackOn(charged, { cumulative: '2200', id: 'c' }, UNIT, NOW).outcome).toBe('gone');
+    // a record replaced by one that never held it (a per-request voucher's, say)
+    expect(takeBackOn(record, b, UNIT, NOW).outcome).toBe('gone');
+    expect(takeBackOn(undefined, b, UNIT, NOW).outcome).toBe('gone');
   });
 });
 
@@ -164,7 +260,7 @@ describe.each([
 
   it('charges exactly the covered updates, concurrently, and takes one back', async () => {
     const voucher = { base: '2000', maxClaimableAmount: '2500', signature: SIGNATURE };
-    expect((await raiseCover(storage, record.channelId, voucher, UNIT)).status).toBe('raised');
+    expect((await raiseCover(storage, record.channelId, voucher)).status).toBe('raised');
     const outcomes = await Promise.all(
       Array.from({ length: 8 }, (_, index) =>
         chargeStreamUpdate(storage, record.channelId, UNIT, `s-${index}`),
@@ -173,29 +269,46 @@ describe.each([
     const cumulatives = outcomes.flatMap((o) => (o.status === 'charged' ? [o.cumulative] : []));
     expect(cumulatives.sort()).toEqual(['2100', '2200', '2300', '2400', '2500']);
     expect(outcomes.filter((o) => o.status === 'exhausted')).toHaveLength(3);
-    expect(await takeBackStreamCharge(storage, record.channelId, '2500', UNIT, () => false)).toBe(
-      'taken',
-    );
+    const last = outcomes.findIndex((o) => o.status === 'charged' && o.cumulative === '2500');
+    const charge = { cumulative: '2500', id: `s-${last}` };
+    expect(await takeBackStreamCharge(storage, record.channelId, charge, UNIT)).toBe('taken');
     const after = await storage.get(record.channelId);
     expect(after).toMatchObject({ chargedCumulativeAmount: '2400', signedMaxClaimable: '2500' });
     expect(lastStreamChargeOf(after)).toBe('2400');
   });
 
-  it('waits for a claim round before taking a charge back', async () => {
+  it('re-sends a charge at most once, however many reconnects ask at once', async () => {
+    const voucher = { base: '2000', maxClaimableAmount: '2500', signature: SIGNATURE };
+    await raiseCover(storage, record.channelId, voucher);
+    const item = { label: 'BTC', content: '{"symbol":"BTC","price":5}' };
+    await chargeStreamUpdate(storage, record.channelId, UNIT, 's', item);
+    const given = await Promise.all(
+      Array.from({ length: 4 }, () => takeResend(storage, record.channelId, 0n, ['BTC'])),
+    );
+    expect(given.filter((kept) => kept !== undefined)).toEqual([{ cumulative: '2100', ...item }]);
+    // the next charge is one more update to re-send, once
+    await chargeStreamUpdate(storage, record.channelId, UNIT, 's', { ...item, content: 'x' });
+    expect(await takeResend(storage, record.channelId, 2100n, ['BTC'])).toEqual({
+      cumulative: '2200',
+      label: 'BTC',
+      content: 'x',
+    });
+  });
+
+  it('never takes a charge back under what a claim in flight claims, then does once it is done', async () => {
     await storage.updateChannel(record.channelId, () => ({
       ...record,
       chargedCumulativeAmount: '2100',
       signedMaxClaimable: '2500',
+      streamCharges: ['s'],
     }));
-    let claiming = true;
-    setTimeout(() => {
-      claiming = false;
-    }, 150);
-    const started = Date.now();
-    expect(
-      await takeBackStreamCharge(storage, record.channelId, '2100', UNIT, () => claiming),
-    ).toBe('taken');
-    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    const charge = { cumulative: '2100', id: 's' };
+    const marked = await markClaiming(storage, record.channelId, 'round-1', Date.now());
+    expect(marked?.chargedCumulativeAmount).toBe('2100');
+    expect(await takeBackStreamCharge(storage, record.channelId, charge, UNIT)).toBe('claimed');
+    expect((await storage.get(record.channelId))?.chargedCumulativeAmount).toBe('2100');
+    await clearClaiming(storage, record.channelId, 'round-1', Date.now());
+    expect(await takeBackStreamCharge(storage, record.channelId, charge, UNIT)).toBe('taken');
     expect((await storage.get(record.channelId))?.chargedCumulativeAmount).toBe('2000');
   });
 });
@@ -206,7 +319,7 @@ describe('stream charges on the file journal, after a restart', () => {
     const first = new LocalChannelStorage(dir);
     await first.updateChannel(record.channelId, () => record);
     const voucher = { base: '2000', maxClaimableAmount: '2300', signature: SIGNATURE };
-    await raiseCover(first, record.channelId, voucher, UNIT);
+    await raiseCover(first, record.channelId, voucher);
     await chargeStreamUpdate(first, record.channelId, UNIT, 'a');
     await chargeStreamUpdate(first, record.channelId, UNIT, 'b');
     await first.close();
