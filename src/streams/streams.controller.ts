@@ -152,8 +152,9 @@ export class StreamsController {
     if (!this.intake.available()) throw meteringUnavailable();
     const slot = this.registry.reserve(request.ip);
     let stream: PriceStream;
+    let sale: MeteredSale | undefined;
     try {
-      const sale = await this.intake.open(request, reply, {
+      sale = await this.intake.open(request, reply, {
         maxBudget: this.settings.maxBudget,
         admit: (payer) => {
           slot.admit(payer);
@@ -171,6 +172,8 @@ export class StreamsController {
         await resendOf(sale, asked.symbols, request.headers['last-event-id']),
       );
     } catch (error) {
+      // a sale opened before the failure stops its background chain checks too
+      sale?.end();
       slot.release();
       throw error;
     }

@@ -5,6 +5,7 @@ import { InMemoryChannelStorage, type Channel } from '@x402/evm/batch-settlement
 import { getAddress, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { NetworkFacilitators } from '../../facilitator/network-facilitators.js';
+import { InMemoryPaymentLedger } from '../../ledger/payment-ledger.js';
 import type { MeteredAccount } from '../../paywall/metered-sale.js';
 import type { SaleContext } from '../../paywall/seller-scheme.js';
 import { BatchChannels } from './batch-channels.js';
@@ -89,6 +90,7 @@ describe('BatchMetering: a stream’s channel against the chain', () => {
   let setAside: Set<string>;
   let metering: BatchMetering;
   let account: MeteredAccount | undefined;
+  let fresh: Channel;
 
   beforeEach(async () => {
     jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
@@ -107,6 +109,7 @@ describe('BatchMetering: a stream’s channel against the chain', () => {
       onchainSyncedAt: Date.now(),
     };
     await storage.updateChannel(channelId, () => record);
+    fresh = record;
     chain = new ChainReads();
     setAside = new Set();
     const channels = {
@@ -114,7 +117,7 @@ describe('BatchMetering: a stream’s channel against the chain', () => {
       setAsideOn: () => (id: string) => setAside.has(id),
     } as unknown as BatchChannels;
     const facilitators = { of: () => chain } as unknown as NetworkFacilitators;
-    metering = new BatchMetering(channels, facilitators);
+    metering = new BatchMetering(channels, facilitators, new InMemoryPaymentLedger());
   });
   afterEach(() => {
     account?.end();
@@ -133,6 +136,15 @@ describe('BatchMetering: a stream’s channel against the chain', () => {
   };
   // the record's state passed its TTL by the second background check
   const afterTtl = () => jest.advanceTimersByTimeAsync(CHAIN_STATE_TTL_MS * 1.5 + 1);
+
+  it('takes a voucher as a cover once, ever: presented again after its record was deleted and rebuilt (an idle refund, a new deposit), it is refused before any chain read', async () => {
+    const stream = await open();
+    stream.end();
+    await storage.updateChannel(channelId, () => undefined);
+    await storage.updateChannel(channelId, () => fresh);
+    await expect(open()).rejects.toThrow(/^stream_voucher_spent: this voucher already covered/);
+    expect(chain.reads).toBe(0);
+  });
 
   it('reads the chain again while a stream is open; a withdrawal the payer started ends its charges', async () => {
     const stream = await open();

@@ -4,6 +4,7 @@ import type { Channel, ChannelStorage } from '@x402/evm/batch-settlement/server'
 import { isRecord } from '../../../common/json.js';
 import { reasonOf } from '../../facilitator/facilitator-client.js';
 import { FACILITATORS, NetworkFacilitators } from '../../facilitator/network-facilitators.js';
+import { PAYMENT_LEDGER, type PaymentLedger } from '../../ledger/payment-ledger.js';
 import type {
   ChargedUnit,
   KeptUnit,
@@ -42,6 +43,14 @@ const BUSY_RETRY_MS = 25;
 const BUSY_RETRIES = 40;
 
 /**
+ * How long a voucher that became a stream's cover stays refused as a cover again: longer than
+ * the longest withdraw delay (30 days) plus the claim period, so a cover a claim published on
+ * chain can never be presented again by someone who read it there, whatever became of the
+ * channel's record (an idle refund deletes it).
+ */
+const COVER_MARK_MS = 31 * 24 * 60 * 60 * 1000;
+
+/**
  * `batch-settlement` sells per unit (MeteringScheme): the buyer's voucher on an open channel
  * signs the charged total plus a budget; it is checked (the payer authorizer's signature, the
  * exact base, the balance, no withdrawal; the chain's state read again through the facilitator
@@ -55,6 +64,7 @@ export class BatchMetering implements MeteringScheme {
   constructor(
     private readonly channels: BatchChannels,
     @Inject(FACILITATORS) private readonly facilitators: NetworkFacilitators,
+    @Inject(PAYMENT_LEDGER) private readonly ledger: PaymentLedger,
   ) {}
 
   payerOf(presented: PresentedPayment): string {
@@ -173,14 +183,29 @@ export class BatchMetering implements MeteringScheme {
           `(${requirement.amount}): ${base + BigInt(requirement.amount)}, not ${accepted.maxClaimableAmount}`,
       );
     }
-    await this.syncIfOld(storage, record, accepted);
-    const outcome = await raiseCover(storage, channelId, {
-      base: record.chargedCumulativeAmount,
-      maxClaimableAmount: accepted.maxClaimableAmount,
-      signature: accepted.signature,
-    });
-    if (outcome.status === 'refused') throw new PaymentRefusedError(outcome.reason);
-    return outcome.channel;
+    // a voucher becomes a cover once, ever: marked in the payment ledger before any chain read,
+    // so one read from a claim on chain is refused without costing a facilitator call
+    const mark = `stream-cover:${accepted.signature.toLowerCase()}`;
+    const expiresAt = Date.now() + COVER_MARK_MS;
+    if ((await this.ledger.claim(mark, expiresAt)) !== 'claimed') {
+      throw new PaymentRefusedError(
+        `${VOUCHER_SPENT}: this voucher already covered a stream; sign a new one above it`,
+      );
+    }
+    try {
+      await this.syncIfOld(storage, record, accepted);
+      const outcome = await raiseCover(storage, channelId, {
+        base: record.chargedCumulativeAmount,
+        maxClaimableAmount: accepted.maxClaimableAmount,
+        signature: accepted.signature,
+      });
+      if (outcome.status === 'refused') throw new PaymentRefusedError(outcome.reason);
+      await this.ledger.settle(mark, expiresAt);
+      return outcome.channel;
+    } catch (error) {
+      await this.ledger.release(mark);
+      throw error;
+    }
   }
 
   /**

@@ -78,6 +78,33 @@ describe('PaidCallStamps', () => {
     await stamps.record(pendingId, call, () => charge(storage));
   }
 
+  it('keeps what streams and claim rounds added to the record through every rebuild the SDK writes, charge or not; this service drops a field by setting it undefined', async () => {
+    const service = {
+      coverHigh: '9000',
+      claiming: [{ by: 'a', total: '2000', until: now + 1000 }],
+      lastStreamCharge: '2000',
+      lastStreamChargeId: 'c1',
+      lastStreamContent: '{}',
+    };
+    await inner.updateChannel(CHANNEL_ID, (current) => ({ ...current!, ...service }));
+    // the SDK rebuilds the record from its own fields: the same charge, then a new one
+    await storage.updateChannel(CHANNEL_ID, () => ({ ...recorded, balance: '50000' }));
+    expect(await inner.get(CHANNEL_ID)).toMatchObject({ balance: '50000', ...service });
+    await storage.updateChannel(CHANNEL_ID, () => ({
+      ...recorded,
+      chargedCumulativeAmount: '4000',
+    }));
+    expect(await inner.get(CHANNEL_ID)).toMatchObject({
+      chargedCumulativeAmount: '4000',
+      ...service,
+    });
+    await storage.updateChannel(CHANNEL_ID, (current) => ({ ...current!, claiming: undefined }));
+    expect((await inner.get(CHANNEL_ID)) as unknown as Record<string, unknown>).toMatchObject({
+      claiming: undefined,
+      coverHigh: '9000',
+    });
+  });
+
   it('writes the call into the record in the update that charges its voucher', async () => {
     await sellNext(CALL);
     const channel = await inner.get(CHANNEL_ID);

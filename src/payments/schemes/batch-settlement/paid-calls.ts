@@ -91,8 +91,9 @@ export class PaidCallStamps {
     return { ...next, paidCall } as Channel;
   }
 
-  private stamp(current: Channel | undefined, next: Channel | undefined): Channel | undefined {
-    if (next === undefined || next === current) return next;
+  private stamp(current: Channel | undefined, rebuilt: Channel | undefined): Channel | undefined {
+    if (rebuilt === undefined || rebuilt === current) return rebuilt;
+    const next = carried(current, rebuilt, SERVICE_FIELDS);
     if (next.chargedCumulativeAmount !== current?.chargedCumulativeAmount) {
       // a charge the SDK writes (a deposit's, a voucher the facilitator checked): it names the
       // request holding the channel (chargedBy, as a locally checked voucher's charge does)
@@ -105,14 +106,36 @@ export class PaidCallStamps {
     }
     // the same charge: a reservation rebuilds the record without the fields describing it; they
     // stay (and the reservation stays memory-only in the file store)
-    const kept = CHARGE_FIELDS.filter((field) => field in current && !(field in next));
-    if (kept.length === 0) return next;
-    const carried: Record<string, unknown> = { ...next };
-    for (const field of kept)
-      carried[field] = (current as unknown as Record<string, unknown>)[field];
-    return carried as unknown as Channel;
+    return carried(current, next, CHARGE_FIELDS);
   }
 }
+
+/** `next` with those of `fields` it lacks and `current` has, as `current` has them. */
+function carried(current: Channel | undefined, next: Channel, fields: readonly string[]): Channel {
+  if (current === undefined) return next;
+  const kept = fields.filter((field) => field in current && !(field in next));
+  if (kept.length === 0) return next;
+  const copy: Record<string, unknown> = { ...next };
+  for (const field of kept) copy[field] = (current as unknown as Record<string, unknown>)[field];
+  return copy as unknown as Channel;
+}
+
+/**
+ * The fields streams and claim rounds add to a record (stream-charges.ts, claim-marks.ts). The
+ * SDK rebuilds a record from its own fields when it verifies or settles a deposit or a voucher;
+ * these describe the channel whatever the SDK charges, so every rebuild keeps them. This
+ * service's own writes set a field to `undefined` to drop it.
+ */
+const SERVICE_FIELDS = [
+  'coverHigh',
+  'claiming',
+  'streamCharges',
+  'lastStreamCharge',
+  'lastStreamChargeId',
+  'lastStreamLabel',
+  'lastStreamContent',
+  'lastStreamResent',
+] as const;
 
 /**
  * The fields this service adds to a channel record, both about its charged total: the paid call

@@ -201,6 +201,11 @@ describe('takeBackOn', () => {
     expect((next as StreamChannel).lastStreamContent).toBeUndefined();
   });
 
+  it('keeps a charge whose update already went out as a reconnect’s free re-send', () => {
+    const resent: StreamChannel = { ...charged, lastStreamContent: 'x', lastStreamResent: true };
+    expect(takeBackOn(resent, b, UNIT, NOW)).toEqual({ outcome: 'delivered', next: resent });
+  });
+
   it('takes one unit off a total charged on top since, leaving the later last stream charge', () => {
     const { outcome, next } = takeBackOn(charged, a, UNIT, NOW);
     expect(outcome).toBe('taken');

@@ -268,14 +268,15 @@ export async function raiseCover(
   return outcome;
 }
 
-export type TakeBackOutcome = 'taken' | 'claimed' | 'gone' | 'busy';
+export type TakeBackOutcome = 'taken' | 'claimed' | 'delivered' | 'gone' | 'busy';
 
 /**
  * The record without the stream charge `charge` (its update was never written to the buyer), or
  * why not: a claim round took it on chain or is taking it, on any instance ('claimed': the
  * charge stays, its update is re-sent free on a reconnect), the record no longer holds that
  * charge (`gone`: replaced, or it was taken back already), or the record is held ('busy': the
- * caller retries). Charges made on top since stay: the total goes down by one unit; the last
+ * caller retries), or its update already went out as a reconnect's free re-send ('delivered':
+ * the charge stays). Charges made on top since stay: the total goes down by one unit; the last
  * stream charge goes back with it when it was this one.
  */
 export function takeBackOn(
@@ -287,6 +288,10 @@ export function takeBackOn(
   const ids = current === undefined ? [] : streamChargesOf(current);
   if (current === undefined || !ids.includes(charge.id)) return { outcome: 'gone', next: current };
   if (isReserved(current, now)) return { outcome: 'busy', next: current };
+  const last = current as StreamChannel;
+  if (last.lastStreamChargeId === charge.id && last.lastStreamResent === true) {
+    return { outcome: 'delivered', next: current };
+  }
   const charged = BigInt(current.chargedCumulativeAmount) - unit;
   // a claim in flight on any instance may put the total it read on chain: never below it
   if (charged < claimFloorOf(current, now)) return { outcome: 'claimed', next: current };
