@@ -164,7 +164,7 @@ describe('RateLimiter on paid routes: only what buys nothing counts', () => {
   async function answered(request: FastifyRequest, status: number): Promise<unknown> {
     const reply = new TestReply();
     const verdict = await limiter.verdict(request, true, reply.reply);
-    // the payment guard opened a sale: RateLimitInterceptor tells the limiter before the handler
+    // the payment guard opened a sale: it tells the limiter (x402SaleOpened) before the handler
     if (verdict === undefined && (request as { x402Sale?: object }).x402Sale !== undefined) {
       await limiter.saleOpened(request);
     }

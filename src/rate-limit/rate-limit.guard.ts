@@ -44,7 +44,7 @@ export type RateLimitVerdict = ApiError | undefined;
  * that bought nothing, per RATE_LIMIT_WINDOW_MS; then 429 with Retry-After. Every request counts
  * on arrival, before the route's resolver: a request carrying a payment is refused once the
  * address is already over the limit; once the payment is verified its count is taken back
- * (RateLimitInterceptor), and counted again if it sells nothing; a sale gives one 402 of the
+ * (the payment guard calls `x402SaleOpened`), and counted again if it sells nothing; a sale gives one 402 of the
  * window back (never below zero, never credit ahead): a client that pays each 402 it gets is
  * never limited, however fast it buys. Over the limit,
  * everything the address sends to paid routes, payments included, gets the 429: a payment is
@@ -110,6 +110,8 @@ export class RateLimiter {
     if (record.isBlocked) return this.tooMany(request.ip, record.timeToBlockExpire);
     const counted: CountedPayment = { countedAt, verified: false, closed: false, bought: false };
     countedPayments.set(request, counted);
+    // the payment guard says when the payment opened a sale: no interceptor on every route
+    (request as RequestWithPayment).x402SaleOpened = () => this.saleOpened(request);
     // 'close' comes whether the answer went out or the client left first; a client that leaves
     // before its answer bought nothing it received, and must not escape the count by hanging up
     whenClosed(reply.raw, () => {

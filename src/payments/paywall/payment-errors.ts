@@ -28,7 +28,15 @@ export interface PaidCall {
 export type PaidCallNames = Pick<PaidCall, 'route' | 'resource' | 'resourceUrl'>;
 
 /** A paid request after the payment guard: the sale its scheme opened, for the interceptor. */
-export type RequestWithPayment = FastifyRequest & { x402Sale?: OpenSale; x402Call?: PaidCall };
+export type RequestWithPayment = FastifyRequest & {
+  x402Sale?: OpenSale;
+  x402Call?: PaidCall;
+  /**
+   * Set by whoever counted the request on arrival (the rate limit): told once its payment opened
+   * a sale, before the handler, so the count can be taken back.
+   */
+  x402SaleOpened?: () => Promise<void>;
+};
 
 /**
  * The paid route's pattern (`/v1/ticker/:symbol`), or the tool (`mcp:get_ticker`), as metrics

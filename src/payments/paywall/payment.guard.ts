@@ -54,6 +54,7 @@ export class PaymentGuard implements CanActivate {
         ? forThisResource(presented.payload, call)
         : pairV1Payment(presented.payment, offered),
     );
+    await request.x402SaleOpened?.();
     return true;
   }
 }
