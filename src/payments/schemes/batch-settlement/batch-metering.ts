@@ -188,8 +188,10 @@ export class BatchMetering implements MeteringScheme {
     const mark = `stream-cover:${accepted.signature.toLowerCase()}`;
     const expiresAt = Date.now() + COVER_MARK_MS;
     if ((await this.ledger.claim(mark, expiresAt)) !== 'claimed') {
+      const least = BigInt(accepted.maxClaimableAmount) - base;
       throw new PaymentRefusedError(
-        `${VOUCHER_SPENT}: this voucher already covered a stream; sign a new one above it`,
+        `${VOUCHER_SPENT}: this voucher already covered a stream; sign a new voucher above ` +
+          `${accepted.maxClaimableAmount}: the charged ${base} plus a budget over ${least}`,
       );
     }
     try {
