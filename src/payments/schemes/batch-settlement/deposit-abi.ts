@@ -1,3 +1,4 @@
+import { authorizationTypes } from '@x402/evm';
 /**
  * The contract functions and EIP-712 type a deposit is checked with (deposit-verification.ts):
  * the batch-settlement channel contract's, USDC's and Multicall3's, as deployed.
@@ -101,14 +102,10 @@ export const DEPOSIT_ABI = [
   },
 ] as const;
 
-/** EIP-3009's ReceiveWithAuthorization, which the deposit collector redeems. */
+/**
+ * EIP-3009's ReceiveWithAuthorization, which the deposit collector redeems: the same fields as
+ * the TransferWithAuthorization `exact` signs (the SDK's `authorizationTypes`), another type name.
+ */
 export const RECEIVE_WITH_AUTHORIZATION_TYPES = {
-  ReceiveWithAuthorization: [
-    { name: 'from', type: 'address' },
-    { name: 'to', type: 'address' },
-    { name: 'value', type: 'uint256' },
-    { name: 'validAfter', type: 'uint256' },
-    { name: 'validBefore', type: 'uint256' },
-    { name: 'nonce', type: 'bytes32' },
-  ],
+  ReceiveWithAuthorization: authorizationTypes.TransferWithAuthorization,
 } as const;
